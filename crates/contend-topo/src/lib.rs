@@ -1,0 +1,68 @@
+//! # contend-topo
+//!
+//! The machine model of `contend`: unit newtypes ([`Picos`], [`Bytes`],
+//! [`BytesPerSec`]), nodes (GPUs, PCIe switches, root complexes, host memory,
+//! CPU interconnects) and links (PCIe by generation and width, NVLink, CPU
+//! links, memory), the route a TLP takes between two endpoints, and the
+//! topology TOML format with errors that name file, line, column and field.
+//!
+//! ```
+//! use contend_topo::{parse_topology, Bytes};
+//! let topo = parse_topology("inline.toml", r#"
+//!     name = "two GPUs under one root complex"
+//!     [[node]]
+//!     id = "rc0"
+//!     kind = "root_complex"
+//!     [[node]]
+//!     id = "mem0"
+//!     kind = "host_memory"
+//!     [[node]]
+//!     id = "gpu0"
+//!     kind = "gpu"
+//!     sms = 188
+//!     memory_bandwidth_gbps = 1792
+//!     [[node]]
+//!     id = "gpu1"
+//!     kind = "gpu"
+//!     sms = 188
+//!     memory_bandwidth_gbps = 1792
+//!     [[link]]
+//!     a = "gpu0"
+//!     b = "rc0"
+//!     kind = "pcie"
+//!     gen = 5
+//!     width = 16
+//!     [[link]]
+//!     a = "gpu1"
+//!     b = "rc0"
+//!     kind = "pcie"
+//!     gen = 5
+//!     width = 16
+//!     [[link]]
+//!     a = "mem0"
+//!     b = "rc0"
+//!     kind = "memory"
+//!     bandwidth_gbps = 300
+//! "#).unwrap();
+//! let (g0, g1) = (topo.lookup("gpu0").unwrap(), topo.lookup("gpu1").unwrap());
+//! assert_eq!(topo.route(g0, g1).unwrap().hops.len(), 2); // gpu0 -> rc0 -> gpu1
+//! assert_eq!(Bytes::parse("42 KiB").unwrap(), Bytes(43008));
+//! ```
+
+mod error;
+mod file;
+mod model;
+pub mod pcie;
+pub mod shipped;
+mod show;
+pub mod units;
+
+pub use error::{Location, TopoError, TopoErrorKind};
+pub use file::{load_topology, parse_topology};
+pub use model::{
+    GpuSpec, Hop, Link, LinkIdx, LinkKind, Node, NodeId, NodeIdx, NodeKind, PcieSpec, RootComplexSpec, Route,
+    Topology, TopologySpec,
+};
+pub use pcie::{PcieGen, TlpKind};
+pub use show::render_tree;
+pub use units::{Bytes, BytesPerSec, Picos};

@@ -1,0 +1,537 @@
+//! The validated topology: nodes, links, routing.
+
+use crate::error::{Location, TopoError, TopoErrorKind};
+use crate::pcie::{PcieGen, VALID_PAYLOADS, VALID_WIDTHS, raw_rate};
+use crate::units::{Bytes, BytesPerSec, Picos};
+use petgraph::graph::{EdgeIndex, NodeIndex, UnGraph};
+use petgraph::visit::EdgeRef;
+use serde::Serialize;
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
+
+/// A node's name as written in the topology file (`gpu0`, `rc1`, `sw0`).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct NodeId(pub String);
+
+impl fmt::Display for NodeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Dense index of a node inside one [`Topology`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct NodeIdx(pub u32);
+
+/// Dense index of a link inside one [`Topology`], in file order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct LinkIdx(pub u32);
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GpuSpec {
+    /// Marketing name, for people (`RTX PRO 6000 Blackwell`).
+    pub model: String,
+    pub sms: u32,
+    /// Local memory (HBM/GDDR) bandwidth.
+    pub memory_bandwidth: BytesPerSec,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RootComplexSpec {
+    pub socket: u32,
+    /// Forwarding bandwidth between its root ports (P2P); `None`: the model default.
+    pub p2p_bandwidth: Option<BytesPerSec>,
+    /// Forwarding latency between root ports; `None`: the model default.
+    pub latency: Option<Picos>,
+    /// Whether posted writes from one port to several root complexes collapse
+    /// (a platform behaviour seen on some rigs; see PCIE-FACTS.md).
+    pub posted_write_collapse: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum NodeKind {
+    Gpu(GpuSpec),
+    Switch {
+        /// Port-to-port latency; `None`: the model default.
+        latency: Option<Picos>,
+    },
+    RootComplex(RootComplexSpec),
+    HostMemory {
+        socket: u32,
+        /// Access latency; `None`: the model default.
+        latency: Option<Picos>,
+    },
+    /// A CPU-internal fabric joining root complexes (an I/O die's mesh, a socket's ring).
+    CpuInterconnect { socket: u32 },
+}
+
+impl NodeKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            NodeKind::Gpu(_) => "gpu",
+            NodeKind::Switch { .. } => "switch",
+            NodeKind::RootComplex(_) => "root_complex",
+            NodeKind::HostMemory { .. } => "host_memory",
+            NodeKind::CpuInterconnect { .. } => "cpu_interconnect",
+        }
+    }
+    /// Endpoints hold memory and never forward traffic for others.
+    pub fn is_endpoint(&self) -> bool {
+        matches!(self, NodeKind::Gpu(_) | NodeKind::HostMemory { .. })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Node {
+    pub id: NodeId,
+    pub kind: NodeKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct PcieSpec {
+    pub generation: PcieGen,
+    pub width: u8,
+    /// Max payload size (bytes).
+    pub mps: Bytes,
+    /// Max read request size (bytes).
+    pub mrrs: Bytes,
+    /// Read completion boundary (bytes).
+    pub rcb: Bytes,
+}
+
+impl PcieSpec {
+    /// Per-direction TLP byte rate on the wire (encoding applied, DLLP not).
+    pub fn raw_rate(&self) -> BytesPerSec {
+        raw_rate(self.generation, self.width)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum LinkKind {
+    Pcie(PcieSpec),
+    Nvlink { bandwidth: BytesPerSec, latency: Picos },
+    /// CPU-to-CPU or inside-CPU link (UPI, xGMI, Infinity Fabric).
+    Cpu { protocol: String, bandwidth: BytesPerSec, latency: Picos },
+    /// Memory controller: root complex / interconnect to host memory.
+    Memory { bandwidth: BytesPerSec },
+}
+
+impl LinkKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            LinkKind::Pcie(_) => "pcie",
+            LinkKind::Nvlink { .. } => "nvlink",
+            LinkKind::Cpu { .. } => "cpu",
+            LinkKind::Memory { .. } => "memory",
+        }
+    }
+    /// Per-direction rate of the link's data path before protocol overhead.
+    pub fn rate(&self) -> BytesPerSec {
+        match self {
+            LinkKind::Pcie(p) => p.raw_rate(),
+            LinkKind::Nvlink { bandwidth, .. }
+            | LinkKind::Cpu { bandwidth, .. }
+            | LinkKind::Memory { bandwidth } => *bandwidth,
+        }
+    }
+    /// A short description for people: `Gen5 x16 (63.0 GB/s)`.
+    pub fn describe(&self) -> String {
+        match self {
+            LinkKind::Pcie(p) => format!(
+                "PCIe Gen{} x{} ({}, MPS {}, MRRS {}, RCB {})",
+                p.generation.0,
+                p.width,
+                p.raw_rate(),
+                p.mps.0,
+                p.mrrs.0,
+                p.rcb.0
+            ),
+            LinkKind::Nvlink { bandwidth, .. } => format!("NVLink ({bandwidth})"),
+            LinkKind::Cpu { protocol, bandwidth, .. } => format!("{protocol} ({bandwidth})"),
+            LinkKind::Memory { bandwidth } => format!("memory ({bandwidth})"),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Link {
+    pub idx: LinkIdx,
+    /// For PCIe, the downstream side (GPU or switch upstream port).
+    pub a: NodeIdx,
+    /// For PCIe, the upstream side (switch downstream port or root port).
+    pub b: NodeIdx,
+    pub kind: LinkKind,
+}
+
+/// One traversal of a link in one direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Hop {
+    pub link: LinkIdx,
+    pub from: NodeIdx,
+    pub to: NodeIdx,
+}
+
+impl Hop {
+    /// Direction index: 0 when travelling a→b, 1 when b→a.
+    pub fn direction(&self, topo: &Topology) -> usize {
+        usize::from(topo.link(self.link).a != self.from)
+    }
+}
+
+/// The path a TLP takes from one endpoint to another.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Route {
+    pub hops: Vec<Hop>,
+}
+
+impl Route {
+    pub fn reversed(&self) -> Route {
+        Route {
+            hops: self
+                .hops
+                .iter()
+                .rev()
+                .map(|h| Hop { link: h.link, from: h.to, to: h.from })
+                .collect(),
+        }
+    }
+}
+
+/// A validated machine: construct with [`Topology::new`] or the TOML loader.
+#[derive(Clone, Debug)]
+pub struct Topology {
+    pub name: String,
+    pub source: Option<String>,
+    pub(crate) graph: UnGraph<NodeIdx, LinkIdx>,
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) links: Vec<Link>,
+    pub(crate) by_id: BTreeMap<NodeId, NodeIdx>,
+}
+
+/// Input to [`Topology::new`]: nodes and links by id, each with an optional
+/// place in a file for error messages.
+#[derive(Clone, Debug, Default)]
+pub struct TopologySpec {
+    pub name: String,
+    pub source: Option<String>,
+    pub nodes: Vec<(Node, Option<Location>)>,
+    pub links: Vec<(NodeId, NodeId, LinkKind, Option<Location>)>,
+}
+
+impl Topology {
+    /// Checks every documented rule and builds the topology.
+    pub fn new(spec: TopologySpec) -> Result<Topology, TopoError> {
+        let mut by_id = BTreeMap::new();
+        let mut nodes = Vec::new();
+        let mut graph = UnGraph::<NodeIdx, LinkIdx>::default();
+        let mut locs: Vec<Option<Location>> = Vec::new();
+        for (node, loc) in spec.nodes {
+            // CORRECTNESS: ids are unique, so a link names exactly one node.
+            if let Some(first) = by_id.get(&node.id) {
+                let first: &NodeIdx = first;
+                return Err(TopoError::at(
+                    loc,
+                    TopoErrorKind::DuplicateId {
+                        id: node.id.0.clone(),
+                        first: locs[first.0 as usize].clone(),
+                    },
+                ));
+            }
+            if node.id.0.is_empty() {
+                return Err(TopoError::at(loc, TopoErrorKind::Invalid("node id is empty".into())));
+            }
+            if let NodeKind::Gpu(g) = &node.kind {
+                // CORRECTNESS: a GPU with no SMs or no memory bandwidth cannot run a kernel.
+                if g.sms == 0 {
+                    return Err(TopoError::at(loc, TopoErrorKind::Zero { field: "sms".into() }));
+                }
+                if g.memory_bandwidth.0 == 0 {
+                    return Err(TopoError::at(loc, TopoErrorKind::Zero { field: "memory_bandwidth_gbps".into() }));
+                }
+            }
+            if let NodeKind::RootComplex(rc) = &node.kind
+                && rc.p2p_bandwidth == Some(BytesPerSec(0))
+            {
+                return Err(TopoError::at(loc, TopoErrorKind::Zero { field: "p2p_bandwidth_gbps".into() }));
+            }
+            let idx = NodeIdx(nodes.len() as u32);
+            by_id.insert(node.id.clone(), idx);
+            graph.add_node(idx);
+            nodes.push(node);
+            locs.push(loc);
+        }
+        if !nodes.iter().any(|n| matches!(n.kind, NodeKind::Gpu(_))) {
+            return Err(TopoError::at(None, TopoErrorKind::NoGpu));
+        }
+        let mut links = Vec::new();
+        let mut link_locs = Vec::new();
+        for (a, b, kind, loc) in spec.links {
+            // CORRECTNESS: both ends exist.
+            let lookup = |id: &NodeId, field: &str| {
+                by_id.get(id).copied().ok_or_else(|| {
+                    TopoError::at(
+                        loc.clone().map(|l| l.with_field(field)),
+                        TopoErrorKind::UnknownNode { id: id.0.clone() },
+                    )
+                })
+            };
+            let ai = lookup(&a, "a")?;
+            let bi = lookup(&b, "b")?;
+            if ai == bi {
+                return Err(TopoError::at(loc, TopoErrorKind::Invalid(format!("link joins `{a}` to itself"))));
+            }
+            check_link(&kind, loc.as_ref())?;
+            let (ka, kb) = (&nodes[ai.0 as usize].kind, &nodes[bi.0 as usize].kind);
+            check_link_ends(&kind, ka, kb, &a, &b, loc.as_ref())?;
+            let idx = LinkIdx(links.len() as u32);
+            graph.add_edge(NodeIndex::new(ai.0 as usize), NodeIndex::new(bi.0 as usize), idx);
+            links.push(Link { idx, a: ai, b: bi, kind });
+            link_locs.push(loc);
+        }
+        let topo = Topology { name: spec.name, source: spec.source, graph, nodes, links, by_id };
+        topo.check_pcie_forest(&link_locs)?;
+        topo.check_reachability(&locs)?;
+        Ok(topo)
+    }
+
+    /// CORRECTNESS: PCIe is a tree: the PCIe links alone must form no cycle.
+    fn check_pcie_forest(&self, link_locs: &[Option<Location>]) -> Result<(), TopoError> {
+        let mut parent: Vec<usize> = (0..self.nodes.len()).collect();
+        fn find(p: &mut [usize], x: usize) -> usize {
+            let mut r = x;
+            while p[r] != r {
+                r = p[r];
+            }
+            let mut c = x;
+            while p[c] != r {
+                let n = p[c];
+                p[c] = r;
+                c = n;
+            }
+            r
+        }
+        for l in &self.links {
+            if !matches!(l.kind, LinkKind::Pcie(_)) {
+                continue;
+            }
+            let (ra, rb) = (find(&mut parent, l.a.0 as usize), find(&mut parent, l.b.0 as usize));
+            if ra == rb {
+                return Err(TopoError::at(
+                    link_locs[l.idx.0 as usize].clone(),
+                    TopoErrorKind::PcieCycle {
+                        a: self.node(l.a).id.0.clone(),
+                        b: self.node(l.b).id.0.clone(),
+                    },
+                ));
+            }
+            parent[ra] = rb;
+        }
+        Ok(())
+    }
+
+    /// CORRECTNESS: every GPU reaches every other GPU and at least one host memory.
+    fn check_reachability(&self, locs: &[Option<Location>]) -> Result<(), TopoError> {
+        let gpus = self.gpus();
+        let mems: Vec<NodeIdx> = self.host_memories();
+        for &g in &gpus {
+            for &h in gpus.iter().chain(mems.iter()) {
+                if g != h && self.route(g, h).is_none() {
+                    return Err(TopoError::at(
+                        locs[g.0 as usize].clone(),
+                        TopoErrorKind::Unreachable {
+                            from: self.node(g).id.0.clone(),
+                            to: self.node(h).id.0.clone(),
+                        },
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn node(&self, i: NodeIdx) -> &Node {
+        &self.nodes[i.0 as usize]
+    }
+    pub fn link(&self, i: LinkIdx) -> &Link {
+        &self.links[i.0 as usize]
+    }
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+    pub fn links(&self) -> &[Link] {
+        &self.links
+    }
+    pub fn lookup(&self, id: &str) -> Option<NodeIdx> {
+        self.by_id.get(&NodeId(id.to_string())).copied()
+    }
+    /// GPUs in file order.
+    pub fn gpus(&self) -> Vec<NodeIdx> {
+        self.indices_where(|k| matches!(k, NodeKind::Gpu(_)))
+    }
+    pub fn host_memories(&self) -> Vec<NodeIdx> {
+        self.indices_where(|k| matches!(k, NodeKind::HostMemory { .. }))
+    }
+    fn indices_where(&self, f: impl Fn(&NodeKind) -> bool) -> Vec<NodeIdx> {
+        (0..self.nodes.len() as u32).map(NodeIdx).filter(|i| f(&self.node(*i).kind)).collect()
+    }
+
+    /// Links touching a node, in file order, with the neighbour.
+    pub fn neighbours(&self, n: NodeIdx) -> Vec<(LinkIdx, NodeIdx)> {
+        let mut v: Vec<(LinkIdx, NodeIdx)> = self
+            .graph
+            .edges(NodeIndex::new(n.0 as usize))
+            .map(|e| {
+                let other = if e.source().index() == n.0 as usize { e.target() } else { e.source() };
+                (*e.weight(), NodeIdx(other.index() as u32))
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// The socket a node belongs to: its own for root complexes, memories and
+    /// interconnects; for GPUs and switches, that of the root complex above.
+    pub fn socket_of(&self, n: NodeIdx) -> Option<u32> {
+        match &self.node(n).kind {
+            NodeKind::RootComplex(rc) => Some(rc.socket),
+            NodeKind::HostMemory { socket, .. } | NodeKind::CpuInterconnect { socket } => Some(*socket),
+            _ => self.upstream_root(n).and_then(|r| self.socket_of(r)),
+        }
+    }
+
+    /// The root complex a GPU or switch hangs under (following PCIe links up).
+    pub fn upstream_root(&self, n: NodeIdx) -> Option<NodeIdx> {
+        let mut cur = n;
+        for _ in 0..self.nodes.len() {
+            if matches!(self.node(cur).kind, NodeKind::RootComplex(_)) {
+                return Some(cur);
+            }
+            let up = self.links.iter().find(|l| l.a == cur && matches!(l.kind, LinkKind::Pcie(_)))?;
+            cur = up.b;
+        }
+        None
+    }
+
+    /// The PCIe switch directly above a GPU, if any.
+    pub fn parent_switch(&self, n: NodeIdx) -> Option<NodeIdx> {
+        let up = self.links.iter().find(|l| l.a == n && matches!(l.kind, LinkKind::Pcie(_)))?;
+        matches!(self.node(up.b).kind, NodeKind::Switch { .. }).then_some(up.b)
+    }
+
+    /// The host memory nearest a node (same socket first, then the first one).
+    pub fn nearest_host_memory(&self, n: NodeIdx) -> Option<NodeIdx> {
+        let mems = self.host_memories();
+        let s = self.socket_of(n);
+        mems.iter().copied().find(|m| self.socket_of(*m) == s).or(mems.first().copied())
+    }
+
+    /// Shortest path (fewest hops; ties broken by link order) from one
+    /// endpoint to another. Endpoints (GPUs, host memory) never forward.
+    pub fn route(&self, from: NodeIdx, to: NodeIdx) -> Option<Route> {
+        if from == to {
+            return Some(Route { hops: vec![] });
+        }
+        let n = self.nodes.len();
+        let mut prev: Vec<Option<Hop>> = vec![None; n];
+        let mut seen = vec![false; n];
+        let mut q = VecDeque::new();
+        seen[from.0 as usize] = true;
+        q.push_back(from);
+        while let Some(u) = q.pop_front() {
+            if u != from && self.node(u).kind.is_endpoint() {
+                continue;
+            }
+            for (l, v) in self.neighbours(u) {
+                if seen[v.0 as usize] {
+                    continue;
+                }
+                seen[v.0 as usize] = true;
+                prev[v.0 as usize] = Some(Hop { link: l, from: u, to: v });
+                if v == to {
+                    let mut hops = Vec::new();
+                    let mut cur = to;
+                    while let Some(h) = prev[cur.0 as usize] {
+                        hops.push(h);
+                        cur = h.from;
+                    }
+                    hops.reverse();
+                    return Some(Route { hops });
+                }
+                q.push_back(v);
+            }
+        }
+        None
+    }
+
+    /// Index of a link's petgraph edge (for callers using petgraph algorithms).
+    pub fn edge_index(&self, l: LinkIdx) -> EdgeIndex {
+        EdgeIndex::new(l.0 as usize)
+    }
+}
+
+fn check_link(kind: &LinkKind, loc: Option<&Location>) -> Result<(), TopoError> {
+    let err = |field: &str, k: TopoErrorKind| Err(TopoError::at(loc.cloned().map(|l| l.with_field(field)), k));
+    match kind {
+        LinkKind::Pcie(p) => {
+            // CORRECTNESS: only widths and payload sizes the spec defines.
+            if !(1..=6).contains(&p.generation.0) {
+                return err("gen", TopoErrorKind::Invalid(format!("PCIe generation {} does not exist (1 to 6)", p.generation.0)));
+            }
+            if !VALID_WIDTHS.contains(&p.width) {
+                return err("width", TopoErrorKind::Invalid(format!("PCIe width x{} is impossible (x1, x2, x4, x8, x12 or x16)", p.width)));
+            }
+            for (field, v) in [("mps", p.mps), ("mrrs", p.mrrs)] {
+                if !VALID_PAYLOADS.contains(&v.0) {
+                    return err(field, TopoErrorKind::Invalid(format!("{field} {} is not a power of two from 128 to 4096", v.0)));
+                }
+            }
+            if p.rcb.0 != 64 && p.rcb.0 != 128 {
+                return err("rcb", TopoErrorKind::Invalid(format!("rcb {} must be 64 or 128", p.rcb.0)));
+            }
+        }
+        LinkKind::Nvlink { bandwidth, .. } | LinkKind::Cpu { bandwidth, .. } | LinkKind::Memory { bandwidth } => {
+            if bandwidth.0 == 0 {
+                return err("bandwidth_gbps", TopoErrorKind::Zero { field: "bandwidth_gbps".into() });
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_link_ends(
+    kind: &LinkKind,
+    ka: &NodeKind,
+    kb: &NodeKind,
+    a: &NodeId,
+    b: &NodeId,
+    loc: Option<&Location>,
+) -> Result<(), TopoError> {
+    use NodeKind as K;
+    let ok = match kind {
+        // a: downstream (GPU or switch), b: upstream (switch or root complex).
+        LinkKind::Pcie(_) => matches!(ka, K::Gpu(_) | K::Switch { .. }) && matches!(kb, K::Switch { .. } | K::RootComplex(_)),
+        LinkKind::Nvlink { .. } => matches!((ka, kb), (K::Gpu(_), K::Gpu(_))),
+        LinkKind::Cpu { .. } => {
+            matches!(ka, K::RootComplex(_) | K::CpuInterconnect { .. }) && matches!(kb, K::RootComplex(_) | K::CpuInterconnect { .. })
+        }
+        LinkKind::Memory { .. } => {
+            matches!((ka, kb), (K::HostMemory { .. }, K::RootComplex(_) | K::CpuInterconnect { .. }))
+                || matches!((kb, ka), (K::HostMemory { .. }, K::RootComplex(_) | K::CpuInterconnect { .. }))
+        }
+    };
+    if ok {
+        return Ok(());
+    }
+    let rule = match kind {
+        LinkKind::Pcie(_) => "a PCIe link goes from a GPU or switch (`a`, downstream) to a switch or root complex (`b`, upstream)",
+        LinkKind::Nvlink { .. } => "an NVLink joins two GPUs",
+        LinkKind::Cpu { .. } => "a CPU link joins root complexes or CPU interconnects",
+        LinkKind::Memory { .. } => "a memory link joins host memory to a root complex or CPU interconnect",
+    };
+    Err(TopoError::at(
+        loc.cloned(),
+        TopoErrorKind::Invalid(format!("link `{a}` ({}) – `{b}` ({}): {rule}", ka.name(), kb.name())),
+    ))
+}

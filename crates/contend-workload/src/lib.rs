@@ -1,0 +1,1 @@
+//! contend-workload
