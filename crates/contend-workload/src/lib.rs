@@ -1,1 +1,35 @@
-//! contend-workload
+//! # contend-workload
+//!
+//! What runs on the machine: allreduce algorithms lowered to per-rank traffic
+//! programs ([`lower`]), the workloads (allreduce sizes, the EAGLE verify
+//! step, point-to-point transfers), the scenario TOML format, arrival skew,
+//! and the result schema shared by the simulator and the hardware backend.
+//!
+//! ```
+//! use contend_workload::{default_scenario, lower, Algorithm, Placement, RingConfig, Workload};
+//! let sc = default_scenario(None).unwrap();
+//! assert_eq!(sc.ranks.len(), 8);
+//! let Workload::VerifyStep { hidden, tokens, dtype, .. } = sc.workload else { panic!() };
+//! let size = Workload::verify_size(hidden, tokens, dtype);
+//! assert_eq!(size.0, 43_008);
+//! let c = lower(Algorithm::OneShotPull, &sc.topology, &sc.ranks, Placement::Peer, size, RingConfig::default());
+//! // every rank loads the 7 peers' inputs
+//! assert_eq!(c.programs[0].link_bytes().0, 7 * 43_008);
+//! ```
+
+mod kinds;
+mod lower;
+mod program;
+mod record;
+mod scenario;
+mod skew;
+
+pub use kinds::{Algorithm, Dtype, Fidelity, LaunchMode, Placement};
+pub use lower::{Collective, RingConfig, chunks, groups, lower};
+pub use program::{Access, Engine, MemLoc, Notify, Op, Phase, Program, Rank};
+pub use record::{LinkUse, Machine, ResultRecord, Source, Stats};
+pub use scenario::{
+    DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME, KernelConfig, Scenario, ScenarioError, Stream, TransferOp, Workload,
+    default_scenario, load_scenario, parse_scenario,
+};
+pub use skew::Skew;

@@ -1,0 +1,109 @@
+//! The named choices a scenario makes: algorithm, placement, fidelity, dtype,
+//! launch mode. The names are the ones the simulator and the hardware backend
+//! both use.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+macro_rules! named_enum {
+    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $var:ident = $s:literal),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        pub enum $name {
+            $($(#[$vm])* #[serde(rename = $s)] $var),+
+        }
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$var),+];
+            pub fn name(self) -> &'static str {
+                match self { $($name::$var => $s),+ }
+            }
+        }
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(self.name()) }
+        }
+        impl FromStr for $name {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, String> {
+                $name::ALL.iter().copied().find(|v| v.name() == s).ok_or_else(|| {
+                    format!("unknown {} `{s}` (one of: {})", stringify!($name).to_lowercase(),
+                        $name::ALL.iter().map(|v| v.name()).collect::<Vec<_>>().join(", "))
+                })
+            }
+        }
+    };
+}
+
+named_enum!(
+    /// An allreduce algorithm.
+    Algorithm {
+        /// Every rank loads every peer's input and reduces locally.
+        OneShotPull = "one-shot-pull",
+        /// Every rank stores its input into every peer; receivers poll locally.
+        OneShotPush = "one-shot-push",
+        /// Reduce-scatter by loads, barrier, all-gather by loads.
+        TwoShotPull = "two-shot-pull",
+        /// Reduce-scatter by stores, barrier, all-gather by stores.
+        TwoShotPush = "two-shot-push",
+        /// NCCL-style ring, LL protocol (8 B flag with every 8 B of data).
+        RingLl = "ring-ll",
+        /// NCCL-style ring, Simple protocol (data, fence, then a flag).
+        RingSimple = "ring-simple",
+        /// Reduce inside a switch or socket first, then across groups.
+        Hierarchical = "hierarchical",
+    }
+);
+
+impl Algorithm {
+    /// Algorithms with a CUDA kernel written in this repository (the rings are
+    /// NCCL's; the hardware backend measures NCCL itself as their twin).
+    pub fn has_custom_kernel(self) -> bool {
+        !matches!(self, Algorithm::RingLl | Algorithm::RingSimple)
+    }
+}
+
+named_enum!(
+    /// Where the exchange buffers live.
+    Placement {
+        /// In each rank's device memory; peers reach it by P2P.
+        Peer = "peer",
+        /// In pinned host memory mapped into every GPU.
+        Host = "host",
+    }
+);
+
+named_enum!(
+    /// Simulator fidelity.
+    Fidelity {
+        /// Every TLP is an event (the reference).
+        Tlp = "tlp",
+        /// Max-min fair fluid flows (fast).
+        Flow = "flow",
+    }
+);
+
+named_enum!(
+    /// Element type of the reduced tensor.
+    Dtype {
+        Bf16 = "bf16",
+        Fp16 = "fp16",
+        Fp32 = "fp32",
+    }
+);
+
+impl Dtype {
+    pub fn size(self) -> u64 {
+        match self {
+            Dtype::Bf16 | Dtype::Fp16 => 2,
+            Dtype::Fp32 => 4,
+        }
+    }
+}
+
+named_enum!(
+    /// How kernels are launched.
+    LaunchMode {
+        Eager = "eager",
+        Graph = "graph",
+    }
+);

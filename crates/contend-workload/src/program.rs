@@ -1,0 +1,102 @@
+//! Per-rank traffic programs: what each rank does for one collective, as a
+//! sequence of operations the simulator executes in order.
+
+use contend_topo::{Bytes, NodeIdx};
+use serde::Serialize;
+
+/// A rank's position in the scenario's rank list (0..N).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Rank(pub u32);
+
+/// A place data lives: a GPU's device memory or a host memory node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum MemLoc {
+    Device(NodeIdx),
+    Host(NodeIdx),
+}
+
+impl MemLoc {
+    pub fn node(self) -> NodeIdx {
+        match self {
+            MemLoc::Device(n) | MemLoc::Host(n) => n,
+        }
+    }
+}
+
+/// One contiguous access to a memory location.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Access {
+    pub mem: MemLoc,
+    pub bytes: Bytes,
+}
+
+/// A flag a rank waits on: the collective's phase, counted per waiting rank.
+/// The simulator adds the collective's sequence number (an epoch), so flags of
+/// consecutive collectives never alias — as the kernels' alternating slots do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Phase(pub u32);
+
+/// How a store stream tells its receiver it is complete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Notify {
+    /// No flag.
+    None,
+    /// A separate flag write after the data (ordered behind it; a system fence
+    /// precedes it): NCCL Simple, the one-/two-shot push kernels.
+    After { to: Rank, phase: Phase },
+    /// The flag travels inside the data (NCCL LL: 8 B flag per 8 B of data,
+    /// the receiver polls the data itself).
+    Inline { to: Rank, phase: Phase },
+}
+
+/// Which engine moves the bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Engine {
+    /// SM loads/stores issued by the kernel's threads.
+    Sm,
+    /// The copy engine (DMA).
+    CopyEngine,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum Op {
+    /// A kernel launch (eager or graph node, per the scenario).
+    Launch,
+    /// Loads from one or more locations, all in flight together; the op ends
+    /// when every byte has arrived.
+    Fetch { parts: Vec<Access>, engine: Engine },
+    /// Stores to one or more locations, all in flight together; the op ends
+    /// when every store has been issued (posted writes). Each part may carry
+    /// a flag for its receiver.
+    Post { parts: Vec<(Access, Notify)>, engine: Engine },
+    /// A flag write to a rank (after everything this rank posted before it).
+    Signal { to: Rank, phase: Phase },
+    /// Wait until `count` flags of `phase` have reached this rank.
+    Wait { phase: Phase, count: u32 },
+    /// Local arithmetic over `bytes` of input read from and written to local
+    /// memory (memory bound).
+    Reduce { bytes: Bytes },
+    /// A local copy within device memory.
+    LocalCopy { bytes: Bytes },
+}
+
+/// What one rank does for one collective.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Program {
+    pub ops: Vec<Op>,
+}
+
+impl Program {
+    /// Bytes this program moves over links (fetched plus posted, not local).
+    pub fn link_bytes(&self) -> Bytes {
+        let mut b = Bytes::ZERO;
+        for op in &self.ops {
+            match op {
+                Op::Fetch { parts, .. } => parts.iter().for_each(|a| b += a.bytes),
+                Op::Post { parts, .. } => parts.iter().for_each(|(a, _)| b += a.bytes),
+                _ => {}
+            }
+        }
+        b
+    }
+}
