@@ -110,11 +110,21 @@ impl Scenario {
     }
 }
 
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum OneOrMany {
-    One(Spanned<String>),
-    Many(Vec<Spanned<String>>),
+/// A string or a list of strings; the span of the whole value is kept.
+type OneOrMany = Spanned<toml::Value>;
+
+/// The strings of a `"x"` or `["x", "y"]` value, or an error at the field.
+fn strings(cx: &Cx, v: &OneOrMany, field: &str) -> Result<Vec<Spanned<String>>, ScenarioError> {
+    let one = |x: &toml::Value| x.as_str().map(|s| Spanned::new(v.span(), s.to_string()));
+    let items = match v.get_ref() {
+        toml::Value::String(s) => vec![Spanned::new(v.span(), s.clone())],
+        toml::Value::Array(a) => a.iter().map(one).collect::<Option<Vec<_>>>().ok_or_else(|| cx.err(v, field, format!("`{field}` must hold strings")))?,
+        _ => return Err(cx.err(v, field, format!("`{field}` is a string or a list of strings"))),
+    };
+    if items.is_empty() {
+        return Err(cx.err(v, field, format!("`{field}` is an empty list")));
+    }
+    Ok(items)
 }
 
 #[derive(Deserialize)]
@@ -189,17 +199,21 @@ impl Cx<'_> {
             message: message.into(),
         }
     }
-    fn list<T: FromStr<Err = String> + Copy>(&self, v: &Option<OneOrMany>, field: &str, all: &[T], default: &[T]) -> Result<Vec<T>, ScenarioError> {
-        let items: Vec<&Spanned<String>> = match v {
-            None => return Ok(default.to_vec()),
-            Some(OneOrMany::One(s)) if s.get_ref() == "all" => return Ok(all.to_vec()),
-            Some(OneOrMany::One(s)) => vec![s],
-            Some(OneOrMany::Many(v)) => v.iter().collect(),
-        };
-        if items.is_empty() {
-            return Err(ScenarioError::Invalid { location: None, message: format!("`{field}` is an empty list") });
+    fn list<T: FromStr<Err = String> + Copy + PartialEq>(&self, v: &Option<OneOrMany>, field: &str, all: &[T], default: &[T]) -> Result<Vec<T>, ScenarioError> {
+        let Some(v) = v else { return Ok(default.to_vec()) };
+        let items = strings(self, v, field)?;
+        if items.len() == 1 && items[0].get_ref() == "all" {
+            return Ok(all.to_vec());
         }
-        items.into_iter().map(|s| T::from_str(s.get_ref()).map_err(|e| self.err(s, field, e))).collect()
+        let mut out: Vec<T> = vec![];
+        for s in &items {
+            let t = T::from_str(s.get_ref()).map_err(|e| self.err(s, field, e))?;
+            if out.contains(&t) {
+                return Err(self.err(s, field, format!("`{}` is listed twice", s.get_ref())));
+            }
+            out.push(t);
+        }
+        Ok(out)
     }
 }
 
@@ -219,11 +233,11 @@ pub fn parse_scenario(file: &str, text: &str, base: Option<&Path>, topology_over
     let gpus = topology.gpus();
     let ranks = match &raw.ranks {
         None => gpus.clone(),
-        Some(OneOrMany::One(s)) if s.get_ref() == "all" => gpus.clone(),
-        Some(OneOrMany::One(s)) => return Err(cx.err(s, "ranks", "`ranks` is \"all\" or a list of GPU ids")),
-        Some(OneOrMany::Many(v)) => {
+        Some(v) if v.get_ref().as_str() == Some("all") => gpus.clone(),
+        Some(v) if v.get_ref().is_str() => return Err(cx.err(v, "ranks", "`ranks` is \"all\" or a list of GPU ids")),
+        Some(v) => {
             let mut out = Vec::new();
-            for s in v {
+            for s in &strings(&cx, v, "ranks")? {
                 let idx = topology
                     .lookup(s.get_ref())
                     .filter(|i| matches!(topology.node(*i).kind, NodeKind::Gpu(_)))
@@ -232,9 +246,6 @@ pub fn parse_scenario(file: &str, text: &str, base: Option<&Path>, topology_over
                     return Err(cx.err(s, "ranks", format!("`{}` is listed twice", s.get_ref())));
                 }
                 out.push(idx);
-            }
-            if out.is_empty() {
-                return Err(ScenarioError::Invalid { location: None, message: "`ranks` is an empty list".into() });
             }
             out
         }

@@ -1,0 +1,214 @@
+//! The fabric: the resources traffic competes for (each direction of each
+//! link, each root complex's P2P forwarding) and the channel paths between
+//! endpoints.
+
+use crate::params::{ModelParams, ns};
+use contend_topo::{Bytes, BytesPerSec, LinkKind, NodeIdx, NodeKind, Picos, TlpKind, Topology};
+use std::collections::HashMap;
+
+pub(crate) type ChId = u32;
+pub(crate) type PathId = u32;
+
+/// What a channel models.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum ChKind {
+    /// One direction of a link: (link index, 0 for a→b / 1 for b→a).
+    Link { link: u32, dir: u8 },
+    /// A root complex forwarding between root ports (P2P), rate-capped.
+    Fabric { rc: NodeIdx },
+    /// A root complex passing traffic to or from memory (latency only).
+    Transit { rc: NodeIdx },
+}
+
+/// Credits a receiver advertises for one TLP type; `None` = infinite.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CreditLimit {
+    pub hdr: Option<u32>,
+    pub data: Option<u32>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct ChannelSpec {
+    pub name: String,
+    pub kind: ChKind,
+    /// Bytes per second on the wire after DLLP overhead; `None`: no limit.
+    pub rate: Option<BytesPerSec>,
+    pub latency: Picos,
+    /// TLP framing applies (PCIe links); other channels carry payload only.
+    pub pcie: bool,
+    /// Receiver buffer per type: posted, non-posted, completion.
+    pub credits: [CreditLimit; 3],
+    /// Posted-write collapse applies (fabric of a marked root complex).
+    pub collapse: bool,
+}
+
+impl ChannelSpec {
+    /// Bytes a packet occupies on this channel.
+    #[inline]
+    pub fn wire(&self, kind: TlpKind, payload: u32) -> u32 {
+        if self.pcie { kind.wire_size(Bytes(payload as u64)).0 as u32 } else { payload.max(16) }
+    }
+    #[inline]
+    pub fn ser(&self, wire: u32) -> Picos {
+        match self.rate {
+            Some(r) => r.time_for(Bytes(wire as u64)),
+            None => Picos::ZERO,
+        }
+    }
+}
+
+/// A channel sequence from one endpoint to another.
+#[derive(Clone, Debug)]
+pub(crate) struct Path {
+    pub chans: Vec<ChId>,
+    /// For each fabric channel with collapse on: (position, ingress channel, target root complex).
+    pub collapse_at: Vec<(usize, ChId, NodeIdx)>,
+    /// Every link in the path is NVLink (no PCIe tags apply).
+    pub nvlink_only: bool,
+    /// Smallest max payload size along the path (4096 if no PCIe link).
+    pub mps: u32,
+    /// Read completion boundary of the PCIe link nearest the far end (64 if none).
+    pub rcb: u32,
+}
+
+#[derive(Debug)]
+pub(crate) struct Fabric {
+    pub chans: Vec<ChannelSpec>,
+    pub paths: Vec<Path>,
+    index: HashMap<(NodeIdx, NodeIdx), PathId>,
+    link_dir: HashMap<(u32, u8), ChId>,
+    fabric_of: HashMap<NodeIdx, (ChId, ChId)>,
+}
+
+impl Fabric {
+    pub fn new(topo: &Topology, p: &ModelParams) -> Fabric {
+        let mut f = Fabric { chans: vec![], paths: vec![], index: HashMap::new(), link_dir: HashMap::new(), fabric_of: HashMap::new() };
+        let inf = CreditLimit { hdr: None, data: None };
+        for l in topo.links() {
+            for dir in 0..2u8 {
+                let (from, to) = if dir == 0 { (l.a, l.b) } else { (l.b, l.a) };
+                let recv = &topo.node(to).kind;
+                let (rate, lat, pcie) = match &l.kind {
+                    LinkKind::Pcie(s) => {
+                        let fwd = match recv {
+                            NodeKind::Switch { latency } => latency.unwrap_or(ns(p.switch.latency_ns)),
+                            _ => Picos::ZERO,
+                        };
+                        (Some(s.raw_rate().scale(1.0 - p.pcie.dllp_overhead)), ns(p.pcie.link_latency_ns) + fwd, true)
+                    }
+                    LinkKind::Nvlink { bandwidth, latency } => (Some(*bandwidth), *latency, false),
+                    LinkKind::Cpu { bandwidth, latency, .. } => (Some(*bandwidth), *latency, false),
+                    LinkKind::Memory { bandwidth } => (Some(*bandwidth), Picos::ZERO, false),
+                };
+                let credits = if recv.is_endpoint() {
+                    [inf; 3]
+                } else if matches!(l.kind, LinkKind::Pcie(_)) {
+                    [
+                        CreditLimit { hdr: Some(p.pcie.posted_hdr_credits), data: Some(p.pcie.posted_data_bytes) },
+                        CreditLimit { hdr: Some(p.pcie.nonposted_hdr_credits), data: None },
+                        CreditLimit { hdr: Some(p.pcie.completion_hdr_credits), data: Some(p.pcie.completion_data_bytes) },
+                    ]
+                } else {
+                    let b = Some(p.root_complex.buffer_bytes);
+                    [CreditLimit { hdr: None, data: b }, CreditLimit { hdr: Some(p.pcie.nonposted_hdr_credits * 4), data: None }, CreditLimit { hdr: None, data: b }]
+                };
+                let name = format!("{}->{}", topo.node(from).id, topo.node(to).id);
+                f.link_dir.insert((l.idx.0, dir), f.chans.len() as ChId);
+                f.chans.push(ChannelSpec { name, kind: ChKind::Link { link: l.idx.0, dir }, rate, latency: lat, pcie, credits, collapse: false });
+            }
+        }
+        for (i, n) in topo.nodes().iter().enumerate() {
+            if let NodeKind::RootComplex(rc) = &n.kind {
+                let idx = NodeIdx(i as u32);
+                let lat = rc.latency.unwrap_or(ns(p.root_complex.latency_ns));
+                let bw = rc.p2p_bandwidth.unwrap_or(BytesPerSec::from_gbps(p.root_complex.p2p_bandwidth_gbps));
+                let buf = CreditLimit { hdr: None, data: Some(p.root_complex.buffer_bytes) };
+                let np = CreditLimit { hdr: Some(p.pcie.nonposted_hdr_credits * 4), data: None };
+                let fab = f.chans.len() as ChId;
+                f.chans.push(ChannelSpec {
+                    name: format!("{} p2p", n.id),
+                    kind: ChKind::Fabric { rc: idx },
+                    rate: Some(bw),
+                    latency: lat,
+                    pcie: false,
+                    credits: [buf, np, buf],
+                    collapse: rc.posted_write_collapse,
+                });
+                f.chans.push(ChannelSpec {
+                    name: format!("{} to memory", n.id),
+                    kind: ChKind::Transit { rc: idx },
+                    rate: None,
+                    latency: lat,
+                    pcie: false,
+                    credits: [buf, np, buf],
+                    collapse: false,
+                });
+                f.fabric_of.insert(idx, (fab, fab + 1));
+            }
+        }
+        f
+    }
+
+    /// The path from endpoint `from` to endpoint `to` (cached).
+    pub fn path(&mut self, topo: &Topology, from: NodeIdx, to: NodeIdx) -> Option<PathId> {
+        if let Some(p) = self.index.get(&(from, to)) {
+            return Some(*p);
+        }
+        let route = topo.route(from, to)?;
+        let mut chans = Vec::new();
+        let mut collapse_at = Vec::new();
+        let target_rc = route
+            .hops
+            .iter()
+            .rev()
+            .map(|h| h.to)
+            .chain(std::iter::once(from))
+            .find(|n| matches!(topo.node(*n).kind, NodeKind::RootComplex(_)))
+            .or_else(|| route.hops.iter().rev().map(|h| h.from).find(|n| matches!(topo.node(*n).kind, NodeKind::RootComplex(_))));
+        for (i, h) in route.hops.iter().enumerate() {
+            let dir = h.direction(topo) as u8;
+            chans.push(self.link_dir[&(h.link.0, dir)]);
+            if let Some(next) = route.hops.get(i + 1)
+                && let Some(&(fab, transit)) = self.fabric_of.get(&h.to)
+            {
+                let mem = |l: contend_topo::LinkIdx| matches!(topo.link(l).kind, LinkKind::Memory { .. });
+                if mem(h.link) || mem(next.link) {
+                    chans.push(transit);
+                } else {
+                    if self.chans[fab as usize].collapse
+                        && let Some(t) = target_rc
+                    {
+                        collapse_at.push((chans.len(), *chans.last().unwrap_or(&fab), t));
+                    }
+                    chans.push(fab);
+                }
+            }
+        }
+        let nvlink_only = route.hops.iter().all(|h| matches!(topo.link(h.link).kind, LinkKind::Nvlink { .. }));
+        let pcie: Vec<_> = route
+            .hops
+            .iter()
+            .filter_map(|h| match &topo.link(h.link).kind {
+                LinkKind::Pcie(s) => Some(*s),
+                _ => None,
+            })
+            .collect();
+        let mps = pcie.iter().map(|s| s.mps.0 as u32).min().unwrap_or(4096);
+        let rcb = pcie.last().map_or(64, |s| s.rcb.0 as u32);
+        let id = self.paths.len() as PathId;
+        self.paths.push(Path { chans, collapse_at, nvlink_only, mps, rcb });
+        self.index.insert((from, to), id);
+        Some(id)
+    }
+
+    /// Unloaded one-way time of one packet of `payload` along a path
+    /// (store and forward at every hop).
+    pub fn one_way(&self, path: PathId, kind: TlpKind, payload: u32) -> Picos {
+        let mut t = Picos::ZERO;
+        for &c in &self.paths[path as usize].chans {
+            let ch = &self.chans[c as usize];
+            t += ch.latency + ch.ser(ch.wire(kind, payload));
+        }
+        t
+    }
+}

@@ -1,0 +1,293 @@
+//! `ModelParams`: every constant of the model in one place, loadable from
+//! TOML (`--params`). Defaults come from the PCI Express Base Specification
+//! ("spec") or are typical values to be replaced by calibration ("typical");
+//! `shared/PCIE-FACTS.md` lists the sources.
+
+use contend_topo::{Location, Picos};
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// A params file that cannot be used.
+#[derive(Debug, Error)]
+#[error("{location}: {message}")]
+pub struct ParamsError {
+    pub location: Location,
+    pub message: String,
+}
+
+/// PCIe protocol constants.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PcieParams {
+    /// Fraction of each direction's TLP bandwidth lost to DLLPs (ACK/NAK,
+    /// UpdateFC) and SKP ordered sets. pcie-bench's model: ~10 % at Gen5 x16
+    /// (63.0 -> 56.9 GB/s). Typical.
+    pub dllp_overhead: f64,
+    /// Wire latency of one PCIe hop (PHY, serdes, retimers), ns. Typical.
+    pub link_latency_ns: f64,
+    /// Delay before a freed receive buffer's credits reach the sender
+    /// (UpdateFC DLLP scheduling), ns, on top of the link latency. Typical.
+    pub fc_update_ns: f64,
+    /// Receive buffer per port for posted requests: header credits and data bytes. Typical.
+    pub posted_hdr_credits: u32,
+    pub posted_data_bytes: u32,
+    /// Receive buffer per port for non-posted requests (headers only). Typical.
+    pub nonposted_hdr_credits: u32,
+    /// Receive buffer for completions at switches and root ports (endpoints
+    /// advertise infinite completion credits: spec).
+    pub completion_hdr_credits: u32,
+    pub completion_data_bytes: u32,
+    /// Tags a requester may have outstanding: 256 with 8-bit tags, 768 with
+    /// 10-bit tags (PCIe 4.0+). Spec.
+    pub max_tags: u32,
+}
+
+impl Default for PcieParams {
+    fn default() -> Self {
+        PcieParams {
+            dllp_overhead: 0.097,
+            link_latency_ns: 40.0,
+            fc_update_ns: 60.0,
+            posted_hdr_credits: 128,
+            posted_data_bytes: 32 * 1024,
+            nonposted_hdr_credits: 128,
+            completion_hdr_credits: 128,
+            completion_data_bytes: 32 * 1024,
+            max_tags: 768,
+        }
+    }
+}
+
+/// PCIe switches.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SwitchParams {
+    /// Port-to-port forwarding latency (cut-through), ns, unless the topology
+    /// gives one. Typical: 100–150 ns.
+    pub latency_ns: f64,
+}
+
+impl Default for SwitchParams {
+    fn default() -> Self {
+        SwitchParams { latency_ns: 120.0 }
+    }
+}
+
+/// Root complexes and the CPU side.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RootComplexParams {
+    /// Forwarding latency between root ports (or root port and memory), ns. Typical: a few hundred.
+    pub latency_ns: f64,
+    /// Bandwidth of P2P forwarding between root ports, GB/s, unless the
+    /// topology gives one. Typical.
+    pub p2p_bandwidth_gbps: f64,
+    /// Completion payload a root complex returns for host-memory reads (its
+    /// read completion boundary): 64 or 128 B. Typical; when `None`, the RCB of the
+    /// requester's link is used.
+    pub host_completion_bytes: Option<u32>,
+    /// Posted-write collapse: when one source port sends posted writes through a
+    /// root complex toward `collapse_min_targets` or more distinct root complexes
+    /// at once, those writes are forwarded at `collapse_gbps` in total.
+    /// Applies only where the topology marks the root complex. Measured rigs:
+    /// ~52 -> 3–7 GB/s.
+    pub collapse_min_targets: u32,
+    pub collapse_gbps: f64,
+    /// Window over which the collapse rule counts distinct targets, ns.
+    pub collapse_window_ns: f64,
+    /// Internal buffer of the root complex fabric, bytes.
+    pub buffer_bytes: u32,
+}
+
+impl Default for RootComplexParams {
+    fn default() -> Self {
+        RootComplexParams {
+            latency_ns: 300.0,
+            p2p_bandwidth_gbps: 56.0,
+            host_completion_bytes: None,
+            collapse_min_targets: 2,
+            collapse_gbps: 5.0,
+            collapse_window_ns: 2000.0,
+            buffer_bytes: 64 * 1024,
+        }
+    }
+}
+
+/// Host memory.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HostParams {
+    /// DRAM access latency seen by a PCIe read, ns, unless the topology gives one. Typical.
+    pub memory_latency_ns: f64,
+}
+
+impl Default for HostParams {
+    fn default() -> Self {
+        HostParams { memory_latency_ns: 150.0 }
+    }
+}
+
+/// The GPU side.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GpuParams {
+    /// Bytes each thread loads or stores per access (a 16-byte vector).
+    pub bytes_per_thread: u32,
+    /// Size of the PCIe/NVLink read requests that coalesced SM loads become
+    /// (32–128 B). Typical.
+    pub load_request_bytes: u32,
+    /// Payload of the write TLPs that coalesced SM stores become. Typical.
+    pub store_tlp_bytes: u32,
+    /// Loads each thread keeps in flight (unrolling).
+    pub loads_in_flight_per_thread: u32,
+    /// Upper bound on outstanding remote load requests per SM. Typical.
+    pub max_outstanding_loads_per_sm: u32,
+    /// Store TLPs a kernel may have queued at its GPU's egress before the
+    /// SMs stall (store buffer). Typical.
+    pub store_window: u32,
+    /// Kernel launch overhead, eager, back to back, ns. Seen on H200: 3.6–4.0 µs.
+    pub launch_eager_ns: f64,
+    /// Per-kernel overhead inside a CUDA graph replay, ns. Typical.
+    pub launch_graph_ns: f64,
+    /// `__threadfence_system()` before a flag write, ns. Typical.
+    pub fence_ns: f64,
+    /// Time to notice a flag in local memory (poll loop), ns. Typical.
+    pub local_poll_ns: f64,
+    /// Latency of a peer GPU's memory serving a read, ns. Typical.
+    pub memory_latency_ns: f64,
+    /// Fraction of the memory bandwidth local reduce/copy kernels reach.
+    pub local_efficiency: f64,
+    /// Copy engine: read request size (= MRRS cap) and outstanding requests.
+    pub copy_request_bytes: u32,
+    pub copy_outstanding: u32,
+    /// Copy-engine setup per transfer, ns. Typical.
+    pub copy_setup_ns: f64,
+    /// Payload of a flag write, bytes.
+    pub flag_bytes: u32,
+}
+
+impl Default for GpuParams {
+    fn default() -> Self {
+        GpuParams {
+            bytes_per_thread: 16,
+            load_request_bytes: 128,
+            store_tlp_bytes: 128,
+            loads_in_flight_per_thread: 1,
+            max_outstanding_loads_per_sm: 64,
+            store_window: 256,
+            launch_eager_ns: 4000.0,
+            launch_graph_ns: 1000.0,
+            fence_ns: 500.0,
+            local_poll_ns: 150.0,
+            memory_latency_ns: 500.0,
+            local_efficiency: 0.8,
+            copy_request_bytes: 512,
+            copy_outstanding: 256,
+            copy_setup_ns: 2000.0,
+            flag_bytes: 8,
+        }
+    }
+}
+
+/// Every constant of the model.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelParams {
+    pub pcie: PcieParams,
+    pub switch: SwitchParams,
+    pub root_complex: RootComplexParams,
+    pub host: HostParams,
+    pub gpu: GpuParams,
+}
+
+impl ModelParams {
+    /// Parses a params TOML; missing fields keep their defaults.
+    pub fn from_toml(file: &str, text: &str) -> Result<ModelParams, ParamsError> {
+        let p: ModelParams = toml::from_str(text).map_err(|e| ParamsError {
+            location: e
+                .span()
+                .map(|s| Location::from_offset(file, text, s.start))
+                .unwrap_or(Location { file: file.to_string(), line: 0, column: 0, field: None }),
+            message: e.message().trim().to_string(),
+        })?;
+        p.check().map_err(|(field, message)| ParamsError {
+            location: Location { file: file.to_string(), line: 0, column: 0, field: Some(field.to_string()) },
+            message,
+        })?;
+        Ok(p)
+    }
+
+    pub fn load(path: &std::path::Path) -> Result<ModelParams, ParamsError> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ParamsError {
+            location: Location { file: name.clone(), line: 0, column: 0, field: None },
+            message: format!("cannot read params file: {e}"),
+        })?;
+        ModelParams::from_toml(&name, &text)
+    }
+
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// Checks ranges; returns the offending field.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        let frac = |f: &'static str, v: f64, lo: f64, hi: f64| {
+            if v.is_finite() && v >= lo && v <= hi { Ok(()) } else { Err((f, format!("{f} = {v} is outside {lo}..={hi}"))) }
+        };
+        let pos = |f: &'static str, v: u32| if v > 0 { Ok(()) } else { Err((f, format!("{f} must be above zero"))) };
+        frac("pcie.dllp_overhead", self.pcie.dllp_overhead, 0.0, 0.9)?;
+        frac("gpu.local_efficiency", self.gpu.local_efficiency, 0.01, 1.0)?;
+        for (f, v) in [
+            ("pcie.link_latency_ns", self.pcie.link_latency_ns),
+            ("pcie.fc_update_ns", self.pcie.fc_update_ns),
+            ("switch.latency_ns", self.switch.latency_ns),
+            ("root_complex.latency_ns", self.root_complex.latency_ns),
+            ("host.memory_latency_ns", self.host.memory_latency_ns),
+            ("gpu.launch_eager_ns", self.gpu.launch_eager_ns),
+            ("gpu.launch_graph_ns", self.gpu.launch_graph_ns),
+            ("gpu.fence_ns", self.gpu.fence_ns),
+            ("gpu.local_poll_ns", self.gpu.local_poll_ns),
+            ("gpu.memory_latency_ns", self.gpu.memory_latency_ns),
+            ("gpu.copy_setup_ns", self.gpu.copy_setup_ns),
+            ("root_complex.collapse_window_ns", self.root_complex.collapse_window_ns),
+        ] {
+            frac(f, v, 0.0, 1e9)?;
+        }
+        frac("root_complex.p2p_bandwidth_gbps", self.root_complex.p2p_bandwidth_gbps, 0.001, 1e5)?;
+        frac("root_complex.collapse_gbps", self.root_complex.collapse_gbps, 0.001, 1e5)?;
+        for (f, v) in [
+            ("pcie.posted_hdr_credits", self.pcie.posted_hdr_credits),
+            ("pcie.nonposted_hdr_credits", self.pcie.nonposted_hdr_credits),
+            ("pcie.completion_hdr_credits", self.pcie.completion_hdr_credits),
+            ("pcie.max_tags", self.pcie.max_tags),
+            ("gpu.load_request_bytes", self.gpu.load_request_bytes),
+            ("gpu.store_tlp_bytes", self.gpu.store_tlp_bytes),
+            ("gpu.bytes_per_thread", self.gpu.bytes_per_thread),
+            ("gpu.loads_in_flight_per_thread", self.gpu.loads_in_flight_per_thread),
+            ("gpu.max_outstanding_loads_per_sm", self.gpu.max_outstanding_loads_per_sm),
+            ("gpu.store_window", self.gpu.store_window),
+            ("gpu.copy_request_bytes", self.gpu.copy_request_bytes),
+            ("gpu.copy_outstanding", self.gpu.copy_outstanding),
+            ("gpu.flag_bytes", self.gpu.flag_bytes),
+            ("root_complex.collapse_min_targets", self.root_complex.collapse_min_targets),
+        ] {
+            pos(f, v)?;
+        }
+        // A buffer must hold at least one max-size TLP or nothing ever moves.
+        for (f, v) in [
+            ("pcie.posted_data_bytes", self.pcie.posted_data_bytes),
+            ("pcie.completion_data_bytes", self.pcie.completion_data_bytes),
+            ("root_complex.buffer_bytes", self.root_complex.buffer_bytes),
+        ] {
+            if v < 4096 + 64 {
+                return Err((f, format!("{f} = {v} must hold at least one 4 KiB TLP (4160 bytes)")));
+            }
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn ns(v: f64) -> Picos {
+    Picos::from_ns_f64(v)
+}
