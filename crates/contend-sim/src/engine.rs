@@ -9,7 +9,7 @@ use crate::params::{ModelParams, ns};
 use crate::queue::EventQueue;
 use contend_topo::{BytesPerSec, NodeIdx, NodeKind, Picos, TlpKind, Topology};
 use contend_workload::{Access, Engine as Eng, Fidelity, MemLoc, Notify, Op, Phase};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 /// One step of an actor's script.
 #[derive(Clone, Debug)]
@@ -20,7 +20,8 @@ pub(crate) enum Step {
     Begin(u32),
     /// The actor finishes collective `k`.
     End,
-    Op(Op),
+    /// Index into the actor's op table.
+    Op(u32),
 }
 
 /// Kinds of spans recorded for the timeline view.
@@ -49,6 +50,8 @@ pub(crate) struct ActorSpec {
     pub blocks: u32,
     pub threads: u32,
     pub script: Vec<Step>,
+    /// The ops `Step::Op` indexes (shared by every repetition of a program).
+    pub ops: std::rc::Rc<[Op]>,
     pub eager: bool,
 }
 
@@ -144,6 +147,8 @@ struct Pkt {
     /// Credit held at the receiver of this channel (released on departure).
     held: Option<(ChId, u32)>,
     seq: u64,
+    /// Not sent before this time (root-complex forwarding, memory access).
+    ready: Picos,
 }
 
 struct Chan {
@@ -161,11 +166,12 @@ struct Chan {
 pub(crate) enum Ev {
     Resume(u32),
     Arrive(u32),
+    Depart(u32),
     Wake(u32),
-    MemDone(u32),
     Fence(u32),
     FlagAt { to: u32, epoch: u32, phase: u32 },
     FlowTick(u64),
+    Reflow,
     XferDone(u32),
     PollDone { actor: u32, epoch: u32, phase: u32, count: u32 },
 }
@@ -180,7 +186,7 @@ pub(crate) struct Engine<'a, Q: EventQueue<Ev>> {
     pub fabric: Fabric,
     chans: Vec<Chan>,
     actors: Vec<Actor>,
-    flags: HashMap<(u32, u32, u32), u32>,
+    flags: crate::fabric::FxMap<(u32, u32, u32), u32>,
     xfers: Vec<Xfer>,
     groups: Vec<Group>,
     pkts: Vec<Pkt>,
@@ -235,7 +241,7 @@ impl<'a, Q: EventQueue<Ev> + Default> Engine<'a, Q> {
             fabric,
             chans,
             actors,
-            flags: HashMap::new(),
+            flags: Default::default(),
             xfers: vec![],
             groups: vec![],
             pkts: vec![],
@@ -265,10 +271,18 @@ impl<'a, Q: EventQueue<Ev> + Default> Engine<'a, Q> {
                     }
                     self.try_start(c);
                 }
-                Ev::MemDone(pk) => self.mem_done(pk),
+                Ev::Depart(g) => {
+                    self.groups[g as usize].window += 1;
+                    self.issue(g);
+                }
                 Ev::Fence(x) => self.fence_done(x),
                 Ev::FlagAt { to, epoch, phase } => self.flag_arrive(to, epoch, phase),
                 Ev::FlowTick(v) => self.flow_tick(v),
+                Ev::Reflow => {
+                    self.flows.pending = None;
+                    self.flows.advance(self.now, &self.fabric);
+                    self.reflow();
+                }
                 Ev::XferDone(x) => self.xfer_finished(x),
                 Ev::PollDone { actor, epoch, phase, count } => {
                     if self.flag_count(actor, epoch, phase) >= count {
@@ -351,7 +365,12 @@ impl<'a, Q: EventQueue<Ev> + Default> Engine<'a, Q> {
                 return;
             }
             self.actors[a as usize].pc += 1;
-            let st = self.actors[a as usize].spec.script[pc].clone();
+            let st = match &self.actors[a as usize].spec.script[pc] {
+                Step::Delay(d) => Step::Delay(*d),
+                Step::Begin(k) => Step::Begin(*k),
+                Step::End => Step::End,
+                Step::Op(i) => Step::Op(*i),
+            };
             match st {
                 Step::Delay(d) => {
                     self.span(a, Some(SpanKind::Idle));
@@ -370,8 +389,9 @@ impl<'a, Q: EventQueue<Ev> + Default> Engine<'a, Q> {
                     self.span(a, None);
                     self.actors[a as usize].end.push(self.now);
                 }
-                Step::Op(op) => {
-                    if self.exec(a, op) {
+                Step::Op(i) => {
+                    let ops = self.actors[a as usize].spec.ops.clone();
+                    if self.exec(a, &ops[i as usize]) {
                         return;
                     }
                 }
@@ -380,7 +400,7 @@ impl<'a, Q: EventQueue<Ev> + Default> Engine<'a, Q> {
     }
 
     /// Starts an op; true if the actor now blocks.
-    fn exec(&mut self, a: u32, op: Op) -> bool {
+    fn exec(&mut self, a: u32, op: &Op) -> bool {
         match op {
             Op::Launch => {
                 self.span(a, Some(SpanKind::Launch));
@@ -396,12 +416,13 @@ impl<'a, Q: EventQueue<Ev> + Default> Engine<'a, Q> {
             }
             Op::Fetch { parts, engine } => {
                 self.span(a, Some(SpanKind::Load));
-                self.start_group(a, XKind::Read, parts.into_iter().map(|x| (x, Notify::None)).collect(), engine)
+                let parts: Vec<(Access, Notify)> = parts.iter().map(|x| (*x, Notify::None)).collect();
+                self.start_group(a, XKind::Read, &parts, *engine)
             }
             Op::Post { parts, engine } => {
                 self.span(a, Some(SpanKind::Store));
                 self.actors[a as usize].dirty = true;
-                self.start_group(a, XKind::Write, parts, engine)
+                self.start_group(a, XKind::Write, parts, *engine)
             }
             Op::Signal { to, phase } => {
                 self.span(a, Some(SpanKind::Barrier));
@@ -418,7 +439,7 @@ impl<'a, Q: EventQueue<Ev> + Default> Engine<'a, Q> {
             }
             Op::Wait { phase, count } => {
                 self.span(a, Some(SpanKind::Barrier));
-                self.start_wait(a, phase, count)
+                self.start_wait(a, *phase, *count)
             }
         }
     }
@@ -497,13 +518,13 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
     }
 
     /// Starts the transfers of a Fetch or Post; true if the actor blocks.
-    fn start_group(&mut self, a: u32, kind: XKind, parts: Vec<(Access, Notify)>, engine: Eng) -> bool {
+    fn start_group(&mut self, a: u32, kind: XKind, parts: &[(Access, Notify)], engine: Eng) -> bool {
         let gpu = self.actors[a as usize].spec.gpu;
         let epoch = self.actors[a as usize].epoch;
         let g = self.groups.len() as u32;
         let mut group = Group { actor: a, xfers: vec![], open: 0, window: 0, rr: 0, kind, flags_pending: 0, window_init: 0, done: false };
         let mut nvlink = true;
-        for (acc, notify) in &parts {
+        for (acc, notify) in parts {
             let target = acc.mem.node();
             let x = self.xfers.len() as u32;
             let local = target == gpu || acc.bytes.0 == 0;
@@ -568,7 +589,7 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
     }
 
     fn pkt(kind: PKind, payload: u32, path: PathId, owner: u32) -> Pkt {
-        Pkt { kind, payload, path, hop: 0, owner, epoch: 0, phase: 0, to: 0, last: false, held: None, seq: 0 }
+        Pkt { kind, payload, path, hop: 0, owner, epoch: 0, phase: 0, to: 0, last: false, held: None, seq: 0, ready: Picos::ZERO }
     }
 
     /// TLP fidelity: issue requests or stores while the group's window allows.
@@ -693,41 +714,65 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
 
     // ----- TLP fidelity: channels ---------------------------------------
 
+    /// Puts a packet on the next channel of its path. Root-complex stages
+    /// (P2P forwarding, transit to memory) are passed inline: the packet
+    /// takes its slot of the stage's bandwidth and latency now and becomes
+    /// ready for the outgoing link at the end of it, costing no event.
     fn enqueue(&mut self, pk: u32) {
-        let p = self.pkts[pk as usize];
-        let c = self.fabric.paths[p.path as usize].chans[p.hop as usize];
-        self.chans[c as usize].q[p.kind.class()].push_back(pk);
-        self.try_start(c);
+        let mut p = self.pkts[pk as usize];
+        let path = p.path as usize;
+        loop {
+            let c = self.fabric.paths[path].chans[p.hop as usize];
+            let spec = &self.fabric.chans[c as usize];
+            if matches!(spec.kind, crate::fabric::ChKind::Link { .. }) {
+                self.pkts[pk as usize] = p;
+                self.chans[c as usize].q[p.kind.class()].push_back(pk);
+                self.try_start(c);
+                return;
+            }
+            let class = p.kind.class();
+            let data = if class == 1 { 0 } else { p.payload };
+            let wire = spec.wire(p.kind.tlp(), data);
+            let mut ser = spec.ser(wire);
+            let lat = spec.latency;
+            let start = self.chans[c as usize].busy_until.max(p.ready).max(self.now);
+            if spec.collapse && class == 0 {
+                ser = self.collapse_ser(c, &p, wire, start).unwrap_or(ser);
+            }
+            let ch = &mut self.chans[c as usize];
+            ch.busy_until = start + ser;
+            ch.busy += ser.0;
+            p.ready = start + ser + lat;
+            p.hop += 1;
+        }
     }
 
-    fn give_back(&mut self, c: ChId, class: usize, data: u32) {
+    /// The receive buffer of channel `c` frees `data` bytes of `class` at
+    /// `at`; the sender learns of it one link latency plus an UpdateFC later.
+    fn give_back(&mut self, c: ChId, class: usize, data: u32, at: Picos) {
         let spec = &self.fabric.chans[c as usize];
         if spec.credits[class].hdr.is_none() && spec.credits[class].data.is_none() {
             return;
         }
-        let t = self.now + spec.latency + ns(self.p.pcie.fc_update_ns);
+        let t = at + spec.latency + ns(self.p.pcie.fc_update_ns);
         let ch = &mut self.chans[c as usize];
-        ch.returns.push_back((t, class, data));
-        if ch.q.iter().any(|q| !q.is_empty()) {
-            let at = t.max(ch.busy_until);
-            if ch.wake.is_none_or(|w| w > at) {
-                ch.wake = Some(at);
-                self.q.push(at, Ev::Wake(c));
-            }
+        // keep returns sorted by time (usually this appends)
+        let pos = ch.returns.iter().rposition(|r| r.0 <= t).map_or(0, |p| p + 1);
+        ch.returns.insert(pos, (t, class, data));
+        if ch.q.iter().any(|q| !q.is_empty()) && ch.wake.is_none_or(|w| w > t) {
+            ch.wake = Some(t);
+            self.q.push(t, Ev::Wake(c));
         }
     }
 
+    /// Starts every queued packet the receiver has credits for. Packets go
+    /// out back to back in arrival order (oldest first across the three
+    /// credit classes); a packet that must wait for the channel is scheduled
+    /// at the time the channel frees, so a busy channel costs no extra events.
     fn try_start(&mut self, c: ChId) {
-        loop {
-            let now = self.now;
+        let now = self.now;
+        {
             let ch = &mut self.chans[c as usize];
-            if ch.busy_until > now {
-                if ch.wake.is_none_or(|w| w > ch.busy_until) {
-                    ch.wake = Some(ch.busy_until);
-                    self.q.push(ch.busy_until, Ev::Wake(c));
-                }
-                return;
-            }
             while let Some(&(t, class, data)) = ch.returns.front() {
                 if t > now {
                     break;
@@ -736,6 +781,9 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
                 ch.avail[class].0 += 1;
                 ch.avail[class].1 += data as i64;
             }
+        }
+        loop {
+            let ch = &mut self.chans[c as usize];
             let mut best: Option<(u64, usize)> = None;
             for class in 0..3 {
                 if let Some(&pk) = ch.q[class].front() {
@@ -748,6 +796,7 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
                 }
             }
             let Some((_, class)) = best else {
+                // Blocked on credits: a credit return wakes the channel.
                 if ch.q.iter().any(|q| !q.is_empty())
                     && let Some(&(t, _, _)) = ch.returns.front()
                     && ch.wake.is_none_or(|w| w > t)
@@ -766,25 +815,26 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
             if ch.avail[class].1 < INF {
                 ch.avail[class].1 -= data as i64;
             }
+            let start = ch.busy_until.max(now).max(p.ready);
             if let Some((prev, d)) = p.held {
-                self.give_back(prev, class, d);
+                self.give_back(prev, class, d, start);
             }
             let spec = &self.fabric.chans[c as usize];
-            let wire = spec.wire(p.kind.tlp(), if class == 1 { 0 } else { p.payload });
+            let wire = spec.wire(p.kind.tlp(), data);
             let mut ser = spec.ser(wire);
             if spec.collapse && class == 0 {
-                ser = self.collapse_ser(c, &p, wire).unwrap_or(ser);
+                ser = self.collapse_ser(c, &p, wire, start).unwrap_or(ser);
             }
             let lat = self.fabric.chans[c as usize].latency;
             let ch = &mut self.chans[c as usize];
-            ch.busy_until = now + ser;
+            ch.busy_until = start + ser;
             ch.busy += ser.0;
             self.pkts[pk as usize].held = Some((c, data));
-            self.q.push(now + ser + lat, Ev::Arrive(pk));
+            self.q.push(start + ser + lat, Ev::Arrive(pk));
             if p.hop == 0 && p.kind == PKind::Write {
+                // the SM's store buffer frees when the TLP leaves the GPU
                 let g = self.xfers[p.owner as usize].group;
-                self.groups[g as usize].window += 1;
-                self.issue(g);
+                self.q.push(start, Ev::Depart(g));
             }
         }
     }
@@ -792,11 +842,10 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
     /// Posted-write collapse: serialization time at the collapsed rate when
     /// this packet's ingress port has written toward enough distinct root
     /// complexes within the window.
-    fn collapse_ser(&mut self, c: ChId, p: &Pkt, wire: u32) -> Option<Picos> {
+    fn collapse_ser(&mut self, c: ChId, p: &Pkt, wire: u32, now: Picos) -> Option<Picos> {
         let path = &self.fabric.paths[p.path as usize];
         let &(_, ingress, target) = path.collapse_at.iter().find(|(pos, _, _)| *pos == p.hop as usize)?;
         let window = ns(self.p.root_complex.collapse_window_ns);
-        let now = self.now;
         let recent = &mut self.chans[c as usize].recent;
         recent.retain(|&(_, _, t)| now.saturating_sub(t) <= window);
         match recent.iter_mut().find(|(i, tg, _)| *i == ingress && *tg == target) {
@@ -814,14 +863,13 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
         let hop = p.hop as usize + 1;
         if hop < path_len {
             self.pkts[pk as usize].hop = hop as u16;
-            let c = self.fabric.paths[p.path as usize].chans[hop];
-            self.chans[c as usize].q[p.kind.class()].push_back(pk);
-            self.try_start(c);
+            self.pkts[pk as usize].ready = self.now;
+            self.enqueue(pk);
             return;
         }
         // At the destination: the receive buffer frees at once.
         if let Some((prev, d)) = p.held {
-            self.give_back(prev, p.kind.class(), d);
+            self.give_back(prev, p.kind.class(), d, self.now);
             self.pkts[pk as usize].held = None;
         }
         match p.kind {
@@ -840,16 +888,12 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
                 self.flag_arrive(p.to, p.epoch, p.phase);
                 self.free.push(pk);
             }
-            PKind::ReadReq => {
-                let dst = self.path_end(p.path);
-                self.push(self.now + self.memory_latency(dst), Ev::MemDone(pk));
-            }
+            PKind::ReadReq => self.mem_done(pk),
             PKind::PollReq => {
                 // The poll reads memory now: snapshot whether the flags are in.
                 let seen = self.flag_count(p.owner, p.epoch, p.phase) >= p.to;
                 self.pkts[pk as usize].last = seen;
-                let dst = self.path_end(p.path);
-                self.push(self.now + self.memory_latency(dst), Ev::MemDone(pk));
+                self.mem_done(pk);
             }
             PKind::Cpl => {
                 let x = p.owner;
@@ -891,10 +935,12 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
         }
     }
 
-    /// The completer has the data: completions go back along the reverse path.
+    /// A read reached its completer: the completions go back along the
+    /// reverse path, ready once the memory has been read.
     fn mem_done(&mut self, pk: u32) {
         let p = self.pkts[pk as usize];
         let completer = self.path_end(p.path);
+        let ready = self.now + self.memory_latency(completer);
         if p.kind == PKind::PollReq {
             let gpu = self.actors[p.owner as usize].spec.gpu;
             let back = self.fabric.path(self.topo, completer, gpu).expect("routes exist");
@@ -903,6 +949,7 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
             q.path = back;
             q.hop = 0;
             q.seq = self.seq;
+            q.ready = ready;
             self.seq += 1;
             self.enqueue(pk);
             return;
@@ -923,6 +970,7 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
             left -= size;
             let mut c = Self::pkt(PKind::Cpl, size, back, p.owner);
             c.last = left == 0;
+            c.ready = ready;
             let id = if first {
                 first = false;
                 let s = self.seq;
@@ -1038,7 +1086,11 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
         let _ = a;
         self.flows.advance(self.now, &self.fabric);
         self.flows.add(x, total, cap, uses, collapse, rtt, setup);
-        self.reflow();
+        // Flows starting at the same instant share one recompute.
+        if self.flows.pending != Some(self.now) {
+            self.flows.pending = Some(self.now);
+            self.push(self.now, Ev::Reflow);
+        }
     }
 
     fn reflow(&mut self) {

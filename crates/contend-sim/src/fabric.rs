@@ -40,6 +40,16 @@ pub(crate) struct ChannelSpec {
     pub credits: [CreditLimit; 3],
     /// Posted-write collapse applies (fabric of a marked root complex).
     pub collapse: bool,
+    /// Picoseconds per byte << 32 (0 for channels with no rate limit).
+    pub ps_per_byte_fp: u64,
+}
+
+fn ps_per_byte_fp(rate: Option<BytesPerSec>) -> u64 {
+    match rate {
+        Some(r) if r.0 > 0 => ((1_000_000_000_000u128 << 32) / r.0 as u128) as u64,
+        Some(_) => u64::MAX >> 16,
+        None => 0,
+    }
 }
 
 impl ChannelSpec {
@@ -48,12 +58,11 @@ impl ChannelSpec {
     pub fn wire(&self, kind: TlpKind, payload: u32) -> u32 {
         if self.pcie { kind.wire_size(Bytes(payload as u64)).0 as u32 } else { payload.max(16) }
     }
+    /// Serialization time of `wire` bytes: fixed-point picoseconds per byte
+    /// (32 fractional bits), rounded up; exact to well under a picosecond.
     #[inline]
     pub fn ser(&self, wire: u32) -> Picos {
-        match self.rate {
-            Some(r) => r.time_for(Bytes(wire as u64)),
-            None => Picos::ZERO,
-        }
+        Picos((wire as u64 * self.ps_per_byte_fp).div_ceil(1 << 32))
     }
 }
 
@@ -75,14 +84,14 @@ pub(crate) struct Path {
 pub(crate) struct Fabric {
     pub chans: Vec<ChannelSpec>,
     pub paths: Vec<Path>,
-    index: HashMap<(NodeIdx, NodeIdx), PathId>,
-    link_dir: HashMap<(u32, u8), ChId>,
-    fabric_of: HashMap<NodeIdx, (ChId, ChId)>,
+    index: FxMap<(NodeIdx, NodeIdx), PathId>,
+    link_dir: FxMap<(u32, u8), ChId>,
+    fabric_of: FxMap<NodeIdx, (ChId, ChId)>,
 }
 
 impl Fabric {
     pub fn new(topo: &Topology, p: &ModelParams) -> Fabric {
-        let mut f = Fabric { chans: vec![], paths: vec![], index: HashMap::new(), link_dir: HashMap::new(), fabric_of: HashMap::new() };
+        let mut f = Fabric { chans: vec![], paths: vec![], index: FxMap::default(), link_dir: FxMap::default(), fabric_of: FxMap::default() };
         let inf = CreditLimit { hdr: None, data: None };
         for l in topo.links() {
             for dir in 0..2u8 {
@@ -114,7 +123,7 @@ impl Fabric {
                 };
                 let name = format!("{}->{}", topo.node(from).id, topo.node(to).id);
                 f.link_dir.insert((l.idx.0, dir), f.chans.len() as ChId);
-                f.chans.push(ChannelSpec { name, kind: ChKind::Link { link: l.idx.0, dir }, rate, latency: lat, pcie, credits, collapse: false });
+                f.chans.push(ChannelSpec { name, kind: ChKind::Link { link: l.idx.0, dir }, rate, latency: lat, pcie, credits, collapse: false, ps_per_byte_fp: ps_per_byte_fp(rate) });
             }
         }
         for (i, n) in topo.nodes().iter().enumerate() {
@@ -133,6 +142,7 @@ impl Fabric {
                     pcie: false,
                     credits: [buf, np, buf],
                     collapse: rc.posted_write_collapse,
+                    ps_per_byte_fp: ps_per_byte_fp(Some(bw)),
                 });
                 f.chans.push(ChannelSpec {
                     name: format!("{} to memory", n.id),
@@ -142,6 +152,7 @@ impl Fabric {
                     pcie: false,
                     credits: [buf, np, buf],
                     collapse: false,
+                    ps_per_byte_fp: 0,
                 });
                 f.fabric_of.insert(idx, (fab, fab + 1));
             }
@@ -212,3 +223,32 @@ impl Fabric {
         t
     }
 }
+
+/// A small, fast, deterministic hasher for the simulator's integer keys
+/// (the FxHash multiply-rotate scheme); std's SipHash costs more than the
+/// work it guards on the hot path.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct FxHasher(u64);
+
+impl std::hash::Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(*b as u64);
+        }
+    }
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(i as u64);
+    }
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+pub(crate) type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;

@@ -34,6 +34,12 @@ pub(crate) struct FlowState {
     pub last: Picos,
     /// Busy time per channel, picoseconds-equivalent (for utilisation).
     pub busy: Vec<f64>,
+    slot: Vec<usize>,
+    res: Vec<Resource>,
+    caps: Vec<f64>,
+    solver: MaxMin,
+    /// A recompute is already scheduled for this time.
+    pub pending: Option<Picos>,
 }
 
 /// One resource of a max-min problem: capacity and the (flow, weight) pairs using it.
@@ -45,73 +51,127 @@ pub struct Resource {
 
 /// Weighted max-min fair rates by progressive filling: all unfrozen flows
 /// grow together; a flow freezes when a resource it uses saturates or it
-/// reaches its cap.
+/// reaches its cap. Per-resource weight sums and remaining capacities are
+/// kept incrementally, so each round costs O(resources + flows).
 pub fn max_min(caps: &[f64], resources: &[Resource]) -> Vec<f64> {
-    let n = caps.len();
-    let mut rate = vec![0.0f64; n];
-    let mut frozen = vec![false; n];
-    let mut left: Vec<f64> = resources.iter().map(|r| r.capacity).collect();
-    let mut sat = vec![false; resources.len()];
-    for (i, c) in caps.iter().enumerate() {
-        if *c <= 0.0 {
-            frozen[i] = true;
-        }
-    }
-    // Flows that use no finite resource and have no cap would grow forever:
-    // give them their cap (infinite caps stay infinite).
-    loop {
-        let mut delta = f64::INFINITY;
-        for (ri, r) in resources.iter().enumerate() {
-            if sat[ri] {
-                continue;
-            }
-            let w: f64 = r.users.iter().filter(|(f, _)| !frozen[*f]).map(|(_, w)| *w).sum();
-            if w > 0.0 {
-                delta = delta.min(left[ri] / w);
+    let mut w = MaxMin::default();
+    w.solve(caps, resources);
+    w.rate
+}
+
+/// Reusable buffers for [`max_min`] (the simulator solves many small problems).
+#[derive(Debug, Default)]
+pub struct MaxMin {
+    pub rate: Vec<f64>,
+    frozen: Vec<bool>,
+    left: Vec<f64>,
+    wsum: Vec<f64>,
+    sat: Vec<bool>,
+    /// (resource, weight) per flow, flattened with offsets.
+    uses: Vec<(usize, f64)>,
+    start: Vec<usize>,
+}
+
+impl MaxMin {
+    pub fn solve(&mut self, caps: &[f64], resources: &[Resource]) {
+        let n = caps.len();
+        let r = resources.len();
+        self.rate.clear();
+        self.rate.resize(n, 0.0);
+        self.frozen.clear();
+        self.frozen.extend(caps.iter().map(|c| *c <= 0.0));
+        self.left.clear();
+        self.left.extend(resources.iter().map(|r| r.capacity));
+        self.wsum.clear();
+        self.wsum.resize(r, 0.0);
+        self.sat.clear();
+        self.sat.resize(r, false);
+        // bucket the (resource, weight) pairs by flow
+        self.start.clear();
+        self.start.resize(n + 1, 0);
+        for res in resources {
+            for &(f, _) in &res.users {
+                self.start[f + 1] += 1;
             }
         }
         for i in 0..n {
-            if !frozen[i] {
-                delta = delta.min(caps[i] - rate[i]);
+            self.start[i + 1] += self.start[i];
+        }
+        self.uses.clear();
+        self.uses.resize(self.start[n], (0, 0.0));
+        let mut fill = self.start.clone();
+        for (ri, res) in resources.iter().enumerate() {
+            for &(f, w) in &res.users {
+                self.uses[fill[f]] = (ri, w);
+                fill[f] += 1;
+                if !self.frozen[f] {
+                    self.wsum[ri] += w;
+                }
             }
         }
-        if !delta.is_finite() {
+        let mut open = self.frozen.iter().filter(|f| !**f).count();
+        let mut level = 0.0f64;
+        while open > 0 {
+            let mut delta = f64::INFINITY;
+            for ri in 0..r {
+                if !self.sat[ri] && self.wsum[ri] > 1e-15 {
+                    delta = delta.min(self.left[ri] / self.wsum[ri]);
+                }
+            }
             for i in 0..n {
-                if !frozen[i] {
-                    rate[i] = caps[i];
+                if !self.frozen[i] {
+                    delta = delta.min(caps[i] - level);
                 }
             }
-            break;
-        }
-        let delta = delta.max(0.0);
-        for i in 0..n {
-            if !frozen[i] {
-                rate[i] += delta;
+            if !delta.is_finite() {
+                for i in 0..n {
+                    if !self.frozen[i] {
+                        self.rate[i] = caps[i];
+                    }
+                }
+                break;
             }
-        }
-        for (ri, r) in resources.iter().enumerate() {
-            if sat[ri] {
-                continue;
-            }
-            let w: f64 = r.users.iter().filter(|(f, _)| !frozen[*f]).map(|(_, w)| *w).sum();
-            left[ri] -= w * delta;
-            if left[ri] <= r.capacity * 1e-12 && w > 0.0 {
-                sat[ri] = true;
-                for (f, _) in &r.users {
-                    frozen[*f] = true;
+            let delta = delta.max(0.0);
+            level += delta;
+            for ri in 0..r {
+                if !self.sat[ri] {
+                    self.left[ri] -= self.wsum[ri] * delta;
                 }
             }
-        }
-        for i in 0..n {
-            if !frozen[i] && rate[i] >= caps[i] * (1.0 - 1e-12) {
-                frozen[i] = true;
+            for i in 0..n {
+                if !self.frozen[i] {
+                    self.rate[i] = level;
+                }
             }
-        }
-        if frozen.iter().all(|f| *f) {
-            break;
+            for ri in 0..r {
+                if !self.sat[ri] && self.wsum[ri] > 1e-15 && self.left[ri] <= resources[ri].capacity * 1e-12 {
+                    self.sat[ri] = true;
+                    for &(f, _) in &resources[ri].users {
+                        open -= self.freeze(f);
+                    }
+                }
+            }
+            for i in 0..n {
+                if !self.frozen[i] && level >= caps[i] * (1.0 - 1e-12) {
+                    self.rate[i] = caps[i];
+                    open -= self.freeze(i);
+                }
+            }
         }
     }
-    rate
+
+    /// Freezes flow `f`; 1 if it was open.
+    fn freeze(&mut self, f: usize) -> usize {
+        if self.frozen[f] {
+            return 0;
+        }
+        self.frozen[f] = true;
+        for k in self.start[f]..self.start[f + 1] {
+            let (ri, w) = self.uses[k];
+            self.wsum[ri] -= w;
+        }
+        1
+    }
 }
 
 /// The reference twin: repeatedly find the single most constrained
@@ -172,7 +232,7 @@ pub fn max_min_reference(caps: &[f64], resources: &[Resource]) -> Vec<f64> {
 
 impl FlowState {
     pub fn new(chans: usize) -> FlowState {
-        FlowState { flows: vec![], version: 0, last: Picos::ZERO, busy: vec![0.0; chans] }
+        FlowState { flows: vec![], version: 0, last: Picos::ZERO, busy: vec![0.0; chans], slot: vec![], res: vec![], caps: vec![], solver: MaxMin::default(), pending: None }
     }
 
     /// Moves every flow forward to `now` at its current rate.
@@ -203,23 +263,38 @@ impl FlowState {
     pub fn recompute(&mut self, fabric: &Fabric, p: &ModelParams) {
         self.version += 1;
         let now = self.last;
-        let caps: Vec<f64> = self.flows.iter().map(|f| if f.start > now { 0.0 } else { f.cap }).collect();
-        let mut res: Vec<Resource> = Vec::new();
-        let mut index = std::collections::HashMap::new();
+        self.caps.clear();
+        self.caps.extend(self.flows.iter().map(|f| if f.start > now { 0.0 } else { f.cap }));
+        let mut res = std::mem::take(&mut self.res);
+        let mut used = 0usize;
+        // channel -> resource index, reset after use
+        self.slot.resize(fabric.chans.len(), usize::MAX);
         for (fi, f) in self.flows.iter().enumerate() {
             for &(c, w) in &f.uses {
                 let Some(r) = fabric.chans[c as usize].rate else { continue };
-                let ri = *index.entry(c).or_insert_with(|| {
-                    res.push(Resource { capacity: r.0 as f64, users: vec![] });
-                    res.len() - 1
-                });
+                let mut ri = self.slot[c as usize];
+                if ri == usize::MAX {
+                    if used == res.len() {
+                        res.push(Resource { capacity: 0.0, users: vec![] });
+                    }
+                    res[used].capacity = r.0 as f64;
+                    res[used].users.clear();
+                    ri = used;
+                    used += 1;
+                    self.slot[c as usize] = ri;
+                }
                 res[ri].users.push((fi, w));
+            }
+        }
+        for f in &self.flows {
+            for &(c, _) in &f.uses {
+                self.slot[c as usize] = usize::MAX;
             }
         }
         // Posted-write collapse: flows through one collapsing fabric from one
         // ingress toward enough distinct root complexes share the collapsed rate.
         let mut groups: std::collections::BTreeMap<(ChId, ChId), (Vec<NodeIdx>, Vec<usize>)> = Default::default();
-        for (fi, f) in self.flows.iter().enumerate() {
+        for (fi, f) in self.flows.iter().enumerate().filter(|(_, f)| !f.collapse.is_empty()) {
             for &(fab, ing, t) in &f.collapse {
                 let e = groups.entry((fab, ing)).or_default();
                 if !e.0.contains(&t) {
@@ -228,15 +303,17 @@ impl FlowState {
                 e.1.push(fi);
             }
         }
+        res.truncate(used);
         for (_, (targets, flows)) in groups {
             if targets.len() as u32 >= p.root_complex.collapse_min_targets {
                 res.push(Resource { capacity: p.root_complex.collapse_gbps * 1e9, users: flows.into_iter().map(|f| (f, 1.0)).collect() });
             }
         }
-        let rates = max_min(&caps, &res);
-        for (f, r) in self.flows.iter_mut().zip(rates) {
-            f.rate = r;
+        self.solver.solve(&self.caps, &res);
+        for (f, r) in self.flows.iter_mut().zip(&self.solver.rate) {
+            f.rate = *r;
         }
+        self.res = res;
     }
 
     /// When the next flow drains (or a delayed flow starts).

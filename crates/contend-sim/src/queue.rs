@@ -7,7 +7,7 @@
 
 use contend_topo::Picos;
 use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 pub trait EventQueue<T> {
     /// Schedules `item` at `time`; `time` must not precede the last popped time.
@@ -19,37 +19,55 @@ pub trait EventQueue<T> {
     }
 }
 
-/// Monotone radix heap over 128-bit keys (time << 64 | sequence).
+/// Monotone radix heap over times. Bucket `i` holds items whose time's
+/// highest bit differing from the last popped time is bit `i - 1`; a bitmask
+/// finds the first non-empty bucket in one instruction. Buckets are appended
+/// to and redistributed in order, and bucket 0 (time equal to the last
+/// popped) is a FIFO, so equal times pop in insertion order.
 #[derive(Debug)]
 pub struct RadixQueue<T> {
-    last: u128,
-    seq: u64,
+    last: u64,
     len: usize,
-    buckets: Vec<Vec<(u128, T)>>,
+    /// Bit i set: bucket i + 1 is not empty.
+    mask: u64,
+    zero: VecDeque<T>,
+    buckets: Vec<Vec<(u64, T)>>,
+    scratch: Vec<(u64, T)>,
 }
 
 impl<T> Default for RadixQueue<T> {
     fn default() -> Self {
-        RadixQueue { last: 0, seq: 0, len: 0, buckets: (0..129).map(|_| Vec::new()).collect() }
+        RadixQueue {
+            last: 0,
+            len: 0,
+            mask: 0,
+            zero: VecDeque::new(),
+            buckets: (0..64).map(|_| Vec::new()).collect(),
+            scratch: Vec::new(),
+        }
     }
 }
 
 impl<T> RadixQueue<T> {
     #[inline]
-    fn bucket(last: u128, key: u128) -> usize {
-        if key == last { 0 } else { 128 - (key ^ last).leading_zeros() as usize }
+    fn place(&mut self, key: u64, item: T) {
+        if key == self.last {
+            self.zero.push_back(item);
+        } else {
+            let b = 63 - (key ^ self.last).leading_zeros() as usize;
+            self.buckets[b].push((key, item));
+            self.mask |= 1u64 << b;
+        }
     }
 }
 
 impl<T> EventQueue<T> for RadixQueue<T> {
     #[inline]
     fn push(&mut self, time: Picos, item: T) {
-        let key = ((time.0 as u128) << 64) | self.seq as u128;
-        self.seq += 1;
         // A past time would break the monotone invariant; clamp to "now" so a
         // caller bug delays an event instead of corrupting the queue.
-        let key = key.max(self.last);
-        self.buckets[Self::bucket(self.last, key)].push((key, item));
+        let key = time.0.max(self.last);
+        self.place(key, item);
         self.len += 1;
     }
 
@@ -57,18 +75,20 @@ impl<T> EventQueue<T> for RadixQueue<T> {
         if self.len == 0 {
             return None;
         }
-        if self.buckets[0].is_empty() {
-            let i = (1..129).find(|&i| !self.buckets[i].is_empty())?;
-            let items = std::mem::take(&mut self.buckets[i]);
-            let min = items.iter().map(|(k, _)| *k).min()?;
-            self.last = min;
-            for (k, v) in items {
-                self.buckets[Self::bucket(min, k)].push((k, v));
+        if self.zero.is_empty() {
+            let i = self.mask.trailing_zeros() as usize;
+            let mut items = std::mem::take(&mut self.scratch);
+            std::mem::swap(&mut items, &mut self.buckets[i]);
+            self.mask &= !(1u64 << i);
+            self.last = items.iter().map(|(k, _)| *k).min()?;
+            for (k, v) in items.drain(..) {
+                self.place(k, v);
             }
+            self.scratch = items;
         }
-        let (k, v) = self.buckets[0].pop()?;
+        let v = self.zero.pop_front()?;
         self.len -= 1;
-        Some((Picos((k >> 64) as u64), v))
+        Some((Picos(self.last), v))
     }
 
     fn len(&self) -> usize {

@@ -249,14 +249,16 @@ fn collective_actors(
         .enumerate()
         .map(|(r, &gpu)| {
             let prog = &c.programs[r.min(c.programs.len() - 1)];
-            let mut script = Vec::with_capacity(count * (prog.ops.len() + 3));
+            let n = prog.ops.len() as u32;
+            let mut script = Vec::with_capacity(count * (n as usize + 3));
             for (k, row) in delays.iter().enumerate() {
                 script.push(Step::Delay(gap + row[r]));
                 script.push(Step::Begin(k as u32));
-                script.extend(prog.ops.iter().cloned().map(Step::Op));
+                script.extend((0..n).map(Step::Op));
                 script.push(Step::End);
             }
-            ActorSpec { gpu, flag_loc: c.flag_loc[r], blocks: sc.kernel.blocks, threads: sc.kernel.threads, script, eager }
+            let ops = prog.ops.clone().into();
+            ActorSpec { gpu, flag_loc: c.flag_loc[r], blocks: sc.kernel.blocks, threads: sc.kernel.threads, script, ops, eager }
         })
         .collect();
     (actors, c.note)
@@ -273,13 +275,14 @@ fn stream_actors(sc: &Scenario, s: &contend_workload::Stream, params: &ModelPara
     let _ = params;
     let mem = if matches!(sc.topology.node(s.to).kind, contend_topo::NodeKind::Gpu(_)) { MemLoc::Device(s.to) } else { MemLoc::Host(s.to) };
     let acc = Access { mem, bytes: s.bytes };
-    let me = |script: Vec<Step>| ActorSpec { gpu: s.from, flag_loc: MemLoc::Device(s.from), blocks: s.kernel.blocks, threads: s.kernel.threads, script, eager };
-    let wrap = |ops: Vec<Op>| {
-        let mut v = vec![Step::Begin(0)];
-        v.extend(ops.into_iter().map(Step::Op));
-        v.push(Step::End);
-        v
+    // An actor that times its ops as collective 0.
+    let me = |ops: Vec<Op>| {
+        let mut script = vec![Step::Begin(0)];
+        script.extend((0..ops.len() as u32).map(Step::Op));
+        script.push(Step::End);
+        ActorSpec { gpu: s.from, flag_loc: MemLoc::Device(s.from), blocks: s.kernel.blocks, threads: s.kernel.threads, script, ops: ops.into(), eager }
     };
+    let wrap = |ops: Vec<Op>| ops;
     match s.op {
         TransferOp::Copy => vec![me(wrap(vec![Op::Post { parts: vec![(acc, Notify::None)], engine: Eng::CopyEngine }]))],
         TransferOp::Load => vec![me(wrap(vec![Op::Fetch { parts: vec![acc], engine: Eng::Sm }]))],
@@ -313,7 +316,8 @@ fn stream_actors(sc: &Scenario, s: &contend_workload::Stream, params: &ModelPara
                     flag_loc: MemLoc::Device(s.to),
                     blocks: 1,
                     threads: 32,
-                    script: pb.into_iter().map(Step::Op).collect(),
+                    script: (0..pb.len() as u32).map(Step::Op).collect(),
+                    ops: pb.into(),
                     eager,
                 };
                 vec![me(wrap(pa)), partner]
