@@ -67,7 +67,11 @@ fn parse_size(s: &str) -> Result<u64, String> {
 
 impl RunArgs {
     fn options(&self) -> Options {
-        Options { quick: self.quick, repeats: self.repeats, max_size: self.max_size }
+        Options {
+            quick: self.quick,
+            repeats: self.repeats,
+            max_size: self.max_size,
+        }
     }
 }
 
@@ -125,7 +129,10 @@ fn finish(sink: Sink, r: Result<(), HwError>) -> Result<()> {
     eprintln!("{} record(s) written", sink.written);
     r?;
     if let Some(first) = sink.failures.first() {
-        bail!("{} measurement(s) failed, the first: {first}", sink.failures.len());
+        bail!(
+            "{} measurement(s) failed, the first: {first}",
+            sink.failures.len()
+        );
     }
     Ok(())
 }
@@ -141,13 +148,27 @@ mod tests {
             return;
         }
         let want = "no CUDA driver found (libcuda.so could not be loaded): contend hw needs an NVIDIA GPU machine";
-        let args = || RunArgs { out: None, quick: true, repeats: None, max_size: None };
-        let sc = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/hw-allreduce-h200x2.toml"));
+        let args = || RunArgs {
+            out: None,
+            quick: true,
+            repeats: None,
+            max_size: None,
+        };
+        let sc = PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../scenarios/hw-allreduce-h200x2.toml"
+        ));
         for cmd in [
             HwCommand::Topo { out: None },
             HwCommand::Probe { run: args() },
-            HwCommand::Run { scenario: sc.clone(), run: args() },
-            HwCommand::Nccl { scenario: sc.clone(), run: args() },
+            HwCommand::Run {
+                scenario: sc.clone(),
+                run: args(),
+            },
+            HwCommand::Nccl {
+                scenario: sc.clone(),
+                run: args(),
+            },
         ] {
             let e = run(cmd).unwrap_err();
             assert_eq!(format!("{e:#}"), want);

@@ -1,0 +1,568 @@
+//! Allreduce on the hardware: the buffers of a team of ranks for the custom
+//! kernels of `kernels/allreduce.cu`, and the measurement engine shared with
+//! the NCCL baseline (verify against the CPU reference, time with events,
+//! the verify step eager and as a CUDA graph), all under a watchdog.
+
+#![allow(unsafe_code)]
+
+use crate::driver::{self, DevMem, Event, Gpu, Graph, HostMem};
+use crate::error::HwError;
+use crate::rig::{Rig, kernel_timeout_ns, watchdog};
+use crate::verify;
+use contend_workload::{Algorithm, Dtype, KernelConfig, LaunchMode, Placement};
+use std::ffi::c_void;
+use std::time::Instant;
+
+/// Limits shared with kernels/allreduce.cu.
+pub const MAX_RANKS: usize = 8;
+pub const MAX_BLOCKS: u32 = 1024;
+const NPHASE: usize = 4;
+const FLAG_BYTES: usize = 2 * NPHASE * MAX_BLOCKS as usize * MAX_RANKS * 4;
+
+/// Kernel argument block; must match `struct ArArgs` in kernels/allreduce.cu.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct ArArgs {
+    buf: [u64; MAX_RANKS],
+    flags: [u64; MAX_RANKS],
+    input: u64,
+    output: u64,
+    counter: u64,
+    abort_word: u64,
+    status: u64,
+    nvec: u64,
+    region: u64,
+    timeout_ns: u64,
+    rank: u32,
+    nranks: u32,
+    group: u32,
+    pad: u32,
+}
+
+/// Memory of each rank, in device memory or in mapped host memory.
+#[derive(Debug)]
+enum Mem {
+    Dev(Vec<DevMem>),
+    Host(Vec<HostMem>),
+}
+
+impl Mem {
+    fn alloc(rig: &Rig, ids: &[usize], placement: Placement, bytes: usize) -> Result<Mem, HwError> {
+        Ok(match placement {
+            Placement::Peer => Mem::Dev(
+                ids.iter()
+                    .map(|&i| DevMem::alloc(&rig.gpus[i], bytes))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Placement::Host => Mem::Host(
+                ids.iter()
+                    .map(|_| HostMem::alloc(&rig.gpus, bytes))
+                    .collect::<Result<_, _>>()?,
+            ),
+        })
+    }
+    /// Address of rank `owner`'s memory as rig GPU `gpu` sees it.
+    fn addr(&self, owner: usize, gpu: usize) -> u64 {
+        match self {
+            Mem::Dev(v) => v[owner].ptr,
+            Mem::Host(v) => v[owner].dev[gpu],
+        }
+    }
+}
+
+/// The buffers of a team of ranks for the custom kernels.
+#[derive(Debug)]
+pub struct Team<'r> {
+    pub rig: &'r Rig,
+    /// Rig GPU index of each rank.
+    pub ids: Vec<usize>,
+    pub placement: Placement,
+    /// Capacity of one slot: the largest message, bytes.
+    pub cap: usize,
+    /// Ranks per group for the hierarchical kernel.
+    pub group: u32,
+    input: Vec<DevMem>,
+    output: Vec<DevMem>,
+    exch: Mem,
+    flags: Mem,
+    counter: Vec<DevMem>,
+    abort: Vec<DevMem>,
+    status: HostMem,
+}
+
+impl<'r> Team<'r> {
+    /// Allocates everything for messages up to `cap` bytes.
+    pub fn new(
+        rig: &'r Rig,
+        ids: &[usize],
+        placement: Placement,
+        cap: usize,
+        group: u32,
+    ) -> Result<Team<'r>, HwError> {
+        let n = ids.len();
+        if n == 0 || n > MAX_RANKS {
+            return Err(HwError::Unsupported(format!(
+                "the kernels take 1 to {MAX_RANKS} ranks, not {n}"
+            )));
+        }
+        if group == 0 || n % group as usize != 0 {
+            return Err(HwError::Unsupported(format!(
+                "hierarchical groups of {group} do not divide {n} ranks"
+            )));
+        }
+        if placement == Placement::Peer {
+            for &a in ids {
+                for &b in ids {
+                    if a != b && !rig.p2p[a][b].access {
+                        return Err(HwError::Unsupported(format!(
+                            "peer placement needs P2P access, and GPU {a} cannot reach GPU {b} (use host placement)"
+                        )));
+                    }
+                }
+            }
+        }
+        let cap = cap.div_ceil(16) * 16;
+        let exch_bytes = 2 * (n + 1) * cap;
+        let dev = |bytes| {
+            ids.iter()
+                .map(|&i| DevMem::alloc(&rig.gpus[i], bytes))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        Ok(Team {
+            rig,
+            ids: ids.to_vec(),
+            placement,
+            cap,
+            group,
+            input: dev(cap)?,
+            output: dev(cap)?,
+            exch: Mem::alloc(rig, ids, placement, exch_bytes)?,
+            flags: Mem::alloc(rig, ids, placement, FLAG_BYTES)?,
+            counter: dev(8)?,
+            abort: dev(4)?,
+            status: HostMem::alloc(&rig.gpus, 4 * MAX_RANKS)?,
+        })
+    }
+
+    fn args(&self, rank: usize, bytes: usize) -> ArArgs {
+        let gpu = self.ids[rank];
+        let mut a = ArArgs::default();
+        for j in 0..self.ids.len() {
+            a.buf[j] = self.exch.addr(j, gpu);
+            a.flags[j] = self.flags.addr(j, gpu);
+        }
+        a.input = self.input[rank].ptr;
+        a.output = self.output[rank].ptr;
+        a.counter = self.counter[rank].ptr;
+        a.abort_word = self.abort[rank].ptr;
+        a.status = self.status.dev[gpu] + 4 * rank as u64;
+        a.nvec = (bytes / 16) as u64;
+        a.region = self.cap as u64;
+        a.timeout_ns = kernel_timeout_ns();
+        a.rank = rank as u32;
+        a.nranks = self.ids.len() as u32;
+        a.group = self.group;
+        a
+    }
+
+    /// Sentences for ranks whose kernel gave up waiting.
+    fn gave_up(&self) -> Option<String> {
+        let v: Vec<String> = (0..self.ids.len())
+            .filter_map(|r| {
+                let s = self.status.read_u32(r);
+                (s != 0).then(|| {
+                    let (phase, peer) = ((s - 1) / 16, (s - 1) % 16);
+                    format!(
+                        "rank {r} waited longer than {} ms for rank {peer}'s flag of phase {phase}",
+                        kernel_timeout_ns() / 1_000_000
+                    )
+                })
+            })
+            .collect();
+        (!v.is_empty()).then(|| v.join("; "))
+    }
+}
+
+/// A collective launched on every rank of a team: ours or NCCL's.
+pub trait Collective: Sync {
+    /// `one-shot-pull`, ..., `nccl`.
+    fn algorithm(&self) -> String;
+    /// Rig GPU index of each rank.
+    fn gpu_ids(&self) -> &[usize];
+    fn input(&self, rank: usize) -> &DevMem;
+    fn output(&self, rank: usize) -> &DevMem;
+    /// Enqueues one allreduce of `bytes` on rank `rank`'s `stream`.
+    fn launch(
+        &self,
+        rank: usize,
+        gpu: &Gpu,
+        bytes: usize,
+        stream: driver::CUstream,
+    ) -> Result<(), HwError>;
+    /// Ranks that gave up waiting inside a kernel, as a sentence.
+    fn gave_up(&self) -> Option<String> {
+        None
+    }
+    /// Facts for the record's `extra` (grid, protocol...).
+    fn describe(&self, _bytes: usize) -> Vec<(String, serde_json::Value)> {
+        vec![]
+    }
+}
+
+/// One of the custom kernels on a team.
+#[derive(Debug)]
+pub struct Custom<'t, 'r> {
+    pub team: &'t Team<'r>,
+    pub algorithm: Algorithm,
+    pub dtype: Dtype,
+    pub kernel: KernelConfig,
+}
+
+impl Custom<'_, '_> {
+    fn name(&self) -> Result<String, HwError> {
+        let suffix = match self.dtype {
+            Dtype::Bf16 => "bf16",
+            Dtype::Fp32 => "f32",
+            Dtype::Fp16 => {
+                return Err(HwError::Unsupported(
+                    "the kernels take bf16 and fp32, not fp16".into(),
+                ));
+            }
+        };
+        if !self.algorithm.has_custom_kernel() {
+            return Err(HwError::Unsupported(format!(
+                "{} has no kernel here (NCCL is its twin)",
+                self.algorithm
+            )));
+        }
+        Ok(format!(
+            "{}_{suffix}",
+            self.algorithm.name().replace('-', "_")
+        ))
+    }
+
+    /// Blocks actually launched for `bytes`: the configured count, or fewer
+    /// when there is less work than that (every rank uses the same grid).
+    pub fn grid(&self, bytes: usize) -> u32 {
+        let nvec = (bytes / 16) as u64;
+        let n = self.team.ids.len() as u64;
+        let work = match self.algorithm {
+            Algorithm::TwoShotPull | Algorithm::TwoShotPush => nvec.div_ceil(n),
+            _ => nvec,
+        };
+        let need = work.div_ceil(u64::from(self.kernel.threads)).max(1);
+        need.min(u64::from(self.kernel.blocks))
+            .min(u64::from(MAX_BLOCKS)) as u32
+    }
+}
+
+impl Collective for Custom<'_, '_> {
+    fn algorithm(&self) -> String {
+        self.algorithm.name().to_string()
+    }
+    fn gpu_ids(&self) -> &[usize] {
+        &self.team.ids
+    }
+    fn input(&self, rank: usize) -> &DevMem {
+        &self.team.input[rank]
+    }
+    fn output(&self, rank: usize) -> &DevMem {
+        &self.team.output[rank]
+    }
+    fn launch(
+        &self,
+        rank: usize,
+        gpu: &Gpu,
+        bytes: usize,
+        stream: driver::CUstream,
+    ) -> Result<(), HwError> {
+        if bytes % 16 != 0 || bytes > self.team.cap {
+            return Err(HwError::Unsupported(format!(
+                "message of {bytes} B: the kernels take multiples of 16 B up to {} B",
+                self.team.cap
+            )));
+        }
+        let f = gpu.func(&self.name()?)?;
+        let mut a = self.team.args(rank, bytes);
+        let mut params = [&mut a as *mut ArArgs as *mut c_void];
+        // SAFETY: one parameter, a by-value ArArgs, as the kernel declares.
+        unsafe {
+            gpu.launch(
+                f,
+                self.grid(bytes),
+                self.kernel.threads,
+                stream,
+                &mut params,
+            )
+        }
+    }
+    fn gave_up(&self) -> Option<String> {
+        self.team.gave_up()
+    }
+    fn describe(&self, bytes: usize) -> Vec<(String, serde_json::Value)> {
+        vec![
+            ("blocks".into(), self.kernel.blocks.into()),
+            ("threads".into(), self.kernel.threads.into()),
+            ("grid".into(), self.grid(bytes).into()),
+            ("group".into(), self.team.group.into()),
+        ]
+    }
+}
+
+/// Timings of one measurement (nanoseconds).
+#[derive(Clone, Debug, Default)]
+pub struct Timing {
+    /// Per operation (or per step), the slowest rank's time.
+    pub per_op_ns: Vec<f64>,
+    /// First event to last, slowest rank.
+    pub total_ns: f64,
+    /// Host-synchronised latency (launch, wait), slowest rank, per try.
+    pub sync_ns: Vec<f64>,
+}
+
+fn hang(c: &dyn Collective, what: &str, bytes: usize, detail: Option<String>) -> HwError {
+    driver::poison();
+    HwError::Hang {
+        what: what.into(),
+        algorithm: c.algorithm(),
+        size: bytes as u64,
+        ranks: format!("{:?}", c.gpu_ids()),
+        limit_ms: watchdog().as_millis() as u64,
+        detail: detail.map(|d| format!(": {d}")).unwrap_or_default(),
+    }
+}
+
+fn kernel_gave_up(c: &dyn Collective, what: &str, bytes: usize) -> Result<(), HwError> {
+    match c.gave_up() {
+        Some(d) => Err(HwError::Hang {
+            what: what.into(),
+            algorithm: c.algorithm(),
+            size: bytes as u64,
+            ranks: format!("{:?}", c.gpu_ids()),
+            limit_ms: kernel_timeout_ns() / 1_000_000,
+            detail: format!(": {d}"),
+        }),
+        None => Ok(()),
+    }
+}
+
+fn slowest(per_rank: &[Vec<f64>]) -> Vec<f64> {
+    let n = per_rank.iter().map(Vec::len).min().unwrap_or(0);
+    (0..n)
+        .map(|i| per_rank.iter().map(|v| v[i]).fold(0.0, f64::max))
+        .collect()
+}
+
+/// Fresh inputs on every rank, outputs poisoned.
+fn stage_inputs(c: &dyn Collective, rank: usize, gpu: &Gpu, input: &[u8]) -> Result<(), HwError> {
+    c.input(rank).upload(input)?;
+    c.output(rank).fill(0xff, gpu.stream)?;
+    if !gpu.sync(watchdog())? {
+        return Err(HwError::Unsupported("GPU did not finish a memset".into()));
+    }
+    Ok(())
+}
+
+/// Checks every rank's output against the sum of the inputs.
+fn check_all(
+    c: &dyn Collective,
+    dtype: Dtype,
+    placement: &str,
+    bytes: usize,
+    inputs: &[Vec<u8>],
+    outs: &[Vec<u8>],
+) -> Result<(), HwError> {
+    let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+    for (r, out) in outs.iter().enumerate() {
+        verify::check(dtype, &refs, out).map_err(|m| HwError::Mismatch {
+            algorithm: c.algorithm(),
+            placement: placement.into(),
+            size: bytes as u64,
+            rank: r,
+            detail: m.to_string(),
+        })?;
+    }
+    Ok(())
+}
+
+fn draw_all(dtype: Dtype, bytes: usize, n: usize, seed: u64) -> Vec<Vec<u8>> {
+    (0..n)
+        .map(|r| {
+            verify::draw_input(
+                dtype,
+                bytes,
+                seed.wrapping_add((r as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d)),
+            )
+        })
+        .collect()
+}
+
+/// Runs one allreduce on every rank with fresh inputs and checks every output.
+pub fn verify_once(
+    rig: &Rig,
+    c: &dyn Collective,
+    dtype: Dtype,
+    placement: &str,
+    bytes: usize,
+    seed: u64,
+) -> Result<(), HwError> {
+    let ids = c.gpu_ids().to_vec();
+    let inputs = draw_all(dtype, bytes, ids.len(), seed);
+    let outs = rig.par(&ids, |r, g, gate| {
+        stage_inputs(c, r, g, &inputs[r])?;
+        gate.wait()?;
+        c.launch(r, g, bytes, g.stream)?;
+        if !g.sync(watchdog())? {
+            return Err(hang(c, "verification run", bytes, None));
+        }
+        c.output(r).download(bytes)
+    })?;
+    kernel_gave_up(c, "verification run", bytes)?;
+    check_all(c, dtype, placement, bytes, &inputs, &outs)
+}
+
+/// Times `repeats` allreduces back to back (after `warmup`), each between
+/// two events, and `sync_reps` host-synchronised ones.
+pub fn time(
+    rig: &Rig,
+    c: &dyn Collective,
+    bytes: usize,
+    warmup: u32,
+    repeats: u32,
+    sync_reps: u32,
+) -> Result<Timing, HwError> {
+    let ids = c.gpu_ids().to_vec();
+    let r = repeats.max(1) as usize;
+    let per_rank = rig.par(&ids, |rank, g, gate| {
+        let ev = Event::many(g, r + 1)?;
+        gate.wait()?;
+        for _ in 0..warmup {
+            c.launch(rank, g, bytes, g.stream)?;
+        }
+        ev[0].record(g.stream)?;
+        for i in 0..r {
+            c.launch(rank, g, bytes, g.stream)?;
+            ev[i + 1].record(g.stream)?;
+        }
+        if !ev[r].wait(watchdog())? {
+            return Err(hang(c, "timed allreduces", bytes, None));
+        }
+        let d = (0..r)
+            .map(|i| ev[i].ns_until(&ev[i + 1]))
+            .collect::<Result<Vec<_>, _>>()?;
+        let total = ev[0].ns_until(&ev[r])?;
+        let mut sync = Vec::with_capacity(sync_reps as usize);
+        for _ in 0..sync_reps {
+            gate.wait()?;
+            let t0 = Instant::now();
+            c.launch(rank, g, bytes, g.stream)?;
+            if !g.sync(watchdog())? {
+                return Err(hang(c, "host-synchronised allreduce", bytes, None));
+            }
+            sync.push(t0.elapsed().as_nanos() as f64);
+        }
+        Ok((d, total, sync))
+    })?;
+    kernel_gave_up(c, "timed allreduces", bytes)?;
+    let d: Vec<Vec<f64>> = per_rank.iter().map(|x| x.0.clone()).collect();
+    let s: Vec<Vec<f64>> = per_rank.iter().map(|x| x.2.clone()).collect();
+    Ok(Timing {
+        per_op_ns: slowest(&d),
+        total_ns: per_rank.iter().map(|x| x.1).fold(0.0, f64::max),
+        sync_ns: slowest(&s),
+    })
+}
+
+/// The verify step: `ops` allreduces of `bytes` back to back (with an
+/// optional spin of `delays[op][rank]` ns before each), launched eagerly or
+/// as one CUDA graph per rank. First one checked step with fresh inputs,
+/// then `warmup` steps, then `repeats` timed steps. `per_op_ns` holds the
+/// step times.
+#[allow(clippy::too_many_arguments)]
+pub fn verify_step(
+    rig: &Rig,
+    c: &dyn Collective,
+    dtype: Dtype,
+    placement: &str,
+    bytes: usize,
+    delays: &[Vec<u64>],
+    mode: LaunchMode,
+    warmup: u32,
+    repeats: u32,
+    seed: u64,
+) -> Result<Timing, HwError> {
+    let ids = c.gpu_ids().to_vec();
+    let inputs = draw_all(dtype, bytes, ids.len(), seed);
+    let r = repeats.max(1) as usize;
+    let what = match mode {
+        LaunchMode::Eager => "verify step (eager)",
+        LaunchMode::Graph => "verify step (CUDA graph)",
+    };
+    let per_rank = rig.par(&ids, |rank, g, gate| {
+        let spin = g.func("spin")?;
+        let step = || -> Result<(), HwError> {
+            for d in delays {
+                let mut ns = d.get(rank).copied().unwrap_or(0);
+                if ns > 0 {
+                    let mut p = [&mut ns as *mut u64 as *mut c_void];
+                    // SAFETY: spin(u64).
+                    unsafe { g.launch(spin, 1, 32, g.stream, &mut p)? };
+                }
+                c.launch(rank, g, bytes, g.stream)?;
+            }
+            Ok(())
+        };
+        let graph = match mode {
+            LaunchMode::Graph => Some(Graph::capture(g, g.stream, &step)?),
+            LaunchMode::Eager => None,
+        };
+        let run = || match &graph {
+            Some(gr) => gr.launch(g.stream),
+            None => step(),
+        };
+        // Checked step.
+        stage_inputs(c, rank, g, &inputs[rank])?;
+        gate.wait()?;
+        run()?;
+        if !g.sync(watchdog())? {
+            return Err(hang(c, what, bytes, None));
+        }
+        let out = c.output(rank).download(bytes)?;
+        gate.wait()?;
+        for _ in 0..warmup {
+            run()?;
+        }
+        let ev = Event::many(g, 2 * r)?;
+        for i in 0..r {
+            ev[2 * i].record(g.stream)?;
+            run()?;
+            ev[2 * i + 1].record(g.stream)?;
+        }
+        if !ev[2 * r - 1].wait(watchdog())? {
+            return Err(hang(c, what, bytes, None));
+        }
+        let d = (0..r)
+            .map(|i| ev[2 * i].ns_until(&ev[2 * i + 1]))
+            .collect::<Result<Vec<_>, _>>()?;
+        let total = ev[0].ns_until(&ev[2 * r - 1])?;
+        Ok((out, d, total))
+    })?;
+    kernel_gave_up(c, what, bytes)?;
+    let outs: Vec<Vec<u8>> = per_rank.iter().map(|x| x.0.clone()).collect();
+    check_all(c, dtype, placement, bytes, &inputs, &outs)?;
+    let d: Vec<Vec<f64>> = per_rank.iter().map(|x| x.1.clone()).collect();
+    Ok(Timing {
+        per_op_ns: slowest(&d),
+        total_ns: per_rank.iter().map(|x| x.2).fold(0.0, f64::max),
+        sync_ns: vec![],
+    })
+}
+
+/// Warm-up and timed repeats for a message size: more for small messages.
+pub fn default_repeats(bytes: usize) -> (u32, u32, u32) {
+    match bytes {
+        b if b <= 1 << 20 => (20, 200, 50),
+        b if b <= 16 << 20 => (5, 50, 10),
+        _ => (3, 20, 5),
+    }
+}

@@ -1,0 +1,713 @@
+//! The thin, explicit layer over the CUDA driver API (through cudarc's `sys`
+//! bindings, loaded dynamically): GPUs with their primary context, a stream
+//! and the kernels; device and mapped-host memory; timing events; graphs.
+//!
+//! Everything that can block checks a deadline, and nothing here panics on
+//! a machine without a driver: [`init`] looks for libcuda before the first
+//! call.
+
+#![allow(unsafe_code)]
+
+use crate::error::HwError;
+use crate::kernels;
+use cudarc::driver::sys;
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+pub use sys::{CUdeviceptr, CUfunction, CUstream};
+
+/// Set after a hang: GPUs may still run a kernel, so destructors leak rather
+/// than call into the driver (which could block) and the process exits.
+static POISONED: AtomicBool = AtomicBool::new(false);
+
+pub(crate) fn poison() {
+    POISONED.store(true, Ordering::SeqCst);
+}
+pub fn is_poisoned() -> bool {
+    POISONED.load(Ordering::SeqCst)
+}
+
+fn err_name(r: sys::CUresult) -> String {
+    format!("{r:?}")
+}
+
+/// Turns a driver status into a `Result`.
+pub(crate) fn ck(r: sys::CUresult, call: &'static str) -> Result<(), HwError> {
+    if r == sys::CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(HwError::Driver {
+            call,
+            code: err_name(r),
+        })
+    }
+}
+
+/// Whether libcuda can be loaded (tries to dlopen it; never panics).
+pub fn driver_present() -> bool {
+    // SAFETY: only dlopens the library under its candidate names.
+    unsafe { sys::is_culib_present() }
+}
+
+/// Loads and initialises the driver; the number of GPUs it sees.
+pub fn init() -> Result<usize, HwError> {
+    if !driver_present() {
+        return Err(HwError::NoDriver);
+    }
+    // A libcuda without cuInit would make cudarc panic: catch it.
+    let r =
+        std::panic::catch_unwind(|| unsafe { sys::cuInit(0) }).map_err(|_| HwError::NoDriver)?;
+    match r {
+        sys::CUresult::CUDA_SUCCESS => {}
+        sys::CUresult::CUDA_ERROR_NO_DEVICE => {
+            return Err(HwError::NoDevice("cuInit: CUDA_ERROR_NO_DEVICE".into()));
+        }
+        other => return Err(HwError::NoDevice(format!("cuInit: {}", err_name(other)))),
+    }
+    let mut n = 0;
+    ck(unsafe { sys::cuDeviceGetCount(&mut n) }, "cuDeviceGetCount")?;
+    if n <= 0 {
+        return Err(HwError::NoDevice("the driver sees 0 GPUs".into()));
+    }
+    Ok(n as usize)
+}
+
+/// CUDA version the driver supports, e.g. `13.0`.
+pub fn driver_cuda_version() -> Result<String, HwError> {
+    let mut v = 0;
+    ck(
+        unsafe { sys::cuDriverGetVersion(&mut v) },
+        "cuDriverGetVersion",
+    )?;
+    Ok(format!("{}.{}", v / 1000, (v % 1000) / 10))
+}
+
+/// One GPU: its primary context, a stream, and the kernels loaded in it.
+#[derive(Debug)]
+pub struct Gpu {
+    pub ordinal: usize,
+    pub dev: sys::CUdevice,
+    pub ctx: sys::CUcontext,
+    pub name: String,
+    /// `0000:00:06.0`
+    pub pci_bus_id: String,
+    pub cc: (i32, i32),
+    pub sms: u32,
+    /// The stream every operation of this GPU runs on unless told otherwise.
+    pub stream: sys::CUstream,
+    modules: Vec<sys::CUmodule>,
+    funcs: HashMap<&'static str, usize>,
+    func_ptrs: Vec<sys::CUfunction>,
+}
+
+// SAFETY: driver handles may be used from any thread once the context is
+// bound there (every method binds it first).
+unsafe impl Send for Gpu {}
+unsafe impl Sync for Gpu {}
+
+impl Gpu {
+    /// Retains the primary context of GPU `ordinal` and creates its stream.
+    pub fn open(ordinal: usize) -> Result<Gpu, HwError> {
+        let mut dev = 0;
+        ck(
+            unsafe { sys::cuDeviceGet(&mut dev, ordinal as i32) },
+            "cuDeviceGet",
+        )?;
+        let mut name = [0i8; 256];
+        ck(
+            unsafe { sys::cuDeviceGetName(name.as_mut_ptr(), 256, dev) },
+            "cuDeviceGetName",
+        )?;
+        let name = unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) }
+            .to_string_lossy()
+            .into_owned();
+        let mut bus = [0i8; 64];
+        ck(
+            unsafe { sys::cuDeviceGetPCIBusId(bus.as_mut_ptr(), 64, dev) },
+            "cuDeviceGetPCIBusId",
+        )?;
+        let pci_bus_id = unsafe { std::ffi::CStr::from_ptr(bus.as_ptr()) }
+            .to_string_lossy()
+            .to_lowercase();
+        let attr = |a: sys::CUdevice_attribute| -> Result<i32, HwError> {
+            let mut v = 0;
+            ck(
+                unsafe { sys::cuDeviceGetAttribute(&mut v, a, dev) },
+                "cuDeviceGetAttribute",
+            )?;
+            Ok(v)
+        };
+        use sys::CUdevice_attribute::*;
+        let cc = (
+            attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+            attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+        );
+        let sms = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
+        let mut ctx = std::ptr::null_mut();
+        ck(
+            unsafe { sys::cuDevicePrimaryCtxRetain(&mut ctx, dev) },
+            "cuDevicePrimaryCtxRetain",
+        )?;
+        ck(unsafe { sys::cuCtxSetCurrent(ctx) }, "cuCtxSetCurrent")?;
+        let mut stream = std::ptr::null_mut();
+        ck(
+            unsafe {
+                sys::cuStreamCreate(
+                    &mut stream,
+                    sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32,
+                )
+            },
+            "cuStreamCreate",
+        )?;
+        Ok(Gpu {
+            ordinal,
+            dev,
+            ctx,
+            name,
+            pci_bus_id,
+            cc,
+            sms,
+            stream,
+            modules: vec![],
+            funcs: HashMap::new(),
+            func_ptrs: vec![],
+        })
+    }
+
+    /// `sm_90` and so on.
+    pub fn arch(&self) -> String {
+        kernels::arch_name(self.cc.0, self.cc.1)
+    }
+
+    /// Integer device attribute.
+    pub fn attribute(&self, a: sys::CUdevice_attribute) -> Result<i32, HwError> {
+        let mut v = 0;
+        ck(
+            unsafe { sys::cuDeviceGetAttribute(&mut v, a, self.dev) },
+            "cuDeviceGetAttribute",
+        )?;
+        Ok(v)
+    }
+
+    /// Makes this GPU's context current on the calling thread.
+    pub fn bind(&self) -> Result<(), HwError> {
+        ck(unsafe { sys::cuCtxSetCurrent(self.ctx) }, "cuCtxSetCurrent")
+    }
+
+    /// Loads every kernel file (compiled once per process by NVRTC).
+    pub fn load_kernels(&mut self) -> Result<(), HwError> {
+        self.bind()?;
+        let ptx = kernels::ptx_for(&self.arch())?;
+        for (file, image) in ptx {
+            let mut m = std::ptr::null_mut();
+            ck(
+                unsafe { sys::cuModuleLoadData(&mut m, image.as_ptr() as *const c_void) },
+                "cuModuleLoadData",
+            )?;
+            self.modules.push(m);
+            let names = kernels::ENTRY_POINTS
+                .iter()
+                .find(|(f, _)| *f == file)
+                .map(|(_, n)| *n)
+                .unwrap_or(&[]);
+            for name in names {
+                let cname = std::ffi::CString::new(*name)
+                    .map_err(|_| HwError::Unsupported("bad kernel name".into()))?;
+                let mut f = std::ptr::null_mut();
+                ck(
+                    unsafe { sys::cuModuleGetFunction(&mut f, m, cname.as_ptr()) },
+                    "cuModuleGetFunction",
+                )?;
+                self.funcs.insert(name, self.func_ptrs.len());
+                self.func_ptrs.push(f);
+            }
+        }
+        Ok(())
+    }
+
+    /// A kernel by name.
+    pub fn func(&self, name: &str) -> Result<sys::CUfunction, HwError> {
+        self.funcs
+            .get(name)
+            .map(|&i| self.func_ptrs[i])
+            .ok_or_else(|| HwError::Unsupported(format!("kernel `{name}` is not loaded")))
+    }
+
+    /// Launches `f` on `stream` with raw parameter pointers.
+    ///
+    /// # Safety
+    /// `params` must match the kernel's signature and point at live values.
+    pub unsafe fn launch(
+        &self,
+        f: sys::CUfunction,
+        grid: u32,
+        block: u32,
+        stream: sys::CUstream,
+        params: &mut [*mut c_void],
+    ) -> Result<(), HwError> {
+        ck(
+            unsafe {
+                sys::cuLaunchKernel(
+                    f,
+                    grid,
+                    1,
+                    1,
+                    block,
+                    1,
+                    1,
+                    0,
+                    stream,
+                    params.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            },
+            "cuLaunchKernel",
+        )
+    }
+
+    /// A further stream on this GPU.
+    pub fn new_stream(&self) -> Result<Stream, HwError> {
+        self.bind()?;
+        let mut s = std::ptr::null_mut();
+        ck(
+            unsafe {
+                sys::cuStreamCreate(&mut s, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32)
+            },
+            "cuStreamCreate",
+        )?;
+        Ok(Stream { ctx: self.ctx, s })
+    }
+
+    /// Waits for this GPU's stream with a deadline.
+    pub fn sync(&self, limit: Duration) -> Result<bool, HwError> {
+        sync_stream(self.stream, limit)
+    }
+}
+
+impl Drop for Gpu {
+    fn drop(&mut self) {
+        if is_poisoned() {
+            return;
+        }
+        unsafe {
+            let _ = sys::cuCtxSetCurrent(self.ctx);
+            let _ = sys::cuStreamDestroy_v2(self.stream);
+            for m in self.modules.drain(..) {
+                let _ = sys::cuModuleUnload(m);
+            }
+            let _ = sys::cuDevicePrimaryCtxRelease_v2(self.dev);
+        }
+    }
+}
+
+/// Polls `stream` until it is idle or `limit` passes (false: still busy).
+pub fn sync_stream(stream: sys::CUstream, limit: Duration) -> Result<bool, HwError> {
+    let deadline = Instant::now() + limit;
+    loop {
+        match unsafe { sys::cuStreamQuery(stream) } {
+            sys::CUresult::CUDA_SUCCESS => return Ok(true),
+            sys::CUresult::CUDA_ERROR_NOT_READY => {}
+            other => {
+                return Err(HwError::Driver {
+                    call: "cuStreamQuery",
+                    code: err_name(other),
+                });
+            }
+        }
+        if Instant::now() > deadline {
+            return Ok(false);
+        }
+        std::thread::yield_now();
+    }
+}
+
+/// An extra stream.
+#[derive(Debug)]
+pub struct Stream {
+    ctx: sys::CUcontext,
+    pub s: sys::CUstream,
+}
+unsafe impl Send for Stream {}
+unsafe impl Sync for Stream {}
+impl Drop for Stream {
+    fn drop(&mut self) {
+        if !is_poisoned() {
+            unsafe {
+                let _ = sys::cuCtxSetCurrent(self.ctx);
+                let _ = sys::cuStreamDestroy_v2(self.s);
+            }
+        }
+    }
+}
+
+/// Device memory of one GPU (plain cuMemAlloc: reachable by peers once peer
+/// access is enabled, unlike memory-pool allocations).
+#[derive(Debug)]
+pub struct DevMem {
+    ctx: sys::CUcontext,
+    pub ptr: sys::CUdeviceptr,
+    pub bytes: usize,
+}
+unsafe impl Send for DevMem {}
+unsafe impl Sync for DevMem {}
+
+impl DevMem {
+    pub fn alloc(gpu: &Gpu, bytes: usize) -> Result<DevMem, HwError> {
+        gpu.bind()?;
+        let mut ptr = 0;
+        ck(
+            unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes.max(16)) },
+            "cuMemAlloc",
+        )?;
+        let m = DevMem {
+            ctx: gpu.ctx,
+            ptr,
+            bytes,
+        };
+        m.fill(0, std::ptr::null_mut())?;
+        ck(unsafe { sys::cuCtxSynchronize() }, "cuCtxSynchronize")?;
+        Ok(m)
+    }
+    /// Sets every byte (asynchronously on `stream`).
+    pub fn fill(&self, byte: u8, stream: sys::CUstream) -> Result<(), HwError> {
+        ck(
+            unsafe { sys::cuMemsetD8Async(self.ptr, byte, self.bytes.max(16), stream) },
+            "cuMemsetD8Async",
+        )
+    }
+    /// Copies `data` to the start of this buffer (synchronous).
+    pub fn upload(&self, data: &[u8]) -> Result<(), HwError> {
+        assert!(data.len() <= self.bytes, "upload larger than the buffer");
+        ck(unsafe { sys::cuCtxSetCurrent(self.ctx) }, "cuCtxSetCurrent")?;
+        ck(
+            unsafe { sys::cuMemcpyHtoD_v2(self.ptr, data.as_ptr() as *const c_void, data.len()) },
+            "cuMemcpyHtoD",
+        )?;
+        // From pageable memory the copy may still be in flight: wait for it.
+        ck(unsafe { sys::cuCtxSynchronize() }, "cuCtxSynchronize")
+    }
+    /// Copies the first `len` bytes back (synchronous).
+    pub fn download(&self, len: usize) -> Result<Vec<u8>, HwError> {
+        let mut v = vec![0u8; len.min(self.bytes)];
+        ck(unsafe { sys::cuCtxSetCurrent(self.ctx) }, "cuCtxSetCurrent")?;
+        ck(
+            unsafe { sys::cuMemcpyDtoH_v2(v.as_mut_ptr() as *mut c_void, self.ptr, v.len()) },
+            "cuMemcpyDtoH",
+        )?;
+        Ok(v)
+    }
+}
+
+impl Drop for DevMem {
+    fn drop(&mut self) {
+        if !is_poisoned() {
+            unsafe {
+                let _ = sys::cuCtxSetCurrent(self.ctx);
+                let _ = sys::cuMemFree_v2(self.ptr);
+            }
+        }
+    }
+}
+
+/// Pinned host memory mapped into every GPU (DEVICEMAP | PORTABLE).
+#[derive(Debug)]
+pub struct HostMem {
+    pub host: *mut u8,
+    pub bytes: usize,
+    /// The address of this memory as GPU i sees it.
+    pub dev: Vec<sys::CUdeviceptr>,
+}
+unsafe impl Send for HostMem {}
+unsafe impl Sync for HostMem {}
+
+impl HostMem {
+    pub fn alloc(gpus: &[Gpu], bytes: usize) -> Result<HostMem, HwError> {
+        let first = gpus
+            .first()
+            .ok_or_else(|| HwError::Unsupported("no GPU".into()))?;
+        first.bind()?;
+        let mut p: *mut c_void = std::ptr::null_mut();
+        let flags = sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE;
+        ck(
+            unsafe { sys::cuMemHostAlloc(&mut p, bytes.max(16), flags) },
+            "cuMemHostAlloc",
+        )?;
+        // SAFETY: freshly allocated, `bytes` long.
+        unsafe { std::ptr::write_bytes(p as *mut u8, 0, bytes.max(16)) };
+        let mut dev = Vec::new();
+        for g in gpus {
+            g.bind()?;
+            let mut d = 0;
+            ck(
+                unsafe { sys::cuMemHostGetDevicePointer_v2(&mut d, p, 0) },
+                "cuMemHostGetDevicePointer",
+            )?;
+            dev.push(d);
+        }
+        Ok(HostMem {
+            host: p as *mut u8,
+            bytes,
+            dev,
+        })
+    }
+
+    /// Volatile read of the u32 at `index` (CPU side).
+    pub fn read_u32(&self, index: usize) -> u32 {
+        assert!(4 * index + 4 <= self.bytes.max(16));
+        // SAFETY: in bounds, aligned (the allocation is page aligned).
+        unsafe { std::ptr::read_volatile((self.host as *const u32).add(index)) }
+    }
+
+    /// Volatile write of the u32 at `index` (CPU side).
+    pub fn write_u32(&self, index: usize, v: u32) {
+        assert!(4 * index + 4 <= self.bytes.max(16));
+        // SAFETY: as above.
+        unsafe { std::ptr::write_volatile((self.host as *mut u32).add(index), v) };
+        std::sync::atomic::fence(Ordering::SeqCst);
+    }
+
+    /// Sets every byte from the CPU.
+    pub fn fill(&self, byte: u8) {
+        // SAFETY: the allocation is `bytes` long.
+        unsafe { std::ptr::write_bytes(self.host, byte, self.bytes.max(16)) };
+    }
+}
+
+impl Drop for HostMem {
+    fn drop(&mut self) {
+        if !is_poisoned() {
+            unsafe {
+                let _ = sys::cuMemFreeHost(self.host as *mut c_void);
+            }
+        }
+    }
+}
+
+/// A timing event (CU_EVENT_DEFAULT: timing enabled).
+#[derive(Debug)]
+pub struct Event {
+    ctx: sys::CUcontext,
+    pub e: sys::CUevent,
+}
+unsafe impl Send for Event {}
+unsafe impl Sync for Event {}
+
+impl Event {
+    pub fn new(gpu: &Gpu) -> Result<Event, HwError> {
+        gpu.bind()?;
+        let mut e = std::ptr::null_mut();
+        ck(
+            unsafe { sys::cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DEFAULT as u32) },
+            "cuEventCreate",
+        )?;
+        Ok(Event { ctx: gpu.ctx, e })
+    }
+    pub fn many(gpu: &Gpu, n: usize) -> Result<Vec<Event>, HwError> {
+        (0..n).map(|_| Event::new(gpu)).collect()
+    }
+    pub fn record(&self, stream: sys::CUstream) -> Result<(), HwError> {
+        ck(
+            unsafe { sys::cuEventRecord(self.e, stream) },
+            "cuEventRecord",
+        )
+    }
+    /// Whether the work before the event is done.
+    pub fn done(&self) -> Result<bool, HwError> {
+        match unsafe { sys::cuEventQuery(self.e) } {
+            sys::CUresult::CUDA_SUCCESS => Ok(true),
+            sys::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+            other => Err(HwError::Driver {
+                call: "cuEventQuery",
+                code: err_name(other),
+            }),
+        }
+    }
+    /// Polls until done or `limit` passes (false: not done).
+    pub fn wait(&self, limit: Duration) -> Result<bool, HwError> {
+        let deadline = Instant::now() + limit;
+        loop {
+            if self.done()? {
+                return Ok(true);
+            }
+            if Instant::now() > deadline {
+                return Ok(false);
+            }
+            std::thread::yield_now();
+        }
+    }
+    /// Nanoseconds from `self` to `end`.
+    pub fn ns_until(&self, end: &Event) -> Result<f64, HwError> {
+        let mut ms = 0f32;
+        ck(
+            unsafe { sys::cuEventElapsedTime_v2(&mut ms, self.e, end.e) },
+            "cuEventElapsedTime",
+        )?;
+        Ok(f64::from(ms) * 1e6)
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        if !is_poisoned() {
+            unsafe {
+                let _ = sys::cuCtxSetCurrent(self.ctx);
+                let _ = sys::cuEventDestroy_v2(self.e);
+            }
+        }
+    }
+}
+
+/// A CUDA graph captured from one stream, instantiated and uploaded.
+#[derive(Debug)]
+pub struct Graph {
+    ctx: sys::CUcontext,
+    graph: sys::CUgraph,
+    exec: sys::CUgraphExec,
+}
+unsafe impl Send for Graph {}
+
+impl Graph {
+    /// Captures what `body` enqueues on `stream` (thread-local capture mode,
+    /// so other GPUs' threads can keep working).
+    pub fn capture(
+        gpu: &Gpu,
+        stream: sys::CUstream,
+        body: impl FnOnce() -> Result<(), HwError>,
+    ) -> Result<Graph, HwError> {
+        gpu.bind()?;
+        ck(
+            unsafe {
+                sys::cuStreamBeginCapture_v2(
+                    stream,
+                    sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+                )
+            },
+            "cuStreamBeginCapture",
+        )?;
+        let r = body();
+        let mut graph = std::ptr::null_mut();
+        let end = ck(
+            unsafe { sys::cuStreamEndCapture(stream, &mut graph) },
+            "cuStreamEndCapture",
+        );
+        r?;
+        end?;
+        let mut exec = std::ptr::null_mut();
+        ck(
+            unsafe { sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0) },
+            "cuGraphInstantiate",
+        )?;
+        ck(unsafe { sys::cuGraphUpload(exec, stream) }, "cuGraphUpload")?;
+        Ok(Graph {
+            ctx: gpu.ctx,
+            graph,
+            exec,
+        })
+    }
+    pub fn launch(&self, stream: sys::CUstream) -> Result<(), HwError> {
+        ck(
+            unsafe { sys::cuGraphLaunch(self.exec, stream) },
+            "cuGraphLaunch",
+        )
+    }
+}
+
+impl Drop for Graph {
+    fn drop(&mut self) {
+        if !is_poisoned() {
+            unsafe {
+                let _ = sys::cuCtxSetCurrent(self.ctx);
+                let _ = sys::cuGraphExecDestroy(self.exec);
+                let _ = sys::cuGraphDestroy(self.graph);
+            }
+        }
+    }
+}
+
+/// Asynchronous copies (copy engines).
+pub fn copy_htod_async(
+    dst: sys::CUdeviceptr,
+    src: *const u8,
+    bytes: usize,
+    stream: sys::CUstream,
+) -> Result<(), HwError> {
+    ck(
+        unsafe { sys::cuMemcpyHtoDAsync_v2(dst, src as *const c_void, bytes, stream) },
+        "cuMemcpyHtoDAsync",
+    )
+}
+pub fn copy_dtoh_async(
+    dst: *mut u8,
+    src: sys::CUdeviceptr,
+    bytes: usize,
+    stream: sys::CUstream,
+) -> Result<(), HwError> {
+    ck(
+        unsafe { sys::cuMemcpyDtoHAsync_v2(dst as *mut c_void, src, bytes, stream) },
+        "cuMemcpyDtoHAsync",
+    )
+}
+/// cuMemcpyPeerAsync (the cudaMemcpyPeerAsync path: copy engine over
+/// NVLink/PCIe, not a staged copy).
+pub fn copy_peer_async(
+    dst: &DevMem,
+    dst_gpu: &Gpu,
+    src: &DevMem,
+    src_gpu: &Gpu,
+    bytes: usize,
+    stream: sys::CUstream,
+) -> Result<(), HwError> {
+    ck(
+        unsafe {
+            sys::cuMemcpyPeerAsync(dst.ptr, dst_gpu.ctx, src.ptr, src_gpu.ctx, bytes, stream)
+        },
+        "cuMemcpyPeerAsync",
+    )
+}
+
+/// Peer access between two GPUs as the driver reports it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct P2p {
+    pub access: bool,
+    pub native_atomics: bool,
+    pub rank: i32,
+}
+
+pub fn p2p(a: &Gpu, b: &Gpu) -> Result<P2p, HwError> {
+    let mut can = 0;
+    ck(
+        unsafe { sys::cuDeviceCanAccessPeer(&mut can, a.dev, b.dev) },
+        "cuDeviceCanAccessPeer",
+    )?;
+    let attr = |x: sys::CUdevice_P2PAttribute| -> i32 {
+        let mut v = 0;
+        let r = unsafe { sys::cuDeviceGetP2PAttribute(&mut v, x, a.dev, b.dev) };
+        if r == sys::CUresult::CUDA_SUCCESS {
+            v
+        } else {
+            0
+        }
+    };
+    use sys::CUdevice_P2PAttribute::*;
+    Ok(P2p {
+        access: can != 0,
+        native_atomics: attr(CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED) != 0,
+        rank: attr(CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK),
+    })
+}
+
+/// Lets `from`'s kernels address `to`'s memory.
+pub fn enable_peer(from: &Gpu, to: &Gpu) -> Result<(), HwError> {
+    from.bind()?;
+    match unsafe { sys::cuCtxEnablePeerAccess(to.ctx, 0) } {
+        sys::CUresult::CUDA_SUCCESS | sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => {
+            Ok(())
+        }
+        other => Err(HwError::Driver {
+            call: "cuCtxEnablePeerAccess",
+            code: err_name(other),
+        }),
+    }
+}

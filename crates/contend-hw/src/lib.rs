@@ -1,0 +1,55 @@
+//! # contend-hw
+//!
+//! The hardware backend of `contend`: it runs the scenario the simulator
+//! predicts on real NVIDIA GPUs and writes what it measures in the shared
+//! result schema ([`contend_workload::ResultRecord`], JSON Lines).
+//!
+//! - [`rig::Rig`]: one process drives every GPU of the host (a primary
+//!   context and a thread per GPU), peer access enabled where the driver
+//!   allows it, the kernels of `kernels/*.cu` compiled once by NVRTC for
+//!   the GPU's architecture ([`kernels`]).
+//! - [`allreduce`]: one-shot pull/push, two-shot pull/push and hierarchical
+//!   kernels on buffers in device memory (`peer` placement) or pinned host
+//!   memory mapped into every GPU (`host`), verified against a CPU reference
+//!   ([`verify`]) and timed with CUDA events, eager and as CUDA graphs.
+//! - [`nccl`]: NCCL's allreduce through the same engine (the baseline).
+//! - [`probe`]: copy-engine and SM load/store bandwidth, flag round trips,
+//!   several GPUs at once.
+//! - [`topo`]: the live machine as topology TOML and the machine
+//!   fingerprint stamped on every record.
+//!
+//! Without a driver or a GPU every entry point returns a one-sentence error
+//! and nothing panics:
+//!
+//! ```
+//! if !contend_hw::driver::driver_present() {
+//!     let e = contend_hw::open(false).unwrap_err();
+//!     assert!(e.to_string().starts_with("no CUDA driver found"));
+//! }
+//! ```
+
+pub mod allreduce;
+pub mod driver;
+mod error;
+pub mod kernels;
+pub mod nccl;
+pub mod output;
+pub mod probe;
+pub mod rig;
+pub mod run;
+pub mod topo;
+pub mod verify;
+
+pub use error::HwError;
+pub use output::{Sink, read_records};
+pub use rig::Rig;
+pub use run::Options;
+pub use topo::LiveMachine;
+
+/// Opens every GPU (with `kernels`, compiled and loaded) and finds out what
+/// the machine is.
+pub fn open(kernels: bool) -> Result<(Rig, LiveMachine), HwError> {
+    let rig = Rig::open(kernels)?;
+    let live = topo::discover(&rig);
+    Ok((rig, live))
+}

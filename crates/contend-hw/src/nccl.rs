@@ -1,0 +1,168 @@
+//! The NCCL baseline: one communicator per GPU in this one process
+//! (ncclCommInitAll), driven by the same engine as the custom kernels, so
+//! sizes, ranks, verification and timing are like for like.
+//!
+//! NVLink multicast (NVLS) stays off: [`prepare_env`] sets
+//! `NCCL_NVLS_ENABLE=0` unless the caller already did. Other `NCCL_*`
+//! variables (for example `NCCL_P2P_DISABLE=1`) are honoured and recorded.
+
+#![allow(unsafe_code)]
+
+use crate::allreduce::Collective;
+use crate::driver::{self, DevMem, Gpu};
+use crate::error::HwError;
+use crate::rig::Rig;
+use contend_workload::Dtype;
+use cudarc::nccl::{result, sys};
+use std::ffi::c_void;
+
+/// Sets `NCCL_NVLS_ENABLE=0` for this process. Call before any thread starts
+/// (at the top of the command), as environment changes are not thread safe.
+pub fn prepare_env() {
+    if std::env::var("NCCL_NVLS_ENABLE").as_deref() != Ok("0") {
+        // SAFETY: called from the main thread before other threads exist.
+        unsafe { std::env::set_var("NCCL_NVLS_ENABLE", "0") };
+    }
+}
+
+/// Every `NCCL_*` variable of the environment, for the record.
+pub fn nccl_env() -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = std::env::vars()
+        .filter(|(k, _)| k.starts_with("NCCL_"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Whether libnccl can be found the way cudarc looks for it.
+pub fn nccl_present() -> bool {
+    // SAFETY: only dlopens candidate names.
+    unsafe { sys::is_culib_present() }
+}
+
+/// NCCL's version, e.g. `2.28.3`.
+pub fn version() -> Result<String, HwError> {
+    if !nccl_present() {
+        return Err(HwError::NoNccl);
+    }
+    let v = result::get_nccl_version().map_err(|e| HwError::Nccl {
+        call: "ncclGetVersion",
+        code: format!("{e:?}"),
+    })?;
+    Ok(format!("{}.{}.{}", v / 10000, (v % 10000) / 100, v % 100))
+}
+
+/// Communicators and buffers for a team of GPUs.
+#[derive(Debug)]
+pub struct NcclTeam {
+    ids: Vec<usize>,
+    comms: Vec<sys::ncclComm_t>,
+    input: Vec<DevMem>,
+    output: Vec<DevMem>,
+    dtype: Dtype,
+    pub version: String,
+}
+
+// SAFETY: each communicator is used by one thread at a time (its rank's).
+unsafe impl Send for NcclTeam {}
+unsafe impl Sync for NcclTeam {}
+
+impl NcclTeam {
+    pub fn new(rig: &Rig, ids: &[usize], cap: usize, dtype: Dtype) -> Result<NcclTeam, HwError> {
+        let version = version()?;
+        if dtype == Dtype::Fp16 {
+            return Err(HwError::Unsupported(
+                "the NCCL baseline here runs bf16 and fp32".into(),
+            ));
+        }
+        let mut comms: Vec<sys::ncclComm_t> = vec![std::ptr::null_mut(); ids.len()];
+        let devlist: Vec<i32> = ids.iter().map(|&i| rig.gpus[i].ordinal as i32).collect();
+        // SAFETY: `comms` has room for one communicator per device.
+        unsafe { result::comm_init_all(comms.as_mut_ptr(), ids.len() as i32, devlist.as_ptr()) }
+            .map_err(|e| HwError::Nccl {
+                call: "ncclCommInitAll",
+                code: format!("{e:?}"),
+            })?;
+        let dev = |bytes| {
+            ids.iter()
+                .map(|&i| DevMem::alloc(&rig.gpus[i], bytes))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        Ok(NcclTeam {
+            ids: ids.to_vec(),
+            comms,
+            input: dev(cap)?,
+            output: dev(cap)?,
+            dtype,
+            version,
+        })
+    }
+}
+
+impl Collective for NcclTeam {
+    fn algorithm(&self) -> String {
+        "nccl".into()
+    }
+    fn gpu_ids(&self) -> &[usize] {
+        &self.ids
+    }
+    fn input(&self, rank: usize) -> &DevMem {
+        &self.input[rank]
+    }
+    fn output(&self, rank: usize) -> &DevMem {
+        &self.output[rank]
+    }
+    fn launch(
+        &self,
+        rank: usize,
+        _gpu: &Gpu,
+        bytes: usize,
+        stream: driver::CUstream,
+    ) -> Result<(), HwError> {
+        let (dt, es) = match self.dtype {
+            Dtype::Bf16 => (sys::ncclDataType_t::ncclBfloat16, 2),
+            _ => (sys::ncclDataType_t::ncclFloat32, 4),
+        };
+        // SAFETY: buffers hold at least `bytes`; the stream belongs to this rank's GPU.
+        unsafe {
+            result::all_reduce(
+                self.input[rank].ptr as *const c_void,
+                self.output[rank].ptr as *mut c_void,
+                bytes / es,
+                dt,
+                sys::ncclRedOp_t::ncclSum,
+                self.comms[rank],
+                stream as sys::cudaStream_t,
+            )
+        }
+        .map(|_| ())
+        .map_err(|e| HwError::Nccl {
+            call: "ncclAllReduce",
+            code: format!("{e:?}"),
+        })
+    }
+    fn describe(&self, _bytes: usize) -> Vec<(String, serde_json::Value)> {
+        let mut v = vec![(
+            "nccl_version".to_string(),
+            serde_json::Value::from(self.version.clone()),
+        )];
+        for (k, val) in nccl_env() {
+            v.push((k, val.into()));
+        }
+        v
+    }
+}
+
+impl Drop for NcclTeam {
+    fn drop(&mut self) {
+        if crate::driver::is_poisoned() {
+            return;
+        }
+        for c in self.comms.drain(..) {
+            if !c.is_null() {
+                // SAFETY: created by ncclCommInitAll, destroyed once.
+                let _ = unsafe { result::comm_destroy(c) };
+            }
+        }
+    }
+}

@@ -1,0 +1,527 @@
+//! Point-to-point traffic on the hardware: the transfer workload's streams
+//! and the microbenchmark set of `contend hw probe` that calibration needs
+//! (copy-engine bandwidth per direction and size, SM load/store bandwidth vs
+//! blocks for peer, host and local targets, flag round trips, several GPUs
+//! on host memory at once).
+
+#![allow(unsafe_code)]
+
+use crate::driver::{self, DevMem, Event, Gpu, HostMem};
+use crate::error::HwError;
+use crate::rig::{Gate, Rig, kernel_timeout_ns, watchdog};
+use contend_workload::KernelConfig;
+use std::ffi::c_void;
+use std::time::{Duration, Instant};
+
+/// Where a transfer's traffic goes (or comes from, for loads).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// Memory of rig GPU `i` (the driving GPU's own memory when it is itself).
+    Gpu(usize),
+    /// Pinned host memory mapped into the GPUs.
+    Host,
+}
+
+/// What a transfer does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Copy engine, host to device (`to` is where the data lands: the GPU).
+    CopyH2d,
+    /// Copy engine from the GPU's memory to the target (host: D2H; other GPU: cuMemcpyPeerAsync).
+    CopyOut,
+    /// SM loads of the target's memory.
+    Load,
+    /// SM stores into the target's memory.
+    Store,
+    /// Flag ping-pong with the target (a GPU answers with a kernel, the host with a CPU thread).
+    PingPong,
+}
+
+/// One stream of traffic driven by GPU `from`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Spec {
+    pub from: usize,
+    pub to: Target,
+    pub op: Op,
+    pub bytes: usize,
+    pub kernel: KernelConfig,
+    /// Ping-pong: round trips per timed repeat.
+    pub iterations: u32,
+    /// Ping-pong with a GPU: flags in host memory instead of each GPU's own memory.
+    pub flags_in_host: bool,
+}
+
+impl Spec {
+    /// `copy-h2d`, `copy-d2h`, `copy-peer`, `sm-load`, `sm-store`, `ping-pong`.
+    pub fn label(&self) -> &'static str {
+        match (self.op, self.to) {
+            (Op::CopyH2d, _) => "copy-h2d",
+            (Op::CopyOut, Target::Host) => "copy-d2h",
+            (Op::CopyOut, Target::Gpu(_)) => "copy-peer",
+            (Op::Load, _) => "sm-load",
+            (Op::Store, _) => "sm-store",
+            (Op::PingPong, _) => "ping-pong",
+        }
+    }
+    /// `local`, `peer` or `host`.
+    pub fn target_kind(&self) -> &'static str {
+        match self.to {
+            Target::Host => "host",
+            Target::Gpu(j) if j == self.from => "local",
+            Target::Gpu(_) => "peer",
+        }
+    }
+}
+
+/// What one stream measured (ns).
+#[derive(Clone, Debug, Default)]
+pub struct Measured {
+    /// Per repeat: one transfer of `bytes`, or one round trip (ping-pong).
+    pub per_op_ns: Vec<f64>,
+    pub total_ns: f64,
+    /// Host-synchronised time of one transfer (launch/enqueue to done).
+    pub sync_ns: Vec<f64>,
+}
+
+/// Buffers of one stream.
+struct Bufs {
+    dev_src: Option<DevMem>,
+    dev_dst: Option<DevMem>,
+    host: Option<HostMem>,
+    sink: DevMem,
+    /// Ping-pong flags: (initiator's flag, responder's flag, status).
+    flag_a: Option<DevMem>,
+    flag_b: Option<DevMem>,
+    host_flags: Option<HostMem>,
+}
+
+fn alloc(rig: &Rig, s: &Spec) -> Result<Bufs, HwError> {
+    let g = &rig.gpus[s.from];
+    let mut b = Bufs {
+        dev_src: None,
+        dev_dst: None,
+        host: None,
+        sink: DevMem::alloc(g, 16)?,
+        flag_a: None,
+        flag_b: None,
+        host_flags: None,
+    };
+    match (s.op, s.to) {
+        (Op::CopyH2d, _) => {
+            b.host = Some(HostMem::alloc(&rig.gpus, s.bytes)?);
+            b.dev_dst = Some(DevMem::alloc(g, s.bytes)?);
+        }
+        (Op::CopyOut, Target::Host) => {
+            b.dev_src = Some(DevMem::alloc(g, s.bytes)?);
+            b.host = Some(HostMem::alloc(&rig.gpus, s.bytes)?);
+        }
+        (Op::CopyOut, Target::Gpu(j)) => {
+            b.dev_src = Some(DevMem::alloc(g, s.bytes)?);
+            b.dev_dst = Some(DevMem::alloc(&rig.gpus[j], s.bytes)?);
+        }
+        (Op::Load | Op::Store, Target::Host) => b.host = Some(HostMem::alloc(&rig.gpus, s.bytes)?),
+        (Op::Load | Op::Store, Target::Gpu(j)) => {
+            if j != s.from && !rig.p2p[s.from][j].access {
+                return Err(HwError::Unsupported(format!(
+                    "GPU {} cannot reach GPU {j} by P2P",
+                    s.from
+                )));
+            }
+            b.dev_dst = Some(DevMem::alloc(&rig.gpus[j], s.bytes)?);
+        }
+        (Op::PingPong, Target::Gpu(j)) => {
+            if j == s.from {
+                return Err(HwError::Unsupported(
+                    "a ping-pong needs two different agents".into(),
+                ));
+            }
+            if s.flags_in_host {
+                b.host_flags = Some(HostMem::alloc(&rig.gpus, 4096)?);
+            } else {
+                if !rig.p2p[s.from][j].access || !rig.p2p[j][s.from].access {
+                    return Err(HwError::Unsupported(format!(
+                        "GPUs {} and {j} cannot reach each other by P2P",
+                        s.from
+                    )));
+                }
+                b.flag_a = Some(DevMem::alloc(g, 16)?);
+                b.flag_b = Some(DevMem::alloc(&rig.gpus[j], 16)?);
+            }
+            if b.host_flags.is_none() {
+                b.host_flags = Some(HostMem::alloc(&rig.gpus, 4096)?); // status words
+            }
+        }
+        (Op::PingPong, Target::Host) => b.host_flags = Some(HostMem::alloc(&rig.gpus, 4096)?),
+    }
+    Ok(b)
+}
+
+// Host flag layout (u32 index): 0 initiator's flag, 16 responder's flag,
+// 32 initiator status, 48 responder status (separate 64 B lines).
+const HF_A: usize = 0;
+const HF_B: usize = 16;
+const HF_STATUS_PING: usize = 32;
+const HF_STATUS_PONG: usize = 48;
+
+/// One transfer (or one ping-pong repeat) enqueued on `stream`.
+fn enqueue(
+    rig: &Rig,
+    s: &Spec,
+    b: &Bufs,
+    stream: driver::CUstream,
+    aux: Option<&driver::Stream>,
+    base: u32,
+) -> Result<(), HwError> {
+    let g = &rig.gpus[s.from];
+    let nvec = (s.bytes / 16) as u64;
+    match (s.op, s.to) {
+        (Op::CopyH2d, _) => {
+            let (h, d) = (b.host.as_ref(), b.dev_dst.as_ref());
+            driver::copy_htod_async(
+                d.map_or(0, |d| d.ptr),
+                h.map_or(std::ptr::null(), |h| h.host),
+                s.bytes,
+                stream,
+            )
+        }
+        (Op::CopyOut, Target::Host) => {
+            let (d, h) = (b.dev_src.as_ref(), b.host.as_ref());
+            driver::copy_dtoh_async(
+                h.map_or(std::ptr::null_mut(), |h| h.host),
+                d.map_or(0, |d| d.ptr),
+                s.bytes,
+                stream,
+            )
+        }
+        (Op::CopyOut, Target::Gpu(j)) => match (&b.dev_dst, &b.dev_src) {
+            (Some(dst), Some(src)) => {
+                driver::copy_peer_async(dst, &rig.gpus[j], src, g, s.bytes, stream)
+            }
+            _ => Err(HwError::Unsupported("peer copy without buffers".into())),
+        },
+        (Op::Load | Op::Store, _) => {
+            let mut ptr = match (s.to, &b.host, &b.dev_dst) {
+                (Target::Host, Some(h), _) => h.dev[s.from],
+                (Target::Gpu(_), _, Some(d)) => d.ptr,
+                _ => {
+                    return Err(HwError::Unsupported(
+                        "transfer without a target buffer".into(),
+                    ));
+                }
+            };
+            let mut n = nvec;
+            if s.op == Op::Load {
+                let mut sink = b.sink.ptr;
+                let mut p = [
+                    &mut ptr as *mut u64 as *mut c_void,
+                    &mut n as *mut u64 as *mut c_void,
+                    &mut sink as *mut u64 as *mut c_void,
+                ];
+                // SAFETY: sm_load(const uint4*, u64, u32*).
+                unsafe {
+                    g.launch(
+                        g.func("sm_load")?,
+                        s.kernel.blocks,
+                        s.kernel.threads,
+                        stream,
+                        &mut p,
+                    )
+                }
+            } else {
+                let mut pattern = base;
+                let mut p = [
+                    &mut ptr as *mut u64 as *mut c_void,
+                    &mut n as *mut u64 as *mut c_void,
+                    &mut pattern as *mut u32 as *mut c_void,
+                ];
+                // SAFETY: sm_store(uint4*, u64, u32).
+                unsafe {
+                    g.launch(
+                        g.func("sm_store")?,
+                        s.kernel.blocks,
+                        s.kernel.threads,
+                        stream,
+                        &mut p,
+                    )
+                }
+            }
+        }
+        (Op::PingPong, to) => {
+            let hf = b
+                .host_flags
+                .as_ref()
+                .ok_or_else(|| HwError::Unsupported("ping-pong without flags".into()))?;
+            let timeout = kernel_timeout_ns();
+            let at = |gpu: usize, idx: usize| hf.dev[gpu] + 4 * idx as u64;
+            // Where each side's flag lives, as each GPU addresses it.
+            let (a_flag, b_flag_for_init, b_flag_for_resp, a_flag_for_resp) =
+                match (to, &b.flag_a, &b.flag_b) {
+                    (Target::Gpu(_), Some(fa), Some(fb)) => (fa.ptr, fb.ptr, fb.ptr, fa.ptr),
+                    (Target::Gpu(j), _, _) => {
+                        (at(s.from, HF_A), at(s.from, HF_B), at(j, HF_B), at(j, HF_A))
+                    }
+                    (Target::Host, _, _) => (at(s.from, HF_A), at(s.from, HF_B), 0, 0),
+                };
+            let iters = s.iterations;
+            // ping(remote, local, base, iters, timeout, status): the initiator
+            // stores into the responder's flag and polls its own.
+            let launch_ping = |gpu: &Gpu,
+                               remote: u64,
+                               local: u64,
+                               status: u64,
+                               name: &str,
+                               st: driver::CUstream|
+             -> Result<(), HwError> {
+                let (mut r, mut l, mut bs, mut it, mut to_ns, mut stt) =
+                    (remote, local, base, iters, timeout, status);
+                let mut p = [
+                    &mut r as *mut u64 as *mut c_void,
+                    &mut l as *mut u64 as *mut c_void,
+                    &mut bs as *mut u32 as *mut c_void,
+                    &mut it as *mut u32 as *mut c_void,
+                    &mut to_ns as *mut u64 as *mut c_void,
+                    &mut stt as *mut u64 as *mut c_void,
+                ];
+                // SAFETY: ping/pong(u32*, const u32*, u32, u32, u64, u32*).
+                unsafe { gpu.launch(gpu.func(name)?, 1, 32, st, &mut p) }
+            };
+            if let Target::Gpu(j) = to {
+                let resp = &rig.gpus[j];
+                let st = aux.ok_or_else(|| {
+                    HwError::Unsupported("ping-pong without a responder stream".into())
+                })?;
+                resp.bind()?;
+                let r = launch_ping(
+                    resp,
+                    a_flag_for_resp,
+                    b_flag_for_resp,
+                    at(j, HF_STATUS_PONG),
+                    "pong",
+                    st.s,
+                );
+                g.bind()?;
+                r?;
+            }
+            launch_ping(
+                g,
+                b_flag_for_init,
+                a_flag,
+                at(s.from, HF_STATUS_PING),
+                "ping",
+                stream,
+            )
+        }
+    }
+}
+
+/// CPU side of a GPU-host ping-pong: answers `rounds` flags.
+fn host_responder(
+    hf: &HostMem,
+    rounds: u32,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<(), HwError> {
+    let limit = Duration::from_nanos(kernel_timeout_ns());
+    for k in 1..=rounds {
+        let t0 = Instant::now();
+        loop {
+            let v = hf.read_u32(HF_B);
+            if (v.wrapping_sub(k) as i32) >= 0 {
+                break;
+            }
+            if stop.load(std::sync::atomic::Ordering::Relaxed) || t0.elapsed() > limit {
+                return Err(HwError::Unsupported(format!(
+                    "host responder: no ping {k} within {} ms",
+                    limit.as_millis()
+                )));
+            }
+            std::hint::spin_loop();
+        }
+        hf.write_u32(HF_A, k);
+    }
+    Ok(())
+}
+
+fn check_status(s: &Spec, b: &Bufs) -> Result<(), HwError> {
+    if let Some(hf) = &b.host_flags {
+        let (p, q) = (hf.read_u32(HF_STATUS_PING), hf.read_u32(HF_STATUS_PONG));
+        if p != 0 || q != 0 {
+            return Err(HwError::Hang {
+                what: "flag ping-pong".into(),
+                algorithm: "ping-pong".into(),
+                size: s.bytes as u64,
+                ranks: format!("gpu{} <-> {:?}", s.from, s.to),
+                limit_ms: kernel_timeout_ns() / 1_000_000,
+                detail: format!(": initiator status {p:#x}, responder status {q:#x}"),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn hang(s: &Spec, what: &str) -> HwError {
+    driver::poison();
+    HwError::Hang {
+        what: what.into(),
+        algorithm: s.label().into(),
+        size: s.bytes as u64,
+        ranks: format!("gpu{} -> {:?}", s.from, s.to),
+        limit_ms: watchdog().as_millis() as u64,
+        detail: String::new(),
+    }
+}
+
+/// Runs `specs` together (one thread each, released at once): `warmup`,
+/// then `repeats` timed transfers each between two events, then `sync_reps`
+/// host-synchronised ones. Ping-pong repeats are `iterations` round trips
+/// each and report the time of one round trip.
+pub fn run_concurrent(
+    rig: &Rig,
+    specs: &[Spec],
+    warmup: u32,
+    repeats: u32,
+    sync_reps: u32,
+) -> Result<Vec<Measured>, HwError> {
+    let bufs: Vec<Bufs> = specs
+        .iter()
+        .map(|s| alloc(rig, s))
+        .collect::<Result<_, _>>()?;
+    let gate = Gate::new(specs.len());
+    let r = repeats.max(1) as usize;
+    let results: Vec<Result<Measured, HwError>> = std::thread::scope(|sc| {
+        let handles: Vec<_> = specs
+            .iter()
+            .zip(&bufs)
+            .map(|(s, b)| {
+                let gate = &gate;
+                sc.spawn(move || {
+                    let out = one_stream(rig, s, b, gate, warmup, r, sync_reps);
+                    if out.is_err() {
+                        gate.abort();
+                    }
+                    out
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(HwError::Unsupported("a transfer thread panicked".into()))
+                })
+            })
+            .collect()
+    });
+    let mut out = Vec::new();
+    for (res, (s, b)) in results.into_iter().zip(specs.iter().zip(&bufs)) {
+        check_status(s, b)?;
+        out.push(res?);
+    }
+    Ok(out)
+}
+
+fn one_stream(
+    rig: &Rig,
+    s: &Spec,
+    b: &Bufs,
+    gate: &Gate,
+    warmup: u32,
+    r: usize,
+    sync_reps: u32,
+) -> Result<Measured, HwError> {
+    let g = &rig.gpus[s.from];
+    g.bind()?;
+    let stream = g.new_stream()?;
+    let aux = match (s.op, s.to) {
+        (Op::PingPong, Target::Gpu(j)) => Some(rig.gpus[j].new_stream()?),
+        _ => None,
+    };
+    g.bind()?;
+    let ping_host = s.op == Op::PingPong && s.to == Target::Host;
+    let iters = s.iterations.max(1);
+    let total_rounds = (warmup as usize + r + sync_reps as usize) as u32 * iters;
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|sc| -> Result<Measured, HwError> {
+        let responder = if ping_host {
+            let hf = b
+                .host_flags
+                .as_ref()
+                .ok_or_else(|| HwError::Unsupported("no host flags".into()))?;
+            let stop = &stop;
+            Some(sc.spawn(move || host_responder(hf, total_rounds, stop)))
+        } else {
+            None
+        };
+        let body = || -> Result<Measured, HwError> {
+            let mut base = 0u32;
+            let next = |b0: &mut u32| {
+                let v = *b0;
+                *b0 += iters;
+                v
+            };
+            let ev = Event::many(g, r + 1)?;
+            gate.wait()?;
+            for _ in 0..warmup {
+                let bs = next(&mut base);
+                enqueue(rig, s, b, stream.s, aux.as_ref(), bs)?;
+            }
+            ev[0].record(stream.s)?;
+            for i in 0..r {
+                let bs = next(&mut base);
+                enqueue(rig, s, b, stream.s, aux.as_ref(), bs)?;
+                ev[i + 1].record(stream.s)?;
+            }
+            if !ev[r].wait(watchdog())? {
+                return Err(hang(s, "timed transfers"));
+            }
+            let per = if s.op == Op::PingPong {
+                f64::from(iters)
+            } else {
+                1.0
+            };
+            let d = (0..r)
+                .map(|i| ev[i].ns_until(&ev[i + 1]).map(|x| x / per))
+                .collect::<Result<Vec<_>, _>>()?;
+            let total = ev[0].ns_until(&ev[r])?;
+            let mut sync = vec![];
+            for _ in 0..sync_reps {
+                let bs = next(&mut base);
+                let t0 = Instant::now();
+                enqueue(rig, s, b, stream.s, aux.as_ref(), bs)?;
+                if !driver::sync_stream(stream.s, watchdog())? {
+                    return Err(hang(s, "host-synchronised transfer"));
+                }
+                sync.push(t0.elapsed().as_nanos() as f64 / per);
+            }
+            if let Some(a) = &aux
+                && !driver::sync_stream(a.s, watchdog())?
+            {
+                return Err(hang(s, "ping-pong responder"));
+            }
+            Ok(Measured {
+                per_op_ns: d,
+                total_ns: total,
+                sync_ns: sync,
+            })
+        };
+        let res = body();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(h) = responder {
+            let rr = h
+                .join()
+                .unwrap_or_else(|_| Err(HwError::Unsupported("host responder panicked".into())));
+            res.as_ref().ok().map(|_| rr).transpose()?;
+        }
+        res
+    })
+}
+
+/// Sizes from `from` to `to` multiplying by `factor`.
+pub fn sizes(from: usize, to: usize, factor: usize) -> Vec<usize> {
+    let mut v = vec![];
+    let mut x = from;
+    while x <= to {
+        v.push(x);
+        x *= factor.max(2);
+    }
+    v
+}

@@ -1,0 +1,827 @@
+//! What the `contend hw` commands run: a scenario's workload with the custom
+//! kernels, NCCL over the same sizes and ranks, and the probe set; every
+//! result written as a [`ResultRecord`] the moment it is measured.
+
+use crate::allreduce::{self, Collective, Custom, Team, Timing};
+use crate::error::HwError;
+use crate::nccl::NcclTeam;
+use crate::output::Sink;
+use crate::probe::{self, Op, Spec, Target};
+use crate::rig::Rig;
+use contend_topo::NodeKind;
+use contend_workload::{
+    Algorithm, Dtype, KernelConfig, LaunchMode, Placement, ResultRecord, Scenario, Source, Stats,
+    TransferOp, Workload,
+};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Knobs of a run.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Fewer sizes, block counts and repeats (a smoke test).
+    pub quick: bool,
+    /// Timed repeats per measurement (default: by size).
+    pub repeats: Option<u32>,
+    /// Skip allreduce sizes above this many bytes.
+    pub max_size: Option<u64>,
+}
+
+/// A fresh seed for inputs: the scenario's seed mixed with the clock.
+fn fresh_seed(base: u64) -> u64 {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    base ^ t.rotate_left(17) ^ 0x9e37_79b9_7f4a_7c15
+}
+
+/// Rig GPU index of each rank: the k-th GPU node of the scenario's topology
+/// is CUDA device k.
+pub fn rank_gpus(sc: &Scenario, rig: &Rig) -> Result<Vec<usize>, HwError> {
+    let gpus = sc.topology.gpus();
+    sc.ranks
+        .iter()
+        .map(|r| {
+            let k = gpus
+                .iter()
+                .position(|g| g == r)
+                .ok_or_else(|| HwError::Scenario("a rank is not a GPU".into()))?;
+            if k >= rig.len() {
+                return Err(HwError::Unsupported(format!(
+                    "scenario `{}` needs GPU {k} ({}) but this machine has {} GPU(s)",
+                    sc.name,
+                    sc.topology.node(*r).id.0,
+                    rig.len()
+                )));
+            }
+            Ok(k)
+        })
+        .collect()
+}
+
+/// Ranks per group for the hierarchical kernel: the model's groups (same
+/// switch, else same socket) when they are equal blocks of consecutive
+/// ranks; otherwise 1 (each GPU its own group, the case of a 2-GPU machine
+/// under one root complex: then the kernel is a one-shot pull of the
+/// inputs, staged through the gather region).
+pub fn hierarchical_group(sc: &Scenario) -> u32 {
+    match contend_workload::groups(&sc.topology, &sc.ranks) {
+        Some(gs) => {
+            let g = gs[0].len();
+            let consecutive = gs
+                .iter()
+                .enumerate()
+                .all(|(k, grp)| grp.iter().enumerate().all(|(i, &r)| r == k * g + i));
+            if consecutive { g as u32 } else { 1 }
+        }
+        None => 1,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn record(
+    source: Source,
+    scenario: &str,
+    topology: &str,
+    workload: &str,
+    algorithm: &str,
+    placement: Option<Placement>,
+    launch: LaunchMode,
+    ranks: Vec<String>,
+    size: u64,
+    t: &Timing,
+    bandwidth: Option<f64>,
+    verified: Option<bool>,
+    extra: Vec<(String, Value)>,
+) -> ResultRecord {
+    let stats = Stats::of(&t.per_op_ns);
+    let mut ex: BTreeMap<String, Value> = extra.into_iter().collect();
+    if !t.sync_ns.is_empty() {
+        let s = Stats::of(&t.sync_ns);
+        ex.insert("sync_median_ns".into(), s.median_ns.into());
+        ex.insert("sync_p10_ns".into(), s.p10_ns.into());
+        ex.insert("sync_p90_ns".into(), s.p90_ns.into());
+    }
+    ResultRecord {
+        source,
+        scenario: scenario.into(),
+        topology: topology.into(),
+        workload: workload.into(),
+        algorithm: algorithm.into(),
+        placement,
+        fidelity: None,
+        launch,
+        ranks,
+        size_bytes: size,
+        total_ns: t.total_ns,
+        per_op_ns: t.per_op_ns.clone(),
+        stats,
+        bandwidth_gbps: bandwidth,
+        verified,
+        events: None,
+        wall_ns: None,
+        busiest_link: None,
+        machine: None,
+        extra: ex,
+    }
+}
+
+fn us(ns: f64) -> String {
+    format!("{:.1} us", ns / 1000.0)
+}
+
+/// Handles a failed measurement: fatal errors stop the run, others are noted.
+fn soft(sink: &mut Sink, what: &str, e: HwError) -> Result<(), HwError> {
+    if e.is_fatal() {
+        return Err(e);
+    }
+    sink.fail(format!("{what}: {e}"));
+    Ok(())
+}
+
+fn allreduce_sizes(sc: &Scenario, opts: &Options) -> Vec<u64> {
+    match &sc.workload {
+        Workload::Allreduce { sizes, .. } => {
+            let mut v: Vec<u64> = sizes
+                .iter()
+                .map(|b| b.0)
+                .filter(|b| opts.max_size.is_none_or(|m| *b <= m))
+                .collect();
+            if opts.quick && v.len() > 3 {
+                v = vec![v[0], v[v.len() / 2], v[v.len() - 1]];
+            }
+            v
+        }
+        _ => vec![],
+    }
+}
+
+/// `contend hw run`: the scenario's workload with the custom kernels.
+pub fn run_scenario(
+    rig: &Rig,
+    sc: &Scenario,
+    sink: &mut Sink,
+    opts: &Options,
+) -> Result<(), HwError> {
+    let ids = rank_gpus(sc, rig)?;
+    let names = sc.rank_names();
+    let algs: Vec<Algorithm> = sc
+        .algorithms
+        .iter()
+        .copied()
+        .filter(|a| a.has_custom_kernel())
+        .collect();
+    for a in sc.algorithms.iter().filter(|a| !a.has_custom_kernel()) {
+        sink.note(&format!(
+            "{a}: no kernel of ours (NCCL is its twin: run `contend hw nccl`)"
+        ));
+    }
+    let group = hierarchical_group(sc);
+    match &sc.workload {
+        Workload::Allreduce { dtype, .. } => {
+            let sizes = allreduce_sizes(sc, opts);
+            let max = sizes.iter().copied().max().unwrap_or(16) as usize;
+            sink.plan((sc.placements.len() * algs.len() * sizes.len()) as u64);
+            for &pl in &sc.placements {
+                let team = match Team::new(rig, &ids, pl, max, group) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        soft(sink, &format!("{pl} placement"), e)?;
+                        continue;
+                    }
+                };
+                for &alg in &algs {
+                    let c = Custom {
+                        team: &team,
+                        algorithm: alg,
+                        dtype: *dtype,
+                        kernel: sc.kernel,
+                    };
+                    for &size in &sizes {
+                        let label = format!("{alg} {pl} {size} B");
+                        match measure_allreduce(
+                            rig,
+                            &c,
+                            *dtype,
+                            pl.name(),
+                            size as usize,
+                            sc.seed,
+                            opts,
+                        ) {
+                            Ok((t, seeds)) => {
+                                let mut extra = c.describe(size as usize);
+                                extra.extend(common_extra(*dtype, size, &t, seeds));
+                                let rec = record(
+                                    Source::Hw,
+                                    &sc.name,
+                                    &sc.topology_ref,
+                                    "allreduce",
+                                    alg.name(),
+                                    Some(pl),
+                                    LaunchMode::Eager,
+                                    names.clone(),
+                                    size,
+                                    &t,
+                                    None,
+                                    Some(true),
+                                    extra,
+                                );
+                                sink.note(&format!(
+                                    "{label}: median {} (p10 {}, p90 {}), verified",
+                                    us(rec.stats.median_ns),
+                                    us(rec.stats.p10_ns),
+                                    us(rec.stats.p90_ns)
+                                ));
+                                sink.write(rec)?;
+                            }
+                            Err(e) => soft(sink, &label, e)?,
+                        }
+                        sink.step(&label);
+                    }
+                }
+            }
+        }
+        Workload::VerifyStep {
+            layers,
+            allreduces_per_layer,
+            hidden,
+            tokens,
+            dtype,
+            gap,
+            skew,
+        } => {
+            let size = Workload::verify_size(*hidden, *tokens, *dtype).0 as usize;
+            let ops = (*layers * *allreduces_per_layer) as usize;
+            let delays = step_delays(sc, ops, ids.len(), *gap, skew);
+            sink.plan((sc.placements.len() * algs.len() * 2) as u64);
+            for &pl in &sc.placements {
+                let team = match Team::new(rig, &ids, pl, size, group) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        soft(sink, &format!("{pl} placement"), e)?;
+                        continue;
+                    }
+                };
+                for &alg in &algs {
+                    let c = Custom {
+                        team: &team,
+                        algorithm: alg,
+                        dtype: *dtype,
+                        kernel: sc.kernel,
+                    };
+                    for mode in [LaunchMode::Eager, LaunchMode::Graph] {
+                        verify_step_one(
+                            rig,
+                            sc,
+                            sink,
+                            &c,
+                            *dtype,
+                            Some(pl),
+                            size,
+                            ops,
+                            &delays,
+                            mode,
+                            opts,
+                            Source::Hw,
+                        )?;
+                    }
+                }
+            }
+        }
+        Workload::Transfer { streams } => {
+            let mut specs = vec![];
+            let gpus = sc.topology.gpus();
+            for st in streams {
+                let from = gpus
+                    .iter()
+                    .position(|g| *g == st.from)
+                    .ok_or_else(|| HwError::Scenario("a stream starts at a non-GPU".into()))?;
+                let to = match &sc.topology.node(st.to).kind {
+                    NodeKind::Gpu(_) => {
+                        Target::Gpu(gpus.iter().position(|g| *g == st.to).unwrap_or(0))
+                    }
+                    _ => Target::Host,
+                };
+                for k in [from, if let Target::Gpu(j) = to { j } else { from }] {
+                    if k >= rig.len() {
+                        return Err(HwError::Unsupported(format!(
+                            "scenario `{}` needs GPU {k} but this machine has {} GPU(s)",
+                            sc.name,
+                            rig.len()
+                        )));
+                    }
+                }
+                let op = match st.op {
+                    TransferOp::Copy => Op::CopyOut,
+                    TransferOp::Load => Op::Load,
+                    TransferOp::Store => Op::Store,
+                    TransferOp::PingPong => Op::PingPong,
+                };
+                specs.push(Spec {
+                    from,
+                    to,
+                    op,
+                    bytes: st.bytes.0 as usize,
+                    kernel: st.kernel,
+                    iterations: st.iterations,
+                    flags_in_host: false,
+                });
+            }
+            sink.plan(1);
+            let (w, r, s) = if opts.quick {
+                (1, 5, 3)
+            } else {
+                (2, opts.repeats.unwrap_or(20), 5)
+            };
+            let ms = probe::run_concurrent(rig, &specs, w, r, s)?;
+            for (st, (spec, m)) in streams.iter().zip(specs.iter().zip(&ms)) {
+                let ranks = vec![
+                    sc.topology.node(st.from).id.0.clone(),
+                    sc.topology.node(st.to).id.0.clone(),
+                ];
+                let rec = transfer_record(
+                    &sc.name,
+                    &sc.topology_ref,
+                    spec,
+                    m,
+                    ranks,
+                    specs.len(),
+                    "scenario",
+                );
+                sink.note(&transfer_line(&rec));
+                sink.write(rec)?;
+            }
+            sink.step("transfer streams");
+        }
+    }
+    Ok(())
+}
+
+fn common_extra(dtype: Dtype, size: u64, t: &Timing, seeds: Vec<u64>) -> Vec<(String, Value)> {
+    let med = Stats::of(&t.per_op_ns).median_ns;
+    vec![
+        ("dtype".into(), dtype.name().into()),
+        ("repeats".into(), (t.per_op_ns.len() as u64).into()),
+        ("algbw_gbps".into(), (if med > 0.0 { size as f64 / med } else { 0.0 }).into()),
+        ("tolerance".into(), crate::verify::tolerance(dtype).into()),
+        ("seeds".into(), seeds.into()),
+        ("timing".into(), "per op: CUDA events between back-to-back eager launches, slowest rank; sync_*: host clock around launch + wait".into()),
+    ]
+}
+
+/// Verify (fresh inputs), time, verify again (fresh inputs: catches stale
+/// data left by the timed runs).
+fn measure_allreduce(
+    rig: &Rig,
+    c: &dyn Collective,
+    dtype: Dtype,
+    placement: &str,
+    size: usize,
+    seed: u64,
+    opts: &Options,
+) -> Result<(Timing, Vec<u64>), HwError> {
+    let (mut w, mut r, mut s) = allreduce::default_repeats(size);
+    if let Some(x) = opts.repeats {
+        r = x;
+    }
+    if opts.quick {
+        (w, r, s) = (3, r.min(20), s.min(5));
+    }
+    let s1 = fresh_seed(seed);
+    allreduce::verify_once(rig, c, dtype, placement, size, s1)?;
+    let t = allreduce::time(rig, c, size, w, r, s)?;
+    let s2 = fresh_seed(seed ^ 0x5555);
+    allreduce::verify_once(rig, c, dtype, placement, size, s2)?;
+    Ok((t, vec![s1, s2]))
+}
+
+fn step_delays(
+    sc: &Scenario,
+    ops: usize,
+    n: usize,
+    gap: contend_topo::Picos,
+    skew: &contend_workload::Skew,
+) -> Vec<Vec<u64>> {
+    let s = skew.sample(sc.seed, ops, n);
+    s.iter()
+        .map(|row| row.iter().map(|p| (gap.0 + p.0) / 1000).collect())
+        .collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn verify_step_one(
+    rig: &Rig,
+    sc: &Scenario,
+    sink: &mut Sink,
+    c: &dyn Collective,
+    dtype: Dtype,
+    pl: Option<Placement>,
+    size: usize,
+    ops: usize,
+    delays: &[Vec<u64>],
+    mode: LaunchMode,
+    opts: &Options,
+    source: Source,
+) -> Result<(), HwError> {
+    let label = format!(
+        "verify step {} {} {mode}",
+        c.algorithm(),
+        pl.map_or("-", |p| p.name())
+    );
+    let reps = opts.repeats.unwrap_or(if opts.quick { 5 } else { 30 });
+    let seed = fresh_seed(sc.seed);
+    match allreduce::verify_step(
+        rig,
+        c,
+        dtype,
+        pl.map_or("nccl", |p| p.name()),
+        size,
+        delays,
+        mode,
+        2,
+        reps,
+        seed,
+    ) {
+        Ok(t) => {
+            let med = Stats::of(&t.per_op_ns).median_ns;
+            let mut extra = c.describe(size);
+            extra.extend([
+                ("dtype".to_string(), Value::from(dtype.name())),
+                ("allreduces".into(), (ops as u64).into()),
+                ("per_allreduce_median_ns".into(), (med / ops.max(1) as f64).into()),
+                ("repeats".into(), (t.per_op_ns.len() as u64).into()),
+                ("seed".into(), seed.into()),
+                ("gap_and_skew".into(), Value::from(delays.iter().flatten().any(|d| *d > 0))),
+                ("timing".into(), "per_op_ns: one whole verify step per entry (CUDA events around the step), slowest rank; total_ns: median step".into()),
+            ]);
+            let mut t2 = t.clone();
+            t2.total_ns = med;
+            let rec = record(
+                source,
+                &sc.name,
+                &sc.topology_ref,
+                "verify-step",
+                &c.algorithm(),
+                pl,
+                mode,
+                sc.rank_names(),
+                size as u64,
+                &t2,
+                None,
+                Some(true),
+                extra,
+            );
+            sink.note(&format!(
+                "{label}: step median {} ({} per allreduce), verified",
+                us(med),
+                us(med / ops.max(1) as f64)
+            ));
+            sink.write(rec)?;
+        }
+        Err(e) => soft(sink, &label, e)?,
+    }
+    sink.step(&label);
+    Ok(())
+}
+
+/// `contend hw nccl`: NCCL's allreduce over the scenario's sizes and ranks
+/// (an allreduce or verify-step workload).
+pub fn run_nccl(rig: &Rig, sc: &Scenario, sink: &mut Sink, opts: &Options) -> Result<(), HwError> {
+    let ids = rank_gpus(sc, rig)?;
+    let names = sc.rank_names();
+    match &sc.workload {
+        Workload::Allreduce { dtype, .. } => {
+            let sizes = allreduce_sizes(sc, opts);
+            let max = sizes.iter().copied().max().unwrap_or(16) as usize;
+            let team = NcclTeam::new(rig, &ids, max, *dtype)?;
+            sink.note(&format!(
+                "NCCL {} with {}",
+                team.version,
+                crate::nccl::nccl_env()
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ));
+            sink.plan(sizes.len() as u64);
+            for &size in &sizes {
+                let label = format!("nccl {size} B");
+                match measure_allreduce(rig, &team, *dtype, "nccl", size as usize, sc.seed, opts) {
+                    Ok((t, seeds)) => {
+                        let mut extra = team.describe(size as usize);
+                        extra.extend(common_extra(*dtype, size, &t, seeds));
+                        let rec = record(
+                            Source::Nccl,
+                            &sc.name,
+                            &sc.topology_ref,
+                            "allreduce",
+                            "nccl",
+                            None,
+                            LaunchMode::Eager,
+                            names.clone(),
+                            size,
+                            &t,
+                            None,
+                            Some(true),
+                            extra,
+                        );
+                        sink.note(&format!(
+                            "{label}: median {} (p10 {}, p90 {}), verified",
+                            us(rec.stats.median_ns),
+                            us(rec.stats.p10_ns),
+                            us(rec.stats.p90_ns)
+                        ));
+                        sink.write(rec)?;
+                    }
+                    Err(e) => soft(sink, &label, e)?,
+                }
+                sink.step(&label);
+            }
+        }
+        Workload::VerifyStep {
+            layers,
+            allreduces_per_layer,
+            hidden,
+            tokens,
+            dtype,
+            gap,
+            skew,
+        } => {
+            let size = Workload::verify_size(*hidden, *tokens, *dtype).0 as usize;
+            let ops = (*layers * *allreduces_per_layer) as usize;
+            let delays = step_delays(sc, ops, ids.len(), *gap, skew);
+            let team = NcclTeam::new(rig, &ids, size, *dtype)?;
+            sink.plan(2);
+            for mode in [LaunchMode::Eager, LaunchMode::Graph] {
+                verify_step_one(
+                    rig,
+                    sc,
+                    sink,
+                    &team,
+                    *dtype,
+                    None,
+                    size,
+                    ops,
+                    &delays,
+                    mode,
+                    opts,
+                    Source::Nccl,
+                )?;
+            }
+        }
+        Workload::Transfer { .. } => {
+            return Err(HwError::Scenario(
+                "NCCL runs allreduce and verify-step workloads, not transfers".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn transfer_record(
+    scenario: &str,
+    topology: &str,
+    s: &Spec,
+    m: &probe::Measured,
+    ranks: Vec<String>,
+    concurrent: usize,
+    group: &str,
+) -> ResultRecord {
+    let t = Timing {
+        per_op_ns: m.per_op_ns.clone(),
+        total_ns: m.total_ns,
+        sync_ns: m.sync_ns.clone(),
+    };
+    let med = Stats::of(&t.per_op_ns).median_ns;
+    let bw = (s.op != Op::PingPong && med > 0.0).then(|| s.bytes as f64 / med);
+    let placement = match s.target_kind() {
+        "peer" => Some(Placement::Peer),
+        "host" => Some(Placement::Host),
+        _ => None,
+    };
+    let mut extra: Vec<(String, Value)> = vec![
+        ("target".into(), s.target_kind().into()),
+        ("concurrent_streams".into(), (concurrent as u64).into()),
+        ("group".into(), group.into()),
+    ];
+    if matches!(s.op, Op::Load | Op::Store) {
+        extra.push(("blocks".into(), s.kernel.blocks.into()));
+        extra.push(("threads".into(), s.kernel.threads.into()));
+    }
+    if s.op == Op::PingPong {
+        extra.push(("iterations".into(), s.iterations.into()));
+        extra.push((
+            "flags".into(),
+            (if s.flags_in_host || s.to == Target::Host {
+                "host memory"
+            } else {
+                "each GPU's own memory"
+            })
+            .into(),
+        ));
+        extra.push(("per_op".into(), "one round trip".into()));
+    }
+    record(
+        Source::Hw,
+        scenario,
+        topology,
+        "transfer",
+        s.label(),
+        placement,
+        LaunchMode::Eager,
+        ranks,
+        s.bytes as u64,
+        &t,
+        bw,
+        None,
+        extra,
+    )
+}
+
+fn transfer_line(r: &ResultRecord) -> String {
+    let bw = r
+        .bandwidth_gbps
+        .map(|b| format!(", {b:.1} GB/s"))
+        .unwrap_or_default();
+    let blocks = r
+        .extra
+        .get("blocks")
+        .map(|b| format!(" blocks {b}"))
+        .unwrap_or_default();
+    format!(
+        "{} {} {} {} B{blocks}: median {}{bw}",
+        r.algorithm,
+        r.ranks.join("->"),
+        r.extra
+            .get("target")
+            .map(|v| v.to_string())
+            .unwrap_or_default(),
+        r.size_bytes,
+        us(r.stats.median_ns)
+    )
+}
+
+/// `contend hw probe`: the microbenchmarks calibration needs.
+pub fn run_probe(rig: &Rig, sink: &mut Sink, opts: &Options) -> Result<(), HwError> {
+    let n = rig.len();
+    let names: Vec<String> = (0..n).map(|i| format!("gpu{i}")).collect();
+    let host = "host".to_string();
+    let q = opts.quick;
+    let copy_sizes = if q {
+        vec![4 << 10, 1 << 20, 64 << 20]
+    } else {
+        probe::sizes(4 << 10, 256 << 20, 4)
+    };
+    let big = if q { 64 << 20 } else { 256 << 20 };
+    let threads = 512;
+    let sms = rig.gpus[0].sms.max(1);
+    let block_counts: Vec<u32> = if q {
+        vec![8, sms]
+    } else {
+        vec![1, 2, 4, 8, 16, 32, sms / 2, sms, 2 * sms, 4 * sms, 8 * sms]
+    };
+    let (w, r, s) = if q {
+        (1, 5, 3)
+    } else {
+        (2, opts.repeats.unwrap_or(20), 10)
+    };
+    let peer = (n >= 2 && rig.p2p[0][1].access).then_some(1usize);
+    let kc = |blocks| KernelConfig { blocks, threads };
+    let mut jobs: Vec<(String, Vec<Spec>)> = vec![];
+    let one = |op, to, bytes, blocks| Spec {
+        from: 0,
+        to,
+        op,
+        bytes,
+        kernel: kc(blocks),
+        iterations: 1000,
+        flags_in_host: false,
+    };
+    // 1. Copy engines per direction and size.
+    for &b in &copy_sizes {
+        jobs.push(("copy".into(), vec![one(Op::CopyH2d, Target::Host, b, 1)]));
+        jobs.push(("copy".into(), vec![one(Op::CopyOut, Target::Host, b, 1)]));
+        if let Some(p) = peer {
+            jobs.push(("copy".into(), vec![one(Op::CopyOut, Target::Gpu(p), b, 1)]));
+        }
+    }
+    // 2. SM loads and stores vs blocks, per target.
+    let mut targets = vec![Target::Gpu(0), Target::Host];
+    if let Some(p) = peer {
+        targets.insert(1, Target::Gpu(p));
+    }
+    for &t in &targets {
+        for op in [Op::Load, Op::Store] {
+            for &bl in &block_counts {
+                jobs.push(("sm-vs-blocks".into(), vec![one(op, t, big, bl)]));
+            }
+        }
+    }
+    // 3. SM loads vs size (host and peer), one block per SM.
+    for &t in targets.iter().filter(|t| **t != Target::Gpu(0)) {
+        for &b in &copy_sizes {
+            jobs.push(("sm-load-vs-size".into(), vec![one(Op::Load, t, b, sms)]));
+        }
+    }
+    // 4. Flag round trips.
+    if let Some(p) = peer {
+        jobs.push((
+            "ping-pong".into(),
+            vec![Spec {
+                iterations: 1000,
+                ..one(Op::PingPong, Target::Gpu(p), 4, 1)
+            }],
+        ));
+        jobs.push((
+            "ping-pong".into(),
+            vec![Spec {
+                iterations: 1000,
+                flags_in_host: true,
+                ..one(Op::PingPong, Target::Gpu(p), 4, 1)
+            }],
+        ));
+    }
+    jobs.push((
+        "ping-pong".into(),
+        vec![Spec {
+            iterations: 1000,
+            ..one(Op::PingPong, Target::Host, 4, 1)
+        }],
+    ));
+    // 5. Several GPUs at once on host memory (and both directions of the peer link).
+    if n >= 2 {
+        let all = |op, to: &dyn Fn(usize) -> Target, blocks| {
+            (0..n)
+                .map(|g| Spec {
+                    from: g,
+                    to: to(g),
+                    op,
+                    bytes: big,
+                    kernel: kc(blocks),
+                    iterations: 1,
+                    flags_in_host: false,
+                })
+                .collect::<Vec<_>>()
+        };
+        jobs.push((
+            "concurrent-host".into(),
+            all(Op::Load, &|_| Target::Host, sms),
+        ));
+        jobs.push((
+            "concurrent-host".into(),
+            all(Op::Store, &|_| Target::Host, sms),
+        ));
+        jobs.push((
+            "concurrent-host".into(),
+            all(Op::CopyH2d, &|_| Target::Host, 1),
+        ));
+        jobs.push((
+            "concurrent-host".into(),
+            all(Op::CopyOut, &|_| Target::Host, 1),
+        ));
+        if peer.is_some() {
+            jobs.push((
+                "concurrent-peer".into(),
+                all(Op::Load, &|g| Target::Gpu((g + 1) % n), sms),
+            ));
+        }
+    }
+    sink.plan(jobs.len() as u64);
+    for (group, specs) in jobs {
+        let label = format!("{group}: {} {} B", specs[0].label(), specs[0].bytes);
+        match probe::run_concurrent(rig, &specs, w, r, s) {
+            Ok(ms) => {
+                let mut agg = 0.0;
+                for (spec, m) in specs.iter().zip(&ms) {
+                    let to = match spec.to {
+                        Target::Host => host.clone(),
+                        Target::Gpu(j) => names[j].clone(),
+                    };
+                    let rec = transfer_record(
+                        "probe",
+                        "live",
+                        spec,
+                        m,
+                        vec![names[spec.from].clone(), to],
+                        specs.len(),
+                        &group,
+                    );
+                    agg += rec.bandwidth_gbps.unwrap_or(0.0);
+                    sink.note(&transfer_line(&rec));
+                    sink.write(rec)?;
+                }
+                if specs.len() > 1 {
+                    sink.note(&format!(
+                        "  {group} {}: {} streams, {agg:.1} GB/s together",
+                        specs[0].label(),
+                        specs.len()
+                    ));
+                }
+            }
+            Err(e) => soft(sink, &label, e)?,
+        }
+        sink.step(&label);
+    }
+    Ok(())
+}

@@ -1,0 +1,472 @@
+//! `contend hw topo`: the live machine as a topology TOML (that
+//! `contend_topo::parse_topology` reads) and the [`Machine`] fingerprint
+//! stamped on every measurement.
+//!
+//! Sources: the CUDA driver (names, PCI addresses, SMs, memory clock × bus
+//! width, peer access), NVML where the driver's NVML answers (PCIe link
+//! generation and width, NVLink state, PCIe distance between GPUs, driver
+//! version) and /sys (NUMA node of each GPU). What no source answered is
+//! written with a comment saying it was assumed.
+
+use crate::rig::Rig;
+use contend_workload::Machine;
+use nvml_wrapper::Nvml;
+use nvml_wrapper::enum_wrappers::device::{Clock, TopologyLevel};
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// One GPU as found.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LiveGpu {
+    pub name: String,
+    pub pci_bus_id: String,
+    pub cc: (i32, i32),
+    pub sms: u32,
+    pub memory_bandwidth_gbps: Option<f64>,
+    /// Current PCIe generation and width (NVML).
+    pub pcie: Option<(u32, u32)>,
+    /// Maximum PCIe generation and width (NVML).
+    pub pcie_max: Option<(u32, u32)>,
+    pub numa_node: Option<u32>,
+}
+
+/// The machine as found: plain data, so rendering is testable without a GPU.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LiveMachine {
+    pub hostname: String,
+    pub driver: String,
+    pub cuda: String,
+    pub gpus: Vec<LiveGpu>,
+    /// `X`, `NV18`, `PIX`, `PXB`, `PHB`, `NODE`, `SYS`, or `P2P`/`-` when
+    /// only the CUDA driver answered.
+    pub link_matrix: Vec<Vec<String>>,
+    /// NVLink links between GPU i and j (0: none).
+    pub nvlinks: Vec<Vec<u32>>,
+    /// Bandwidth of one NVLink link per direction, GB/s.
+    pub nvlink_link_gbps: f64,
+    /// Things a reader should know (NVML missing, values assumed).
+    pub notes: Vec<String>,
+}
+
+impl LiveMachine {
+    /// The fingerprint stamped on every record.
+    pub fn machine(&self) -> Machine {
+        Machine {
+            hostname: self.hostname.clone(),
+            gpus: self.gpus.iter().map(|g| g.name.clone()).collect(),
+            pci_addresses: self.gpus.iter().map(|g| g.pci_bus_id.clone()).collect(),
+            driver: self.driver.clone(),
+            cuda: self.cuda.clone(),
+            link_matrix: self.link_matrix.clone(),
+            pcie_links: self
+                .gpus
+                .iter()
+                .map(|g| {
+                    g.pcie
+                        .map(|(pg, w)| format!("Gen{pg} x{w}"))
+                        .unwrap_or_else(|| "unknown".into())
+                })
+                .collect(),
+        }
+    }
+
+    /// Topology TOML of this machine. Node ids: `gpu0..`, `rc<numa>`,
+    /// `mem<numa>`; the header comments carry the fingerprint as JSON.
+    pub fn to_toml(&self) -> String {
+        let mut s = String::new();
+        let m = self.machine();
+        let _ = writeln!(
+            s,
+            "# Written by `contend hw topo` from the live machine ({}).",
+            self.hostname
+        );
+        let _ = writeln!(
+            s,
+            "# machine = {}",
+            serde_json::to_string(&m).unwrap_or_default()
+        );
+        for n in &self.notes {
+            let _ = writeln!(s, "# note: {n}");
+        }
+        let names: Vec<&str> = self.gpus.iter().map(|g| g.name.as_str()).collect();
+        let model = names.first().copied().unwrap_or("GPU");
+        let _ = writeln!(
+            s,
+            "name = {}",
+            q(&format!(
+                "live: {}x {} on {}",
+                self.gpus.len(),
+                model,
+                self.hostname
+            ))
+        );
+        let _ = writeln!(
+            s,
+            "source = {}",
+            q(&format!(
+                "contend hw topo: CUDA driver {} (PCI addresses, SMs, memory clock x bus width, peer access), NVML (PCIe links, NVLink), /sys (NUMA); driver {}",
+                self.cuda, self.driver
+            ))
+        );
+        let mut sockets: Vec<u32> = self.gpus.iter().map(|g| g.numa_node.unwrap_or(0)).collect();
+        sockets.sort_unstable();
+        sockets.dedup();
+        if sockets.is_empty() {
+            sockets.push(0);
+        }
+        for &k in &sockets {
+            let _ = writeln!(
+                s,
+                "\n[[node]]\nid = \"rc{k}\"\nkind = \"root_complex\"\nsocket = {k}"
+            );
+            let _ = writeln!(
+                s,
+                "[[node]]\nid = \"mem{k}\"\nkind = \"host_memory\"\nsocket = {k}"
+            );
+        }
+        for (i, g) in self.gpus.iter().enumerate() {
+            let bw = g
+                .memory_bandwidth_gbps
+                .filter(|b| b.is_finite() && *b > 0.0);
+            let _ = writeln!(s, "\n[[node]]\nid = \"gpu{i}\"\nkind = \"gpu\"");
+            let _ = writeln!(
+                s,
+                "model = {}",
+                q(&format!(
+                    "{} (PCI {}, sm_{}{})",
+                    g.name, g.pci_bus_id, g.cc.0, g.cc.1
+                ))
+            );
+            let _ = writeln!(s, "sms = {}", g.sms.max(1));
+            match bw {
+                Some(b) => {
+                    let _ = writeln!(s, "memory_bandwidth_gbps = {b:.1}");
+                }
+                None => {
+                    let _ = writeln!(
+                        s,
+                        "memory_bandwidth_gbps = 1000.0  # unknown: the driver gave no memory clock or bus width"
+                    );
+                }
+            }
+        }
+        for (i, g) in self.gpus.iter().enumerate() {
+            let rc = g.numa_node.unwrap_or(0);
+            let (pg, width, comment) = match (g.pcie, g.pcie_max) {
+                (Some((pg, w)), Some((mg, mw))) => (
+                    pg,
+                    w,
+                    format!("NVML: current Gen{pg} x{w}, max Gen{mg} x{mw}"),
+                ),
+                (Some((pg, w)), None) => (pg, w, format!("NVML: current Gen{pg} x{w}")),
+                _ => (
+                    5,
+                    16,
+                    "assumed: NVML did not answer for the PCIe link".to_string(),
+                ),
+            };
+            // An idle GPU may train its link down; the model wants the link's capability.
+            let (pg, width) = match g.pcie_max {
+                Some((mg, mw)) if mg >= pg && mw >= width => (mg.clamp(1, 6), mw),
+                _ => (pg.clamp(1, 6), width),
+            };
+            let width = if [1, 2, 4, 8, 12, 16].contains(&width) {
+                width
+            } else {
+                16
+            };
+            let _ = writeln!(s, "\n# gpu{i}: {comment}");
+            let _ = writeln!(
+                s,
+                "[[link]]\na = \"gpu{i}\"\nb = \"rc{rc}\"\nkind = \"pcie\"\ngen = {pg}\nwidth = {width}"
+            );
+        }
+        for w in sockets.windows(2) {
+            let _ = writeln!(
+                s,
+                "\n# not measured: a placeholder for the CPU link between sockets\n[[link]]\na = \"rc{}\"\nb = \"rc{}\"\nkind = \"cpu\"\nbandwidth_gbps = 100.0",
+                w[0], w[1]
+            );
+        }
+        for &k in &sockets {
+            let _ = writeln!(
+                s,
+                "\n# not measured: host memory bandwidth placeholder\n[[link]]\na = \"mem{k}\"\nb = \"rc{k}\"\nkind = \"memory\"\nbandwidth_gbps = 300.0"
+            );
+        }
+        for i in 0..self.gpus.len() {
+            for j in i + 1..self.gpus.len() {
+                let n = self
+                    .nvlinks
+                    .get(i)
+                    .and_then(|r| r.get(j))
+                    .copied()
+                    .unwrap_or(0);
+                if n > 0 {
+                    let bw = f64::from(n) * self.nvlink_link_gbps;
+                    let _ = writeln!(
+                        s,
+                        "\n# NV{n}: {n} NVLink links x {} GB/s per direction\n[[link]]\na = \"gpu{i}\"\nb = \"gpu{j}\"\nkind = \"nvlink\"\nbandwidth_gbps = {bw:.1}",
+                        self.nvlink_link_gbps
+                    );
+                }
+            }
+        }
+        s
+    }
+}
+
+fn q(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"?\"".into())
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+fn numa_node(bus_id: &str) -> Option<u32> {
+    let t = std::fs::read_to_string(format!(
+        "/sys/bus/pci/devices/{}/numa_node",
+        bus_id.to_lowercase()
+    ))
+    .ok()?;
+    t.trim()
+        .parse::<i64>()
+        .ok()
+        .filter(|v| *v >= 0)
+        .map(|v| v as u32)
+}
+
+/// Finds out what the machine is. Needs an open [`Rig`] (kernels not required).
+pub fn discover(rig: &Rig) -> LiveMachine {
+    use cudarc::driver::sys::CUdevice_attribute::*;
+    let n = rig.len();
+    let mut lm = LiveMachine {
+        hostname: hostname(),
+        cuda: rig.cuda_version.clone(),
+        driver: "unknown".into(),
+        link_matrix: vec![vec!["-".to_string(); n]; n],
+        nvlinks: vec![vec![0; n]; n],
+        nvlink_link_gbps: 25.0,
+        ..Default::default()
+    };
+    for g in &rig.gpus {
+        let clock_khz = g
+            .attribute(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)
+            .unwrap_or(0);
+        let bus_bits = g
+            .attribute(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)
+            .unwrap_or(0);
+        let bw = (clock_khz > 0 && bus_bits > 0)
+            .then(|| 2.0 * f64::from(clock_khz) * 1e3 * f64::from(bus_bits) / 8.0 / 1e9);
+        lm.gpus.push(LiveGpu {
+            name: g.name.clone(),
+            pci_bus_id: g.pci_bus_id.clone(),
+            cc: g.cc,
+            sms: g.sms,
+            memory_bandwidth_gbps: bw,
+            numa_node: numa_node(&g.pci_bus_id),
+            ..Default::default()
+        });
+    }
+    for i in 0..n {
+        lm.link_matrix[i][i] = "X".into();
+        for j in 0..n {
+            if i != j {
+                lm.link_matrix[i][j] = if rig.p2p[i][j].access {
+                    "P2P".into()
+                } else {
+                    "-".into()
+                };
+            }
+        }
+    }
+    match Nvml::init() {
+        Ok(nvml) => fill_from_nvml(&nvml, &mut lm),
+        Err(e) => lm.notes.push(format!(
+            "NVML did not answer ({e}): PCIe links assumed, NVLink unknown"
+        )),
+    }
+    lm
+}
+
+fn fill_from_nvml(nvml: &Nvml, lm: &mut LiveMachine) {
+    if let Ok(v) = nvml.sys_driver_version() {
+        lm.driver = v;
+    }
+    let devs: Vec<_> = lm
+        .gpus
+        .iter()
+        .map(|g| nvml.device_by_pci_bus_id(g.pci_bus_id.as_str()).ok())
+        .collect();
+    let nvml_bus: Vec<Option<String>> = devs
+        .iter()
+        .map(|d| {
+            d.as_ref()
+                .and_then(|d| d.pci_info().ok())
+                .map(|p| p.bus_id.to_lowercase())
+        })
+        .collect();
+    let mut active_links = vec![0u32; lm.gpus.len()];
+    for (i, d) in devs.iter().enumerate() {
+        let Some(d) = d else {
+            lm.notes.push(format!(
+                "NVML does not know GPU {} ({})",
+                i, lm.gpus[i].pci_bus_id
+            ));
+            continue;
+        };
+        let g = &mut lm.gpus[i];
+        if let (Ok(pg), Ok(w)) = (d.current_pcie_link_gen(), d.current_pcie_link_width()) {
+            g.pcie = Some((pg, w));
+        }
+        if let (Ok(pg), Ok(w)) = (d.max_pcie_link_gen(), d.max_pcie_link_width()) {
+            g.pcie_max = Some((pg, w));
+        }
+        if g.memory_bandwidth_gbps.is_none()
+            && let (Ok(mhz), Ok(bits)) = (d.max_clock_info(Clock::Memory), d.memory_bus_width())
+        {
+            g.memory_bandwidth_gbps =
+                Some(2.0 * f64::from(mhz) * 1e6 * f64::from(bits) / 8.0 / 1e9);
+        }
+        // NVLink: count active links; note where each leads.
+        for l in 0..18u32 {
+            let link = d.link_wrapper_for(l);
+            if link.is_active().unwrap_or(false) {
+                active_links[i] += 1;
+                if let Ok(v) = link.version()
+                    && v >= 5
+                {
+                    lm.nvlink_link_gbps = 50.0;
+                }
+                if let Ok(p) = link.remote_pci_info() {
+                    let rb = p.bus_id.to_lowercase();
+                    if let Some(j) = nvml_bus
+                        .iter()
+                        .position(|b| b.as_deref() == Some(rb.as_str()))
+                        && j != i
+                    {
+                        lm.nvlinks[i][j] += 1;
+                    }
+                }
+            }
+        }
+    }
+    let n = lm.gpus.len();
+    for i in 0..n {
+        for j in 0..n {
+            if i == j {
+                continue;
+            }
+            let (Some(a), Some(b)) = (&devs[i], &devs[j]) else {
+                continue;
+            };
+            let nv = a.p2p_status(
+                b,
+                nvml_wrapper::enum_wrappers::device::P2pCapabilitiesIndex::NvLink,
+            );
+            let nv_ok = matches!(nv, Ok(nvml_wrapper::enum_wrappers::device::P2pStatus::Ok));
+            if nv_ok && lm.nvlinks[i][j] == 0 {
+                // Links lead to NVSwitches: every active link carries traffic to j.
+                lm.nvlinks[i][j] = active_links[i];
+            }
+            if nv_ok && lm.nvlinks[i][j] > 0 {
+                lm.link_matrix[i][j] = format!("NV{}", lm.nvlinks[i][j]);
+                continue;
+            }
+            lm.nvlinks[i][j] = 0;
+            let b2 = nvml.device_by_pci_bus_id(lm.gpus[j].pci_bus_id.as_str());
+            if let Ok(b2) = b2
+                && let Ok(level) = a.topology_common_ancestor(b2)
+            {
+                lm.link_matrix[i][j] = match level {
+                    TopologyLevel::Internal => "PIX",
+                    TopologyLevel::Single => "PIX",
+                    TopologyLevel::Multiple => "PXB",
+                    TopologyLevel::HostBridge => "PHB",
+                    TopologyLevel::Node => "NODE",
+                    TopologyLevel::System => "SYS",
+                }
+                .into();
+            }
+        }
+    }
+    // Symmetric link counts (take the smaller if the two ends disagree).
+    for i in 0..n {
+        for j in i + 1..n {
+            let m = lm.nvlinks[i][j].min(lm.nvlinks[j][i]);
+            lm.nvlinks[i][j] = m;
+            lm.nvlinks[j][i] = m;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn two_h200() -> LiveMachine {
+        let g = |bus: &str| LiveGpu {
+            name: "NVIDIA H200".into(),
+            pci_bus_id: bus.into(),
+            cc: (9, 0),
+            sms: 132,
+            memory_bandwidth_gbps: Some(4915.2),
+            pcie: Some((5, 16)),
+            pcie_max: Some((5, 16)),
+            numa_node: None,
+        };
+        LiveMachine {
+            hostname: "h200x2".into(),
+            driver: "580.159.04".into(),
+            cuda: "13.0".into(),
+            gpus: vec![g("0000:00:06.0"), g("0000:00:07.0")],
+            link_matrix: vec![
+                vec!["X".into(), "NV18".into()],
+                vec!["NV18".into(), "X".into()],
+            ],
+            nvlinks: vec![vec![0, 18], vec![18, 0]],
+            nvlink_link_gbps: 25.0,
+            notes: vec![],
+        }
+    }
+
+    #[test]
+    fn live_toml_parses_as_a_topology() {
+        let lm = two_h200();
+        let text = lm.to_toml();
+        let topo = contend_topo::parse_topology("live.toml", &text)
+            .unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(topo.gpus().len(), 2);
+        let (g0, g1) = (topo.lookup("gpu0").unwrap(), topo.lookup("gpu1").unwrap());
+        // NVLink is a direct hop.
+        assert_eq!(topo.route(g0, g1).unwrap().hops.len(), 1);
+        assert!(text.contains("0000:00:07.0"));
+        assert!(text.contains("bandwidth_gbps = 450.0"));
+        let m = lm.machine();
+        assert_eq!(m.pcie_links, vec!["Gen5 x16", "Gen5 x16"]);
+        assert_eq!(m.link_matrix[0][1], "NV18");
+    }
+
+    #[test]
+    fn live_toml_without_nvml_or_nvlink_still_parses() {
+        let mut lm = two_h200();
+        for g in &mut lm.gpus {
+            g.pcie = None;
+            g.pcie_max = None;
+            g.memory_bandwidth_gbps = None;
+            g.numa_node = Some(1);
+        }
+        lm.gpus[0].numa_node = Some(0);
+        lm.nvlinks = vec![vec![0, 0], vec![0, 0]];
+        lm.notes.push("NVML did not answer".into());
+        let text = lm.to_toml();
+        let topo = contend_topo::parse_topology("live.toml", &text)
+            .unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(topo.gpus().len(), 2);
+        assert!(text.contains("assumed"));
+    }
+}
