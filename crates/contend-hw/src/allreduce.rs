@@ -4,6 +4,8 @@
 //! the verify step eager and as a CUDA graph), all under a watchdog.
 
 #![allow(unsafe_code)]
+// Streams are opaque driver handles passed by value (see driver.rs).
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
 
 use crate::driver::{self, DevMem, Event, Gpu, Graph, HostMem};
 use crate::error::HwError;
@@ -105,7 +107,7 @@ impl<'r> Team<'r> {
                 "the kernels take 1 to {MAX_RANKS} ranks, not {n}"
             )));
         }
-        if group == 0 || n % group as usize != 0 {
+        if group == 0 || !n.is_multiple_of(group as usize) {
             return Err(HwError::Unsupported(format!(
                 "hierarchical groups of {group} do not divide {n} ranks"
             )));
@@ -276,7 +278,7 @@ impl Collective for Custom<'_, '_> {
         bytes: usize,
         stream: driver::CUstream,
     ) -> Result<(), HwError> {
-        if bytes % 16 != 0 || bytes > self.team.cap {
+        if !bytes.is_multiple_of(16) || bytes > self.team.cap {
             return Err(HwError::Unsupported(format!(
                 "message of {bytes} B: the kernels take multiples of 16 B up to {} B",
                 self.team.cap
@@ -513,7 +515,7 @@ pub fn verify_step(
             Ok(())
         };
         let graph = match mode {
-            LaunchMode::Graph => Some(Graph::capture(g, g.stream, &step)?),
+            LaunchMode::Graph => Some(Graph::capture(g, g.stream, step)?),
             LaunchMode::Eager => None,
         };
         let run = || match &graph {

@@ -7,6 +7,9 @@
 //! call.
 
 #![allow(unsafe_code)]
+// Streams are opaque driver handles passed by value (`CUstream` is a raw
+// pointer type, which this lint mistakes for memory the function reads).
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
 
 use crate::error::HwError;
 use crate::kernels;
@@ -627,7 +630,10 @@ impl Drop for Graph {
 }
 
 /// Asynchronous copies (copy engines).
-pub fn copy_htod_async(
+///
+/// # Safety
+/// `src` must stay valid (pinned host memory) for `bytes` until the copy is done.
+pub unsafe fn copy_htod_async(
     dst: sys::CUdeviceptr,
     src: *const u8,
     bytes: usize,
@@ -638,7 +644,9 @@ pub fn copy_htod_async(
         "cuMemcpyHtoDAsync",
     )
 }
-pub fn copy_dtoh_async(
+/// # Safety
+/// `dst` must stay valid (pinned host memory) for `bytes` until the copy is done.
+pub unsafe fn copy_dtoh_async(
     dst: *mut u8,
     src: sys::CUdeviceptr,
     bytes: usize,

@@ -5,6 +5,8 @@
 //! on host memory at once).
 
 #![allow(unsafe_code)]
+// Streams are opaque driver handles passed by value (see driver.rs).
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
 
 use crate::driver::{self, DevMem, Event, Gpu, HostMem};
 use crate::error::HwError;
@@ -177,21 +179,27 @@ fn enqueue(
     match (s.op, s.to) {
         (Op::CopyH2d, _) => {
             let (h, d) = (b.host.as_ref(), b.dev_dst.as_ref());
-            driver::copy_htod_async(
-                d.map_or(0, |d| d.ptr),
-                h.map_or(std::ptr::null(), |h| h.host),
-                s.bytes,
-                stream,
-            )
+            // SAFETY: the pinned buffer outlives the stream's work (run_concurrent waits).
+            unsafe {
+                driver::copy_htod_async(
+                    d.map_or(0, |d| d.ptr),
+                    h.map_or(std::ptr::null(), |h| h.host),
+                    s.bytes,
+                    stream,
+                )
+            }
         }
         (Op::CopyOut, Target::Host) => {
             let (d, h) = (b.dev_src.as_ref(), b.host.as_ref());
-            driver::copy_dtoh_async(
-                h.map_or(std::ptr::null_mut(), |h| h.host),
-                d.map_or(0, |d| d.ptr),
-                s.bytes,
-                stream,
-            )
+            // SAFETY: as above.
+            unsafe {
+                driver::copy_dtoh_async(
+                    h.map_or(std::ptr::null_mut(), |h| h.host),
+                    d.map_or(0, |d| d.ptr),
+                    s.bytes,
+                    stream,
+                )
+            }
         }
         (Op::CopyOut, Target::Gpu(j)) => match (&b.dev_dst, &b.dev_src) {
             (Some(dst), Some(src)) => {
