@@ -30,7 +30,11 @@ impl Location {
 
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}", self.file, self.line, self.column)?;
+        if self.line == 0 {
+            write!(f, "{}", self.file)?;
+        } else {
+            write!(f, "{}:{}:{}", self.file, self.line, self.column)?;
+        }
         if let Some(field) = &self.field {
             write!(f, " (field `{field}`)")?;
         }

@@ -98,7 +98,7 @@ pub fn parse_topology(file: &str, text: &str) -> Result<Topology, TopoError> {
         TopoError::at(loc, TopoErrorKind::Syntax(e.message().trim().to_string()))
     })?;
     let cx = Ctx { file, text };
-    let mut spec = TopologySpec { name: raw.name, source: raw.source, ..Default::default() };
+    let mut spec = TopologySpec { file: Some(file.to_string()), name: raw.name, source: raw.source, ..Default::default() };
     for n in &raw.nodes {
         let r = n.get_ref();
         let kind = match r.kind.get_ref().as_str() {

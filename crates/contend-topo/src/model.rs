@@ -214,6 +214,8 @@ pub struct Topology {
 /// place in a file for error messages.
 #[derive(Clone, Debug, Default)]
 pub struct TopologySpec {
+    /// The file the spec came from, for errors that belong to no one entry.
+    pub file: Option<String>,
     pub name: String,
     pub source: Option<String>,
     pub nodes: Vec<(Node, Option<Location>)>,
@@ -263,7 +265,8 @@ impl Topology {
             locs.push(loc);
         }
         if !nodes.iter().any(|n| matches!(n.kind, NodeKind::Gpu(_))) {
-            return Err(TopoError::at(None, TopoErrorKind::NoGpu));
+            let loc = spec.file.as_ref().map(|f| Location { file: f.clone(), line: 1, column: 1, field: Some("node".into()) });
+            return Err(TopoError::at(loc, TopoErrorKind::NoGpu));
         }
         let mut links = Vec::new();
         let mut link_locs = Vec::new();

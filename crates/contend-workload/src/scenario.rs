@@ -18,6 +18,8 @@ pub enum ScenarioError {
     Invalid { location: Option<Location>, message: String },
     #[error("{0}")]
     Topology(#[from] TopoError),
+    #[error("{location}: in the topology it names: {topo}")]
+    InTopology { location: Location, topo: TopoError },
 }
 
 /// Kernel shape for the custom allreduce kernels and SM microbenchmarks.
@@ -287,12 +289,16 @@ pub fn parse_scenario(file: &str, text: &str, base: Option<&Path>, topology_over
 fn resolve_topology(cx: &Cx, t: &Spanned<String>, base: Option<&Path>) -> Result<Topology, ScenarioError> {
     let name = t.get_ref();
     let path: PathBuf = base.map(|b| b.join(name)).unwrap_or_else(|| PathBuf::from(name));
+    let wrap = |topo: TopoError| ScenarioError::InTopology {
+        location: Location::from_offset(cx.file, cx.text, t.span().start).with_field("topology"),
+        topo,
+    };
     if path.is_file() {
-        return Ok(load_topology(&path)?);
+        return load_topology(&path).map_err(wrap);
     }
     let stem = Path::new(name).file_stem().and_then(|s| s.to_str()).unwrap_or(name);
     match shipped::get(stem) {
-        Some(r) => Ok(r?),
+        Some(r) => r.map_err(wrap),
         None => Err(cx.err(
             t,
             "topology",

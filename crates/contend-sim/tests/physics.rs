@@ -1,0 +1,126 @@
+//! The model's physics, each shown on a shipped `transfer` scenario (the same
+//! files `contend simulate scenarios/transfer-*.toml` runs).
+
+use contend_sim::{ModelParams, Run, simulate};
+use contend_topo::shipped;
+use contend_workload::{Fidelity, Scenario, load_scenario, parse_scenario};
+use std::path::PathBuf;
+
+fn scenario(name: &str) -> Scenario {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios").join(name);
+    load_scenario(&p, None).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn runs(sc: &Scenario) -> Vec<Run> {
+    simulate(sc, &ModelParams::default(), &[Fidelity::Tlp, Fidelity::Flow]).unwrap()
+}
+
+/// GB/s of every stream, per fidelity (tlp first).
+fn bandwidths(sc: &Scenario) -> Vec<Vec<f64>> {
+    runs(sc).iter().map(|r| r.records.iter().map(|x| x.bandwidth_gbps.unwrap()).collect()).collect()
+}
+
+fn within(a: f64, b: f64, tol: f64) -> bool {
+    (a - b).abs() <= tol * b.abs()
+}
+
+#[test]
+fn gen5_x16_posted_writes_with_mps_256_reach_50_to_54_gb_s() {
+    for (fid, bw) in bandwidths(&scenario("transfer-gen5-write.toml")).iter().enumerate() {
+        assert!((50.0..=54.0).contains(&bw[0]), "fidelity {fid}: {} GB/s", bw[0]);
+    }
+}
+
+#[test]
+fn gen4_x16_posted_writes_reach_25_to_27_gb_s() {
+    for bw in bandwidths(&scenario("transfer-gen4-write.toml")) {
+        assert!((25.0..=27.0).contains(&bw[0]), "{} GB/s", bw[0]);
+    }
+}
+
+#[test]
+fn sm_loads_fall_as_hops_are_added() {
+    let sw = bandwidths(&scenario("transfer-load-hops-sw.toml"));
+    let rc = bandwidths(&scenario("transfer-load-hops-rc.toml"));
+    let xs = bandwidths(&scenario("transfer-load-hops-xgmi.toml"));
+    for f in 0..2 {
+        assert!(sw[f][0] > rc[f][0] * 1.2, "switch {} vs root complex {}", sw[f][0], rc[f][0]);
+        assert!(rc[f][0] > xs[f][0] * 1.2, "root complex {} vs across sockets {}", rc[f][0], xs[f][0]);
+        // latency-bound, far below the link rate
+        assert!(rc[f][0] < 10.0);
+    }
+}
+
+/// Little's law: with W requests of R bytes in flight, bandwidth = W·R / RTT,
+/// where RTT is what a single outstanding request takes.
+#[test]
+fn sm_loads_are_bounded_by_outstanding_requests_over_round_trip() {
+    let base = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/transfer-load-hops-rc.toml")).unwrap();
+    let with_threads = |threads: u32| {
+        let text = base.replace("threads = 128", &format!("threads = {threads}")).replace("2 MiB", "256 KiB");
+        parse_scenario("inline", &text, None, None).unwrap()
+    };
+    let params = ModelParams::default();
+    let req = params.gpu.load_request_bytes as f64;
+    for fid in [Fidelity::Tlp, Fidelity::Flow] {
+        // 8 threads x 16 B = one 128 B request in flight at a time
+        let one = &simulate(&with_threads(32), &params, &[fid]).unwrap()[0].records[0];
+        let inflight_one = (32.0 * 16.0 / req).max(1.0);
+        let rtt_ns = one.total_ns / (256.0 * 1024.0 / req) * inflight_one;
+        for threads in [64u32, 128, 256] {
+            let w = threads as f64 * 16.0 / req;
+            let r = &simulate(&with_threads(threads), &params, &[fid]).unwrap()[0].records[0];
+            let expect = w * req / rtt_ns; // GB/s
+            let got = r.bandwidth_gbps.unwrap();
+            assert!(within(got, expect, 0.10), "{fid} {threads} threads: {got} GB/s, Little's law says {expect}");
+        }
+    }
+}
+
+#[test]
+fn two_streams_sharing_a_link_direction_each_get_about_half() {
+    let single = bandwidths(&scenario("transfer-gen5-write.toml"));
+    let shared = bandwidths(&scenario("transfer-shared-link.toml"));
+    for f in 0..2 {
+        for s in &shared[f] {
+            let share = s / single[f][0];
+            assert!((0.45..=0.55).contains(&share), "share {share}");
+        }
+    }
+}
+
+#[test]
+fn opposite_directions_do_not_slow_each_other() {
+    let single = bandwidths(&scenario("transfer-gen5-write.toml"));
+    let opp = bandwidths(&scenario("transfer-opposite.toml"));
+    for f in 0..2 {
+        for s in &opp[f] {
+            assert!(within(*s, single[f][0], 0.02), "{s} vs alone {}", single[f][0]);
+        }
+    }
+}
+
+#[test]
+fn tlp_and_flow_agree_within_10_percent_when_bandwidth_bound() {
+    for name in ["transfer-gen5-write.toml", "transfer-gen4-write.toml", "transfer-shared-link.toml", "transfer-opposite.toml"] {
+        let bw = bandwidths(&scenario(name));
+        for (t, f) in bw[0].iter().zip(&bw[1]) {
+            assert!(within(*f, *t, 0.10), "{name}: tlp {t} vs flow {f}");
+        }
+    }
+}
+
+/// Every shipped topology carries traffic: a store stream from its first
+/// GPU to its nearest host memory runs at close to the PCIe link's rate.
+#[test]
+fn every_shipped_topology_moves_data() {
+    for (stem, _) in shipped::SHIPPED {
+        let text = format!(
+            "name = \"t\"\ntopology = \"{stem}\"\n[workload]\nkind = \"transfer\"\n[[workload.stream]]\nfrom = \"gpu0\"\nto = \"mem0\"\nop = \"copy\"\nbytes = \"4 MiB\"\n"
+        );
+        let sc = parse_scenario("inline", &text, None, None).unwrap();
+        let r = simulate(&sc, &ModelParams::default(), &[Fidelity::Flow]).unwrap();
+        let bw = r[0].records[0].bandwidth_gbps.unwrap();
+        assert!(bw > 20.0, "{stem}: {bw} GB/s");
+    }
+}

@@ -1,0 +1,104 @@
+//! The `contend` binary as a user runs it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn contend(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_contend")).args(args).current_dir(root()).output().unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+fn without_wall(mut v: serde_json::Value) -> serde_json::Value {
+    for r in v["results"].as_array_mut().unwrap() {
+        r.as_object_mut().unwrap().remove("wall_ns");
+    }
+    v
+}
+
+#[test]
+fn default_simulation_json_parses_and_repeats_byte_for_byte() {
+    let (ok, a, err) = contend(&["simulate", "--fidelity", "flow", "--format", "json"]);
+    assert!(ok, "{err}");
+    let (_, b, _) = contend(&["simulate", "--fidelity", "flow", "--format", "json"]);
+    let (va, vb): (serde_json::Value, serde_json::Value) = (serde_json::from_str(&a).unwrap(), serde_json::from_str(&b).unwrap());
+    let results = va["results"].as_array().unwrap();
+    assert_eq!(results.len(), 7, "one result per algorithm");
+    for r in results {
+        for field in ["algorithm", "fidelity", "total_ns", "per_op_ns", "events", "wall_ns"] {
+            assert!(r.get(field).is_some(), "missing {field}");
+        }
+        assert_eq!(r["per_op_ns"].as_array().unwrap().len(), 122);
+        assert_eq!(r["size_bytes"], 43008);
+    }
+    let (sa, sb) = (serde_json::to_string(&without_wall(va)).unwrap(), serde_json::to_string(&without_wall(vb)).unwrap());
+    assert_eq!(sa, sb);
+}
+
+#[test]
+fn tlp_json_repeats_byte_for_byte() {
+    let run = || {
+        let (ok, s, err) = contend(&["simulate", "scenarios/transfer-shared-link.toml", "--fidelity", "tlp", "--format", "json"]);
+        assert!(ok, "{err}");
+        serde_json::to_string(&without_wall(serde_json::from_str(&s).unwrap())).unwrap()
+    };
+    assert_eq!(run(), run());
+}
+
+#[test]
+fn topologies_show_as_trees() {
+    let (ok, list, _) = contend(&["topo", "list"]);
+    assert!(ok);
+    for line in list.lines() {
+        let name = line.split_whitespace().next().unwrap();
+        let (ok, tree, err) = contend(&["topo", "show", name]);
+        assert!(ok, "{err}");
+        insta::assert_snapshot!(format!("topo_show_{name}"), tree);
+        let (ok, v, _) = contend(&["topo", "validate", &format!("topologies/{name}.toml")]);
+        assert!(ok && v.contains("valid"));
+    }
+}
+
+/// The summaries of the shipped scenarios at flow fidelity: a model change
+/// shows up here as a reviewed snapshot diff.
+#[test]
+fn shipped_scenario_summaries() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("scenarios")).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    for f in files {
+        let rel = format!("scenarios/{}", f.file_name().unwrap().to_str().unwrap());
+        let (ok, out, err) = contend(&["simulate", &rel, "--fidelity", "flow"]);
+        assert!(ok, "{rel}: {err}");
+        insta::assert_snapshot!(format!("simulate_{}", f.file_stem().unwrap().to_str().unwrap()), out);
+    }
+}
+
+#[test]
+fn sweep_marks_crossovers() {
+    let (ok, out, err) = contend(&["sweep", "--from", "1KiB", "--to", "16MiB", "--factor", "4"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("winner"));
+    assert!(out.contains("<- crossover"), "{out}");
+    let (ok, csv, _) = contend(&["sweep", "--from", "1KiB", "--to", "4KiB", "--format", "csv"]);
+    assert!(ok);
+    assert_eq!(csv.lines().count(), 1 + 3 * 7, "3 sizes x 7 algorithms");
+}
+
+#[test]
+fn bad_input_is_one_clear_error_and_no_panic() {
+    for (args, want) in [
+        (vec!["simulate", "tests/fixtures/scenario/unknown-algorithm.toml"], "unknown-algorithm.toml:4:14 (field `algorithms`)"),
+        (vec!["topo", "validate", "tests/fixtures/topology/pcie-cycle.toml"], "pcie-cycle.toml:43:1"),
+        (vec!["simulate", "--params", "does-not-exist.toml"], "cannot read params file"),
+        (vec!["topo", "show", "no-such-machine"], "neither a topology file nor a shipped topology"),
+        (vec!["sweep", "--from", "12 parsecs"], "parsecs"),
+    ] {
+        let (ok, _, err) = contend(&args);
+        assert!(!ok, "{args:?} succeeded");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
