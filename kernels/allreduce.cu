@@ -99,16 +99,20 @@ __device__ __forceinline__ void epilogue(const ArArgs& a, const Call& c) {
 }
 
 // Block-level barrier with the ranks in `mask` for phase `phase` of call `c`.
+// __syncthreads() orders every thread's data stores before the signalling
+// thread's system fence (a fence is cumulative over what its thread has
+// observed), and that fence orders them before the flag store: a peer that
+// sees the flag sees the data.
 __device__ bool barrier(const ArArgs& a, const Call& c, u32 phase, u32 mask) {
     __shared__ u32 s_fail;
     if (mask == 0) return true;
     if (threadIdx.x == 0) s_fail = 0;
-    __threadfence_system();  // this thread's data stores reach their target first
     __syncthreads();
     const u32 t = threadIdx.x;
     const bool mine = t < a.nranks && ((mask >> t) & 1u);
-    if (mine) st_flag((u32*)a.flags[t] + flag_index(c.parity, phase, blockIdx.x, a.rank), c.epoch);
     if (mine) {
+        __threadfence_system();  // release: my block's data before my flag
+        st_flag((u32*)a.flags[t] + flag_index(c.parity, phase, blockIdx.x, a.rank), c.epoch);
         const u32* f = (const u32*)a.flags[a.rank] + flag_index(c.parity, phase, blockIdx.x, t);
         if (!wait_flag(f, c.epoch, a.timeout_ns)) {
             s_fail = 1;
@@ -288,9 +292,12 @@ __device__ void hierarchical(const ArArgs& a) {
     epilogue(a, c);
 }
 
-#define AR_KERNELS(NAME)                                                            \
-    extern "C" __global__ void NAME##_bf16(const ArArgs a) { NAME<BF16>(a); }       \
-    extern "C" __global__ void NAME##_f32(const ArArgs a) { NAME<F32>(a); }
+// At most 512 threads per block: the register budget this leaves (128 per
+// thread) holds the per-rank vectors without spilling. The backend checks a
+// scenario's thread count against the kernel's limit before launching.
+#define AR_KERNELS(NAME)                                                                              \
+    extern "C" __global__ void __launch_bounds__(512) NAME##_bf16(const ArArgs a) { NAME<BF16>(a); } \
+    extern "C" __global__ void __launch_bounds__(512) NAME##_f32(const ArArgs a) { NAME<F32>(a); }
 
 AR_KERNELS(one_shot_pull)
 AR_KERNELS(one_shot_push)

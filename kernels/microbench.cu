@@ -6,6 +6,9 @@
 //   ping/pong a flag bounced between two agents (GPU-GPU, or GPU-host with
 //             the host answering from a CPU thread)
 //   spin      wait a given time on the GPU (compute gaps of a workload)
+//   hold      hold a stream until the host sets a flag (so a batch of
+//             launches queued behind it runs back to back, not at the pace
+//             the host enqueues them)
 
 // Streams `nvec` 16-byte vectors from `src` with volatile loads (the same
 // loads the allreduce kernels use for peer data); four loads in flight per
@@ -68,4 +71,11 @@ extern "C" __global__ void spin(u64 ns) {
     const u64 t0 = now_ns();
     while (now_ns() - t0 < ns) {
     }
+}
+
+// Holds the stream until the host stores a nonzero value at `flag` (mapped
+// host memory), or `timeout_ns` passes.
+extern "C" __global__ void hold(const u32* flag, u64 timeout_ns) {
+    if (threadIdx.x != 0 || blockIdx.x != 0) return;
+    wait_flag(flag, 1u, timeout_ns);
 }

@@ -218,29 +218,40 @@ pub struct Custom<'t, 'r> {
     pub algorithm: Algorithm,
     pub dtype: Dtype,
     pub kernel: KernelConfig,
+    /// The kernel of each rank's GPU.
+    funcs: Vec<driver::CUfunction>,
 }
 
-impl Custom<'_, '_> {
-    fn name(&self) -> Result<String, HwError> {
-        let suffix = match self.dtype {
+// SAFETY: function handles are plain driver handles, usable from any thread.
+unsafe impl Send for Custom<'_, '_> {}
+unsafe impl Sync for Custom<'_, '_> {}
+
+impl<'t, 'r> Custom<'t, 'r> {
+    /// The kernel for `algorithm` and `dtype`, checked against `kernel`'s shape.
+    pub fn new(team: &'t Team<'r>, algorithm: Algorithm, dtype: Dtype, kernel: KernelConfig) -> Result<Self, HwError> {
+        let suffix = match dtype {
             Dtype::Bf16 => "bf16",
             Dtype::Fp32 => "f32",
-            Dtype::Fp16 => {
-                return Err(HwError::Unsupported(
-                    "the kernels take bf16 and fp32, not fp16".into(),
-                ));
-            }
+            Dtype::Fp16 => return Err(HwError::Unsupported("the kernels take bf16 and fp32, not fp16".into())),
         };
-        if !self.algorithm.has_custom_kernel() {
-            return Err(HwError::Unsupported(format!(
-                "{} has no kernel here (NCCL is its twin)",
-                self.algorithm
-            )));
+        if !algorithm.has_custom_kernel() {
+            return Err(HwError::Unsupported(format!("{algorithm} has no kernel here (NCCL is its twin)")));
         }
-        Ok(format!(
-            "{}_{suffix}",
-            self.algorithm.name().replace('-', "_")
-        ))
+        let name = format!("{}_{suffix}", algorithm.name().replace('-', "_"));
+        let mut funcs = vec![];
+        for &i in &team.ids {
+            let g = &team.rig.gpus[i];
+            let f = g.func(&name)?;
+            let max = g.max_threads(f)?;
+            if kernel.threads > max {
+                return Err(HwError::Unsupported(format!(
+                    "kernel {name} takes at most {max} threads per block, the scenario asks for {}",
+                    kernel.threads
+                )));
+            }
+            funcs.push(f);
+        }
+        Ok(Custom { team, algorithm, dtype, kernel, funcs })
     }
 
     /// Blocks actually launched for `bytes`: the configured count, or fewer
@@ -284,19 +295,10 @@ impl Collective for Custom<'_, '_> {
                 self.team.cap
             )));
         }
-        let f = gpu.func(&self.name()?)?;
         let mut a = self.team.args(rank, bytes);
         let mut params = [&mut a as *mut ArArgs as *mut c_void];
         // SAFETY: one parameter, a by-value ArArgs, as the kernel declares.
-        unsafe {
-            gpu.launch(
-                f,
-                self.grid(bytes),
-                self.kernel.threads,
-                stream,
-                &mut params,
-            )
-        }
+        unsafe { gpu.launch(self.funcs[rank], self.grid(bytes), self.kernel.threads, stream, &mut params) }
     }
     fn gave_up(&self) -> Option<String> {
         self.team.gave_up()
@@ -425,19 +427,24 @@ pub fn verify_once(
 
 /// Times `repeats` allreduces back to back (after `warmup`), each between
 /// two events, and `sync_reps` host-synchronised ones.
-pub fn time(
-    rig: &Rig,
-    c: &dyn Collective,
-    bytes: usize,
-    warmup: u32,
-    repeats: u32,
-    sync_reps: u32,
-) -> Result<Timing, HwError> {
+///
+/// The back-to-back batch is queued behind a `hold` kernel on every rank and
+/// released at once, so the GPUs run it at their own pace (launch latency
+/// from the queue included, the host's enqueue cost not): what a stream of
+/// eager launches costs when the host keeps ahead, as in a model's forward
+/// pass. The host-synchronised tries (launch, wait, on every rank) are what
+/// a caller that waits for each result sees.
+pub fn time(rig: &Rig, c: &dyn Collective, bytes: usize, warmup: u32, repeats: u32, sync_reps: u32) -> Result<Timing, HwError> {
     let ids = c.gpu_ids().to_vec();
     let r = repeats.max(1) as usize;
+    let release = HostMem::alloc(&rig.gpus, 64)?;
     let per_rank = rig.par(&ids, |rank, g, gate| {
         let ev = Event::many(g, r + 1)?;
-        gate.wait()?;
+        let hold = g.func("hold")?;
+        let (mut flag, mut limit) = (release.dev[ids[rank]], watchdog().as_nanos() as u64 / 2);
+        let mut p = [&mut flag as *mut u64 as *mut c_void, &mut limit as *mut u64 as *mut c_void];
+        // SAFETY: hold(const u32*, u64).
+        unsafe { g.launch(hold, 1, 32, g.stream, &mut p)? };
         for _ in 0..warmup {
             c.launch(rank, g, bytes, g.stream)?;
         }
@@ -446,12 +453,14 @@ pub fn time(
             c.launch(rank, g, bytes, g.stream)?;
             ev[i + 1].record(g.stream)?;
         }
+        gate.wait()?;
+        if rank == 0 {
+            release.write_u32(0, 1);
+        }
         if !ev[r].wait(watchdog())? {
             return Err(hang(c, "timed allreduces", bytes, None));
         }
-        let d = (0..r)
-            .map(|i| ev[i].ns_until(&ev[i + 1]))
-            .collect::<Result<Vec<_>, _>>()?;
+        let d = (0..r).map(|i| ev[i].ns_until(&ev[i + 1])).collect::<Result<Vec<_>, _>>()?;
         let total = ev[0].ns_until(&ev[r])?;
         let mut sync = Vec::with_capacity(sync_reps as usize);
         for _ in 0..sync_reps {
@@ -464,15 +473,16 @@ pub fn time(
             sync.push(t0.elapsed().as_nanos() as f64);
         }
         Ok((d, total, sync))
-    })?;
+    });
+    if per_rank.is_err() {
+        // Let a held stream go before the buffers are freed.
+        release.write_u32(0, 1);
+    }
+    let per_rank = per_rank?;
     kernel_gave_up(c, "timed allreduces", bytes)?;
     let d: Vec<Vec<f64>> = per_rank.iter().map(|x| x.0.clone()).collect();
     let s: Vec<Vec<f64>> = per_rank.iter().map(|x| x.2.clone()).collect();
-    Ok(Timing {
-        per_op_ns: slowest(&d),
-        total_ns: per_rank.iter().map(|x| x.1).fold(0.0, f64::max),
-        sync_ns: slowest(&s),
-    })
+    Ok(Timing { per_op_ns: slowest(&d), total_ns: per_rank.iter().map(|x| x.1).fold(0.0, f64::max), sync_ns: slowest(&s) })
 }
 
 /// The verify step: `ops` allreduces of `bytes` back to back (with an
@@ -563,7 +573,7 @@ pub fn verify_step(
 /// Warm-up and timed repeats for a message size: more for small messages.
 pub fn default_repeats(bytes: usize) -> (u32, u32, u32) {
     match bytes {
-        b if b <= 1 << 20 => (20, 200, 50),
+        b if b <= 1 << 20 => (20, 150, 50),
         b if b <= 16 << 20 => (5, 50, 10),
         _ => (3, 20, 5),
     }

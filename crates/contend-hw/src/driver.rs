@@ -238,6 +238,19 @@ impl Gpu {
             .ok_or_else(|| HwError::Unsupported(format!("kernel `{name}` is not loaded")))
     }
 
+    /// Most threads per block kernel `f` can be launched with (registers
+    /// and `__launch_bounds__` decide).
+    pub fn max_threads(&self, f: sys::CUfunction) -> Result<u32, HwError> {
+        let mut v = 0;
+        ck(
+            unsafe {
+                sys::cuFuncGetAttribute(&mut v, sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f)
+            },
+            "cuFuncGetAttribute",
+        )?;
+        Ok(v as u32)
+    }
+
     /// Launches `f` on `stream` with raw parameter pointers.
     ///
     /// # Safety

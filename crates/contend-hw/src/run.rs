@@ -192,11 +192,15 @@ pub fn run_scenario(
                     }
                 };
                 for &alg in &algs {
-                    let c = Custom {
-                        team: &team,
-                        algorithm: alg,
-                        dtype: *dtype,
-                        kernel: sc.kernel,
+                    let c = match Custom::new(&team, alg, *dtype, sc.kernel) {
+                        Ok(c) => c,
+                        Err(e) => {
+                            soft(sink, &format!("{alg} {pl}"), e)?;
+                            for _ in &sizes {
+                                sink.step(alg.name());
+                            }
+                            continue;
+                        }
                     };
                     for &size in &sizes {
                         let label = format!("{alg} {pl} {size} B");
@@ -264,11 +268,12 @@ pub fn run_scenario(
                     }
                 };
                 for &alg in &algs {
-                    let c = Custom {
-                        team: &team,
-                        algorithm: alg,
-                        dtype: *dtype,
-                        kernel: sc.kernel,
+                    let c = match Custom::new(&team, alg, *dtype, sc.kernel) {
+                        Ok(c) => c,
+                        Err(e) => {
+                            soft(sink, &format!("{alg} {pl}"), e)?;
+                            continue;
+                        }
                     };
                     for mode in [LaunchMode::Eager, LaunchMode::Graph] {
                         verify_step_one(
