@@ -100,6 +100,11 @@ struct Group {
     flags_pending: u32,
     window_init: u32,
     done: bool,
+    /// Departure times of stores scheduled on the GPU's egress link whose
+    /// store-buffer slot has not been handed back yet.
+    departs: VecDeque<Picos>,
+    /// A `Depart` event is pending.
+    depart_pending: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -272,8 +277,15 @@ impl<'a, Q: EventQueue<Ev> + Default> Engine<'a, Q> {
                     self.try_start(c);
                 }
                 Ev::Depart(g) => {
-                    self.groups[g as usize].window += 1;
+                    let now = self.now;
+                    let grp = &mut self.groups[g as usize];
+                    grp.depart_pending = false;
+                    while grp.departs.front().is_some_and(|t| *t <= now) {
+                        grp.departs.pop_front();
+                        grp.window += 1;
+                    }
                     self.issue(g);
+                    self.schedule_depart(g);
                 }
                 Ev::Fence(x) => self.fence_done(x),
                 Ev::FlagAt { to, epoch, phase } => self.flag_arrive(to, epoch, phase),
@@ -522,7 +534,7 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
         let gpu = self.actors[a as usize].spec.gpu;
         let epoch = self.actors[a as usize].epoch;
         let g = self.groups.len() as u32;
-        let mut group = Group { actor: a, xfers: vec![], open: 0, window: 0, rr: 0, kind, flags_pending: 0, window_init: 0, done: false };
+        let mut group = Group { actor: a, xfers: vec![], open: 0, window: 0, rr: 0, kind, flags_pending: 0, window_init: 0, done: false, departs: VecDeque::new(), depart_pending: false };
         let mut nvlink = true;
         for (acc, notify) in parts {
             let target = acc.mem.node();
@@ -832,11 +844,34 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
             self.pkts[pk as usize].held = Some((c, data));
             self.q.push(start + ser + lat, Ev::Arrive(pk));
             if p.hop == 0 && p.kind == PKind::Write {
-                // the SM's store buffer frees when the TLP leaves the GPU
+                // the SM's store buffer slot frees when the TLP leaves the GPU
                 let g = self.xfers[p.owner as usize].group;
-                self.q.push(start, Ev::Depart(g));
+                self.groups[g as usize].departs.push_back(start);
+                self.schedule_depart(g);
             }
         }
+    }
+
+    /// Hands store-buffer slots back in batches: one event when half the
+    /// buffer (or the last outstanding store) has left, not one per TLP. The
+    /// egress queue still holds the other half, so the link never starves.
+    fn schedule_depart(&mut self, g: u32) {
+        let grp = &mut self.groups[g as usize];
+        if grp.depart_pending || grp.departs.is_empty() {
+            return;
+        }
+        let all_issued = grp.xfers.iter().all(|&x| {
+            let xf = &self.xfers[x as usize];
+            xf.issued == xf.total
+        });
+        // wait for more stores to be scheduled unless the buffer is full or done
+        if grp.window > grp.window_init / 2 && !all_issued {
+            return;
+        }
+        let k = if all_issued { grp.departs.len() } else { (grp.window_init as usize / 2).clamp(1, grp.departs.len()) };
+        let t = grp.departs[k - 1];
+        grp.depart_pending = true;
+        self.q.push(t, Ev::Depart(g));
     }
 
     /// Posted-write collapse: serialization time at the collapsed rate when
