@@ -441,7 +441,7 @@ pub fn time(rig: &Rig, c: &dyn Collective, bytes: usize, warmup: u32, repeats: u
     let per_rank = rig.par(&ids, |rank, g, gate| {
         let ev = Event::many(g, r + 1)?;
         let hold = g.func("hold")?;
-        let (mut flag, mut limit) = (release.dev[ids[rank]], watchdog().as_nanos() as u64 / 2);
+        let (mut flag, mut limit) = (release.dev[ids[rank]], 1_000_000_000u64);
         let mut p = [&mut flag as *mut u64 as *mut c_void, &mut limit as *mut u64 as *mut c_void];
         // SAFETY: hold(const u32*, u64).
         unsafe { g.launch(hold, 1, 32, g.stream, &mut p)? };

@@ -43,7 +43,7 @@ pub const ENTRY_POINTS: &[(&str, &[&str])] = &[
     ),
     (
         "microbench.cu",
-        &["sm_load", "sm_store", "ping", "pong", "spin"],
+        &["sm_load", "sm_store", "ping", "pong", "spin", "hold"],
     ),
 ];
 

@@ -25,6 +25,30 @@ fn every_kernel_file_is_embedded() {
     assert_eq!(embedded, with_entries);
 }
 
+/// Every `extern "C"` kernel a file defines is one the backend loads (and
+/// nothing it loads is missing), macro-generated allreduce kernels included.
+#[test]
+fn entry_points_match_the_sources() {
+    for (file, src) in SOURCES {
+        let mut found: BTreeSet<String> = BTreeSet::new();
+        for line in src.lines() {
+            let l = line.trim_start();
+            if let Some(rest) = l.strip_prefix("extern \"C\" __global__ void ") {
+                found.insert(rest.split('(').next().unwrap_or("").trim().to_string());
+            }
+            if let Some(rest) = l.strip_prefix("AR_KERNELS(") {
+                let name = rest.trim_end_matches(')').trim();
+                found.insert(format!("{name}_bf16"));
+                found.insert(format!("{name}_f32"));
+            }
+        }
+        found.retain(|n| !n.contains("NAME") && !n.starts_with("__launch_bounds__"));
+        let listed: BTreeSet<String> =
+            ENTRY_POINTS.iter().find(|(f, _)| f == file).map(|(_, e)| e.iter().map(|s| s.to_string()).collect()).unwrap_or_default();
+        assert_eq!(found, listed, "{file}: kernels defined vs contend_hw::kernels::ENTRY_POINTS");
+    }
+}
+
 #[test]
 fn every_kernel_compiles_for_sm90_and_sm120() {
     if !nvrtc_present() {
