@@ -771,10 +771,19 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
         // keep returns sorted by time (usually this appends)
         let pos = ch.returns.iter().rposition(|r| r.0 <= t).map_or(0, |p| p + 1);
         ch.returns.insert(pos, (t, class, data));
-        if ch.q.iter().any(|q| !q.is_empty()) && ch.wake.is_none_or(|w| w > t) {
+        // A non-empty queue means the channel waits for credits.
+        if ch.wake.is_none() && ch.q.iter().any(|q| !q.is_empty()) {
+            let t = Self::coalesced_return(ch, self.p.pcie.fc_coalesce);
             ch.wake = Some(t);
             self.q.push(t, Ev::Wake(c));
         }
+    }
+
+    /// When a credit-blocked sender next looks: once `k` credit returns are
+    /// in (receivers coalesce UpdateFC DLLPs), or the last pending one.
+    fn coalesced_return(ch: &Chan, k: u32) -> Picos {
+        let k = (k.max(1) as usize).min(ch.returns.len());
+        ch.returns.get(k.saturating_sub(1)).map_or(Picos::ZERO, |r| r.0)
     }
 
     /// Starts every queued packet the receiver has credits for. Packets go
@@ -809,12 +818,12 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
             }
             let Some((_, class)) = best else {
                 // Blocked on credits: a credit return wakes the channel.
-                if ch.q.iter().any(|q| !q.is_empty())
-                    && let Some(&(t, _, _)) = ch.returns.front()
-                    && ch.wake.is_none_or(|w| w > t)
-                {
-                    ch.wake = Some(t);
-                    self.q.push(t, Ev::Wake(c));
+                if ch.q.iter().any(|q| !q.is_empty()) && !ch.returns.is_empty() {
+                    let t = Self::coalesced_return(ch, self.p.pcie.fc_coalesce);
+                    if ch.wake.is_none_or(|w| w > t) {
+                        ch.wake = Some(t);
+                        self.q.push(t, Ev::Wake(c));
+                    }
                 }
                 return;
             };

@@ -28,6 +28,9 @@ pub struct PcieParams {
     /// Delay before a freed receive buffer's credits reach the sender
     /// (UpdateFC DLLP scheduling), ns, on top of the link latency. Typical.
     pub fc_update_ns: f64,
+    /// Credits a receiver frees before it sends an UpdateFC DLLP (DLLPs
+    /// coalesce); a credit-blocked sender resumes once that many are back. Typical.
+    pub fc_coalesce: u32,
     /// Receive buffer per port for posted requests: header credits and data bytes. Typical.
     pub posted_hdr_credits: u32,
     pub posted_data_bytes: u32,
@@ -48,6 +51,7 @@ impl Default for PcieParams {
             dllp_overhead: 0.097,
             link_latency_ns: 40.0,
             fc_update_ns: 60.0,
+            fc_coalesce: 4,
             posted_hdr_credits: 128,
             posted_data_bytes: 32 * 1024,
             nonposted_hdr_credits: 128,
@@ -261,6 +265,7 @@ impl ModelParams {
             ("pcie.nonposted_hdr_credits", self.pcie.nonposted_hdr_credits),
             ("pcie.completion_hdr_credits", self.pcie.completion_hdr_credits),
             ("pcie.max_tags", self.pcie.max_tags),
+            ("pcie.fc_coalesce", self.pcie.fc_coalesce),
             ("gpu.load_request_bytes", self.gpu.load_request_bytes),
             ("gpu.store_tlp_bytes", self.gpu.store_tlp_bytes),
             ("gpu.bytes_per_thread", self.gpu.bytes_per_thread),
