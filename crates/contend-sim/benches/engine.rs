@@ -30,8 +30,12 @@ fn churn<Q: EventQueue<u32> + Default>(n: usize) -> u64 {
 
 fn queues(c: &mut Criterion) {
     let mut g = c.benchmark_group("event_queue_100k_hold");
-    g.bench_function("radix", |b| b.iter(|| black_box(churn::<RadixQueue<u32>>(100_000))));
-    g.bench_function("binary_heap", |b| b.iter(|| black_box(churn::<HeapQueue<u32>>(100_000))));
+    g.bench_function("radix", |b| {
+        b.iter(|| black_box(churn::<RadixQueue<u32>>(100_000)))
+    });
+    g.bench_function("binary_heap", |b| {
+        b.iter(|| black_box(churn::<HeapQueue<u32>>(100_000)))
+    });
     g.finish();
 }
 
@@ -40,9 +44,20 @@ fn verify_step(c: &mut Criterion) {
     let p = ModelParams::default();
     let mut g = c.benchmark_group("verify_step_8gpu");
     g.sample_size(10);
-    for (fid, alg) in [(Fidelity::Flow, Algorithm::OneShotPull), (Fidelity::Flow, Algorithm::RingLl), (Fidelity::Tlp, Algorithm::TwoShotPush)] {
-        let spec = RunSpec { algorithm: Some(alg), placement: Placement::Peer, fidelity: fid, size: None };
-        g.bench_function(format!("{fid}_{alg}"), |b| b.iter(|| black_box(simulate_one(&sc, &p, spec).unwrap())));
+    for (fid, alg) in [
+        (Fidelity::Flow, Algorithm::OneShotPull),
+        (Fidelity::Flow, Algorithm::RingLl),
+        (Fidelity::Tlp, Algorithm::TwoShotPush),
+    ] {
+        let spec = RunSpec {
+            algorithm: Some(alg),
+            placement: Placement::Peer,
+            fidelity: fid,
+            size: None,
+        };
+        g.bench_function(format!("{fid}_{alg}"), |b| {
+            b.iter(|| black_box(simulate_one(&sc, &p, spec).unwrap()))
+        });
     }
     g.finish();
 }

@@ -174,11 +174,20 @@ pub(crate) enum Ev {
     Depart(u32),
     Wake(u32),
     Fence(u32),
-    FlagAt { to: u32, epoch: u32, phase: u32 },
+    FlagAt {
+        to: u32,
+        epoch: u32,
+        phase: u32,
+    },
     FlowTick(u64),
     Reflow,
     XferDone(u32),
-    PollDone { actor: u32, epoch: u32, phase: u32, count: u32 },
+    PollDone {
+        actor: u32,
+        epoch: u32,
+        phase: u32,
+        count: u32,
+    },
 }
 
 pub(crate) struct Engine<'a, Q: EventQueue<Ev>> {
@@ -205,7 +214,12 @@ pub(crate) struct Engine<'a, Q: EventQueue<Ev>> {
 const INF: i64 = i64::MAX / 4;
 
 impl<'a, Q: EventQueue<Ev> + Default> Engine<'a, Q> {
-    pub fn new(topo: &'a Topology, p: &'a ModelParams, fid: Fidelity, actors: Vec<ActorSpec>) -> Self {
+    pub fn new(
+        topo: &'a Topology,
+        p: &'a ModelParams,
+        fid: Fidelity,
+        actors: Vec<ActorSpec>,
+    ) -> Self {
         let fabric = Fabric::new(topo, p);
         let chans = fabric
             .chans
@@ -214,7 +228,9 @@ impl<'a, Q: EventQueue<Ev> + Default> Engine<'a, Q> {
                 busy_until: Picos::ZERO,
                 busy: 0,
                 q: Default::default(),
-                avail: c.credits.map(|l| (l.hdr.map_or(INF, i64::from), l.data.map_or(INF, i64::from))),
+                avail: c
+                    .credits
+                    .map(|l| (l.hdr.map_or(INF, i64::from), l.data.map_or(INF, i64::from))),
                 returns: VecDeque::new(),
                 wake: None,
                 recent: Vec::new(),
@@ -296,7 +312,12 @@ impl<'a, Q: EventQueue<Ev> + Default> Engine<'a, Q> {
                     self.reflow();
                 }
                 Ev::XferDone(x) => self.xfer_finished(x),
-                Ev::PollDone { actor, epoch, phase, count } => {
+                Ev::PollDone {
+                    actor,
+                    epoch,
+                    phase,
+                    count,
+                } => {
                     if self.flag_count(actor, epoch, phase) >= count {
                         self.finish_wait(actor);
                     } else {
@@ -308,10 +329,15 @@ impl<'a, Q: EventQueue<Ev> + Default> Engine<'a, Q> {
         for (i, a) in self.actors.iter().enumerate() {
             if a.pc < a.spec.script.len() {
                 let what = match a.waiting {
-                    Some((e, ph, n)) => format!(" waiting for {n} flags of phase {ph} of collective {e}"),
+                    Some((e, ph, n)) => {
+                        format!(" waiting for {n} flags of phase {ph} of collective {e}")
+                    }
                     None => String::new(),
                 };
-                return Err(format!("the simulation deadlocked: actor {i} stopped at step {}{what}", a.pc));
+                return Err(format!(
+                    "the simulation deadlocked: actor {i} stopped at step {}{what}",
+                    a.pc
+                ));
             }
         }
         Ok(())
@@ -352,7 +378,12 @@ impl<'a, Q: EventQueue<Ev> + Default> Engine<'a, Q> {
             && act.epoch == te
             && now > act.span_start
         {
-            self.spans.push(Span { actor: a, kind: k, start_ns: act.span_start.as_ns_f64(), end_ns: now.as_ns_f64() });
+            self.spans.push(Span {
+                actor: a,
+                kind: k,
+                start_ns: act.span_start.as_ns_f64(),
+                end_ns: now.as_ns_f64(),
+            });
         }
         let act = &mut self.actors[a as usize];
         act.span_kind = kind;
@@ -365,13 +396,17 @@ impl<'a, Q: EventQueue<Ev> + Default> Engine<'a, Q> {
             NodeKind::Gpu(g) => g.memory_bandwidth,
             _ => BytesPerSec::from_gbps(100.0),
         };
-        bw.scale(self.p.gpu.local_efficiency).time_for(contend_topo::Bytes(bytes))
+        bw.scale(self.p.gpu.local_efficiency)
+            .time_for(contend_topo::Bytes(bytes))
     }
 
     /// Executes steps until the actor blocks.
     fn step(&mut self, a: u32) {
         loop {
-            let (pc, len) = (self.actors[a as usize].pc, self.actors[a as usize].spec.script.len());
+            let (pc, len) = (
+                self.actors[a as usize].pc,
+                self.actors[a as usize].spec.script.len(),
+            );
             if pc >= len {
                 self.span(a, None);
                 return;
@@ -416,7 +451,11 @@ impl<'a, Q: EventQueue<Ev> + Default> Engine<'a, Q> {
         match op {
             Op::Launch => {
                 self.span(a, Some(SpanKind::Launch));
-                let t = if self.actors[a as usize].spec.eager { self.p.gpu.launch_eager_ns } else { self.p.gpu.launch_graph_ns };
+                let t = if self.actors[a as usize].spec.eager {
+                    self.p.gpu.launch_eager_ns
+                } else {
+                    self.p.gpu.launch_graph_ns
+                };
                 self.push(self.now + ns(t), Ev::Resume(a));
                 true
             }
@@ -428,7 +467,8 @@ impl<'a, Q: EventQueue<Ev> + Default> Engine<'a, Q> {
             }
             Op::Fetch { parts, engine } => {
                 self.span(a, Some(SpanKind::Load));
-                let parts: Vec<(Access, Notify)> = parts.iter().map(|x| (*x, Notify::None)).collect();
+                let parts: Vec<(Access, Notify)> =
+                    parts.iter().map(|x| (*x, Notify::None)).collect();
                 self.start_group(a, XKind::Read, &parts, *engine)
             }
             Op::Post { parts, engine } => {
@@ -511,7 +551,9 @@ impl<'a, Q: EventQueue<Ev> + Default> Engine<'a, Q> {
 impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
     fn memory_latency(&self, node: NodeIdx) -> Picos {
         match &self.topo.node(node).kind {
-            NodeKind::HostMemory { latency, .. } => latency.unwrap_or(ns(self.p.host.memory_latency_ns)),
+            NodeKind::HostMemory { latency, .. } => {
+                latency.unwrap_or(ns(self.p.host.memory_latency_ns))
+            }
             _ => ns(self.p.gpu.memory_latency_ns),
         }
     }
@@ -524,17 +566,41 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
             _ => 1,
         };
         let g = &self.p.gpu;
-        let per_block = (s.threads as u64 * g.bytes_per_thread as u64 * g.loads_in_flight_per_thread as u64).div_ceil(req as u64) as u32;
+        let per_block =
+            (s.threads as u64 * g.bytes_per_thread as u64 * g.loads_in_flight_per_thread as u64)
+                .div_ceil(req as u64) as u32;
         let w = s.blocks.min(sms) * per_block.clamp(1, g.max_outstanding_loads_per_sm);
-        if nvlink { w } else { w.min(self.p.pcie.max_tags) }
+        if nvlink {
+            w
+        } else {
+            w.min(self.p.pcie.max_tags)
+        }
     }
 
     /// Starts the transfers of a Fetch or Post; true if the actor blocks.
-    fn start_group(&mut self, a: u32, kind: XKind, parts: &[(Access, Notify)], engine: Eng) -> bool {
+    fn start_group(
+        &mut self,
+        a: u32,
+        kind: XKind,
+        parts: &[(Access, Notify)],
+        engine: Eng,
+    ) -> bool {
         let gpu = self.actors[a as usize].spec.gpu;
         let epoch = self.actors[a as usize].epoch;
         let g = self.groups.len() as u32;
-        let mut group = Group { actor: a, xfers: vec![], open: 0, window: 0, rr: 0, kind, flags_pending: 0, window_init: 0, done: false, departs: VecDeque::new(), depart_pending: false };
+        let mut group = Group {
+            actor: a,
+            xfers: vec![],
+            open: 0,
+            window: 0,
+            rr: 0,
+            kind,
+            flags_pending: 0,
+            window_init: 0,
+            done: false,
+            departs: VecDeque::new(),
+            depart_pending: false,
+        };
         let mut nvlink = true;
         for (acc, notify) in parts {
             let target = acc.mem.node();
@@ -543,12 +609,22 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
             let (fwd, back) = if local {
                 (0, 0)
             } else {
-                let fwd = self.fabric.path(self.topo, gpu, target).expect("validated topology routes every endpoint pair");
-                let back = self.fabric.path(self.topo, target, gpu).expect("validated topology routes every endpoint pair");
+                let fwd = self
+                    .fabric
+                    .path(self.topo, gpu, target)
+                    .expect("validated topology routes every endpoint pair");
+                let back = self
+                    .fabric
+                    .path(self.topo, target, gpu)
+                    .expect("validated topology routes every endpoint pair");
                 nvlink &= self.fabric.paths[fwd as usize].nvlink_only;
                 (fwd, back)
             };
-            let mps = if local { 4096 } else { self.fabric.paths[fwd as usize].mps };
+            let mps = if local {
+                4096
+            } else {
+                self.fabric.paths[fwd as usize].mps
+            };
             let req = match (kind, engine) {
                 (XKind::Read, Eng::Sm) => self.p.gpu.load_request_bytes,
                 (XKind::Read, Eng::CopyEngine) => self.p.gpu.copy_request_bytes,
@@ -558,20 +634,42 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
             if matches!(notify, Notify::After { .. }) {
                 group.flags_pending += 1;
             }
-            self.xfers.push(Xfer { actor: a, group: g, kind, fwd, back, total: acc.bytes.0, issued: 0, done: 0, req, notify: *notify, epoch, local });
+            self.xfers.push(Xfer {
+                actor: a,
+                group: g,
+                kind,
+                fwd,
+                back,
+                total: acc.bytes.0,
+                issued: 0,
+                done: 0,
+                req,
+                notify: *notify,
+                epoch,
+                local,
+            });
             group.xfers.push(x);
             group.open += 1;
         }
-        let req0 = self.xfers.get(group.xfers.first().map_or(0, |x| *x as usize)).map_or(128, |x| x.req);
+        let req0 = self
+            .xfers
+            .get(group.xfers.first().map_or(0, |x| *x as usize))
+            .map_or(128, |x| x.req);
         group.window = match (kind, engine) {
             (XKind::Read, Eng::Sm) => self.load_window(a, req0, nvlink),
-            (XKind::Read, Eng::CopyEngine) | (XKind::Write, Eng::CopyEngine) => self.p.gpu.copy_outstanding,
+            (XKind::Read, Eng::CopyEngine) | (XKind::Write, Eng::CopyEngine) => {
+                self.p.gpu.copy_outstanding
+            }
             (XKind::Write, Eng::Sm) => self.p.gpu.store_window,
         };
         group.window_init = group.window;
         let xs = group.xfers.clone();
         self.groups.push(group);
-        let setup = if engine == Eng::CopyEngine { ns(self.p.gpu.copy_setup_ns) } else { Picos::ZERO };
+        let setup = if engine == Eng::CopyEngine {
+            ns(self.p.gpu.copy_setup_ns)
+        } else {
+            Picos::ZERO
+        };
         for &x in &xs {
             let xf = &self.xfers[x as usize];
             if xf.local || xf.total == 0 {
@@ -601,7 +699,20 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
     }
 
     fn pkt(kind: PKind, payload: u32, path: PathId, owner: u32) -> Pkt {
-        Pkt { kind, payload, path, hop: 0, owner, epoch: 0, phase: 0, to: 0, last: false, held: None, seq: 0, ready: Picos::ZERO }
+        Pkt {
+            kind,
+            payload,
+            path,
+            hop: 0,
+            owner,
+            epoch: 0,
+            phase: 0,
+            to: 0,
+            last: false,
+            held: None,
+            seq: 0,
+            ready: Picos::ZERO,
+        }
     }
 
     /// TLP fidelity: issue requests or stores while the group's window allows.
@@ -685,7 +796,10 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
             self.push(self.now, Ev::FlagAt { to, epoch, phase });
             return;
         }
-        let path = self.fabric.path(self.topo, gpu, dst).expect("validated topology routes every endpoint pair");
+        let path = self
+            .fabric
+            .path(self.topo, gpu, dst)
+            .expect("validated topology routes every endpoint pair");
         match self.fid {
             Fidelity::Tlp => {
                 let mut p = Self::pkt(PKind::Flag, self.p.gpu.flag_bytes, path, a);
@@ -694,7 +808,9 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
                 self.enqueue(pk);
             }
             Fidelity::Flow => {
-                let t = self.fabric.one_way(path, TlpKind::Write, self.p.gpu.flag_bytes);
+                let t = self
+                    .fabric
+                    .one_way(path, TlpKind::Write, self.p.gpu.flag_bytes);
                 self.push(self.now + t, Ev::FlagAt { to, epoch, phase });
             }
         }
@@ -704,7 +820,10 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
     fn send_poll(&mut self, a: u32, epoch: u32, phase: u32, count: u32) {
         let gpu = self.actors[a as usize].spec.gpu;
         let dst = self.actors[a as usize].spec.flag_loc.node();
-        let path = self.fabric.path(self.topo, gpu, dst).expect("validated topology routes every endpoint pair");
+        let path = self
+            .fabric
+            .path(self.topo, gpu, dst)
+            .expect("validated topology routes every endpoint pair");
         let mut p = Self::pkt(PKind::PollReq, self.p.gpu.flag_bytes, path, a);
         (p.epoch, p.phase, p.to) = (epoch, phase, count);
         let pk = self.alloc(p);
@@ -720,8 +839,18 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
         let back = self.fabric.path(self.topo, dst, gpu).expect("routes exist");
         let rtt = self.fabric.one_way(fwd, TlpKind::ReadRequest, 0)
             + self.memory_latency(dst)
-            + self.fabric.one_way(back, TlpKind::Completion, self.p.gpu.flag_bytes);
-        self.push(self.now + rtt, Ev::PollDone { actor: a, epoch, phase, count });
+            + self
+                .fabric
+                .one_way(back, TlpKind::Completion, self.p.gpu.flag_bytes);
+        self.push(
+            self.now + rtt,
+            Ev::PollDone {
+                actor: a,
+                epoch,
+                phase,
+                count,
+            },
+        );
     }
 
     // ----- TLP fidelity: channels ---------------------------------------
@@ -769,7 +898,11 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
         let t = at + spec.latency + ns(self.p.pcie.fc_update_ns);
         let ch = &mut self.chans[c as usize];
         // keep returns sorted by time (usually this appends)
-        let pos = ch.returns.iter().rposition(|r| r.0 <= t).map_or(0, |p| p + 1);
+        let pos = ch
+            .returns
+            .iter()
+            .rposition(|r| r.0 <= t)
+            .map_or(0, |p| p + 1);
         ch.returns.insert(pos, (t, class, data));
         // A non-empty queue means the channel waits for credits.
         if ch.wake.is_none() && ch.q.iter().any(|q| !q.is_empty()) {
@@ -783,7 +916,9 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
     /// in (receivers coalesce UpdateFC DLLPs), or the last pending one.
     fn coalesced_return(ch: &Chan, k: u32) -> Picos {
         let k = (k.max(1) as usize).min(ch.returns.len());
-        ch.returns.get(k.saturating_sub(1)).map_or(Picos::ZERO, |r| r.0)
+        ch.returns
+            .get(k.saturating_sub(1))
+            .map_or(Picos::ZERO, |r| r.0)
     }
 
     /// Starts every queued packet the receiver has credits for. Packets go
@@ -877,7 +1012,11 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
         if grp.window > grp.window_init / 2 && !all_issued {
             return;
         }
-        let k = if all_issued { grp.departs.len() } else { (grp.window_init as usize / 2).clamp(1, grp.departs.len()) };
+        let k = if all_issued {
+            grp.departs.len()
+        } else {
+            (grp.window_init as usize / 2).clamp(1, grp.departs.len())
+        };
         let t = grp.departs[k - 1];
         grp.depart_pending = true;
         self.q.push(t, Ev::Depart(g));
@@ -888,17 +1027,25 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
     /// complexes within the window.
     fn collapse_ser(&mut self, c: ChId, p: &Pkt, wire: u32, now: Picos) -> Option<Picos> {
         let path = &self.fabric.paths[p.path as usize];
-        let &(_, ingress, target) = path.collapse_at.iter().find(|(pos, _, _)| *pos == p.hop as usize)?;
+        let &(_, ingress, target) = path
+            .collapse_at
+            .iter()
+            .find(|(pos, _, _)| *pos == p.hop as usize)?;
         let window = ns(self.p.root_complex.collapse_window_ns);
         let recent = &mut self.chans[c as usize].recent;
         recent.retain(|&(_, _, t)| now.saturating_sub(t) <= window);
-        match recent.iter_mut().find(|(i, tg, _)| *i == ingress && *tg == target) {
+        match recent
+            .iter_mut()
+            .find(|(i, tg, _)| *i == ingress && *tg == target)
+        {
             Some(e) => e.2 = now,
             None => recent.push((ingress, target, now)),
         }
         let distinct = recent.iter().filter(|(i, _, _)| *i == ingress).count() as u32;
-        (distinct >= self.p.root_complex.collapse_min_targets)
-            .then(|| BytesPerSec::from_gbps(self.p.root_complex.collapse_gbps).time_for(contend_topo::Bytes(wire as u64)))
+        (distinct >= self.p.root_complex.collapse_min_targets).then(|| {
+            BytesPerSec::from_gbps(self.p.root_complex.collapse_gbps)
+                .time_for(contend_topo::Bytes(wire as u64))
+        })
     }
 
     fn arrive(&mut self, pk: u32) {
@@ -969,7 +1116,10 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
     }
 
     fn path_end(&self, path: PathId) -> NodeIdx {
-        let c = *self.fabric.paths[path as usize].chans.last().expect("paths are not empty");
+        let c = *self.fabric.paths[path as usize]
+            .chans
+            .last()
+            .expect("paths are not empty");
         match self.fabric.chans[c as usize].kind {
             crate::fabric::ChKind::Link { link, dir } => {
                 let l = self.topo.link(contend_topo::LinkIdx(link));
@@ -987,7 +1137,10 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
         let ready = self.now + self.memory_latency(completer);
         if p.kind == PKind::PollReq {
             let gpu = self.actors[p.owner as usize].spec.gpu;
-            let back = self.fabric.path(self.topo, completer, gpu).expect("routes exist");
+            let back = self
+                .fabric
+                .path(self.topo, completer, gpu)
+                .expect("routes exist");
             let q = &mut self.pkts[pk as usize];
             q.kind = PKind::PollCpl;
             q.path = back;
@@ -1052,8 +1205,20 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
                     return;
                 }
                 Notify::Inline { to, phase } => {
-                    let t = if xf.local { Picos::ZERO } else { self.fabric.one_way(fwd, TlpKind::Write, self.p.gpu.store_tlp_bytes) };
-                    self.push(self.now + t, Ev::FlagAt { to: to.0, epoch, phase: phase.0 });
+                    let t = if xf.local {
+                        Picos::ZERO
+                    } else {
+                        self.fabric
+                            .one_way(fwd, TlpKind::Write, self.p.gpu.store_tlp_bytes)
+                    };
+                    self.push(
+                        self.now + t,
+                        Ev::FlagAt {
+                            to: to.0,
+                            epoch,
+                            phase: phase.0,
+                        },
+                    );
                 }
                 Notify::None => {}
             }
@@ -1083,13 +1248,14 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
             XKind::Read => {
                 let completer = self.path_end(fwd);
                 let bp = &self.fabric.paths[back as usize];
-                let cpl = if matches!(self.topo.node(completer).kind, NodeKind::HostMemory { .. }) {
-                    self.p.root_complex.host_completion_bytes.unwrap_or(bp.rcb)
-                } else {
-                    bp.mps
-                }
-                .max(16)
-                .min(req);
+                let cpl =
+                    if matches!(self.topo.node(completer).kind, NodeKind::HostMemory { .. }) {
+                        self.p.root_complex.host_completion_bytes.unwrap_or(bp.rcb)
+                    } else {
+                        bp.mps
+                    }
+                    .max(16)
+                    .min(req);
                 for &c in &self.fabric.paths[fwd as usize].chans {
                     let s = &self.fabric.chans[c as usize];
                     if s.rate.is_some() {
@@ -1106,7 +1272,12 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
                     + self.memory_latency(completer)
                     + self.fabric.one_way(back, TlpKind::Completion, cpl);
                 let g = &self.groups[xf.group as usize];
-                let remote = g.xfers.iter().filter(|&&y| !self.xfers[y as usize].local).count().max(1) as f64;
+                let remote = g
+                    .xfers
+                    .iter()
+                    .filter(|&&y| !self.xfers[y as usize].local)
+                    .count()
+                    .max(1) as f64;
                 let share = g.window as f64 / remote;
                 (rtt, share * req as f64 / (rtt.0.max(1) as f64 / 1e12))
             }
@@ -1122,7 +1293,10 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
         };
         let collapse: Vec<(ChId, ChId, NodeIdx)> = if xf.kind == XKind::Write {
             let path = &self.fabric.paths[fwd as usize];
-            path.collapse_at.iter().map(|&(pos, ing, t)| (path.chans[pos], ing, t)).collect()
+            path.collapse_at
+                .iter()
+                .map(|&(pos, ing, t)| (path.chans[pos], ing, t))
+                .collect()
         } else {
             vec![]
         };

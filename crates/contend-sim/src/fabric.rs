@@ -56,7 +56,11 @@ impl ChannelSpec {
     /// Bytes a packet occupies on this channel.
     #[inline]
     pub fn wire(&self, kind: TlpKind, payload: u32) -> u32 {
-        if self.pcie { kind.wire_size(Bytes(payload as u64)).0 as u32 } else { payload.max(16) }
+        if self.pcie {
+            kind.wire_size(Bytes(payload as u64)).0 as u32
+        } else {
+            payload.max(16)
+        }
     }
     /// Serialization time of `wire` bytes: fixed-point picoseconds per byte
     /// (32 fractional bits), rounded up; exact to well under a picosecond.
@@ -91,8 +95,17 @@ pub(crate) struct Fabric {
 
 impl Fabric {
     pub fn new(topo: &Topology, p: &ModelParams) -> Fabric {
-        let mut f = Fabric { chans: vec![], paths: vec![], index: FxMap::default(), link_dir: FxMap::default(), fabric_of: FxMap::default() };
-        let inf = CreditLimit { hdr: None, data: None };
+        let mut f = Fabric {
+            chans: vec![],
+            paths: vec![],
+            index: FxMap::default(),
+            link_dir: FxMap::default(),
+            fabric_of: FxMap::default(),
+        };
+        let inf = CreditLimit {
+            hdr: None,
+            data: None,
+        };
         for l in topo.links() {
             for dir in 0..2u8 {
                 let (from, to) = if dir == 0 { (l.a, l.b) } else { (l.b, l.a) };
@@ -100,39 +113,80 @@ impl Fabric {
                 let (rate, lat, pcie) = match &l.kind {
                     LinkKind::Pcie(s) => {
                         let fwd = match recv {
-                            NodeKind::Switch { latency } => latency.unwrap_or(ns(p.switch.latency_ns)),
+                            NodeKind::Switch { latency } => {
+                                latency.unwrap_or(ns(p.switch.latency_ns))
+                            }
                             _ => Picos::ZERO,
                         };
-                        (Some(s.raw_rate().scale(1.0 - p.pcie.dllp_overhead)), ns(p.pcie.link_latency_ns) + fwd, true)
+                        (
+                            Some(s.raw_rate().scale(1.0 - p.pcie.dllp_overhead)),
+                            ns(p.pcie.link_latency_ns) + fwd,
+                            true,
+                        )
                     }
                     LinkKind::Nvlink { bandwidth, latency } => (Some(*bandwidth), *latency, false),
-                    LinkKind::Cpu { bandwidth, latency, .. } => (Some(*bandwidth), *latency, false),
+                    LinkKind::Cpu {
+                        bandwidth, latency, ..
+                    } => (Some(*bandwidth), *latency, false),
                     LinkKind::Memory { bandwidth } => (Some(*bandwidth), Picos::ZERO, false),
                 };
                 let credits = if recv.is_endpoint() {
                     [inf; 3]
                 } else if matches!(l.kind, LinkKind::Pcie(_)) {
                     [
-                        CreditLimit { hdr: Some(p.pcie.posted_hdr_credits), data: Some(p.pcie.posted_data_bytes) },
-                        CreditLimit { hdr: Some(p.pcie.nonposted_hdr_credits), data: None },
-                        CreditLimit { hdr: Some(p.pcie.completion_hdr_credits), data: Some(p.pcie.completion_data_bytes) },
+                        CreditLimit {
+                            hdr: Some(p.pcie.posted_hdr_credits),
+                            data: Some(p.pcie.posted_data_bytes),
+                        },
+                        CreditLimit {
+                            hdr: Some(p.pcie.nonposted_hdr_credits),
+                            data: None,
+                        },
+                        CreditLimit {
+                            hdr: Some(p.pcie.completion_hdr_credits),
+                            data: Some(p.pcie.completion_data_bytes),
+                        },
                     ]
                 } else {
                     let b = Some(p.root_complex.buffer_bytes);
-                    [CreditLimit { hdr: None, data: b }, CreditLimit { hdr: Some(p.pcie.nonposted_hdr_credits * 4), data: None }, CreditLimit { hdr: None, data: b }]
+                    [
+                        CreditLimit { hdr: None, data: b },
+                        CreditLimit {
+                            hdr: Some(p.pcie.nonposted_hdr_credits * 4),
+                            data: None,
+                        },
+                        CreditLimit { hdr: None, data: b },
+                    ]
                 };
                 let name = format!("{}->{}", topo.node(from).id, topo.node(to).id);
                 f.link_dir.insert((l.idx.0, dir), f.chans.len() as ChId);
-                f.chans.push(ChannelSpec { name, kind: ChKind::Link { link: l.idx.0, dir }, rate, latency: lat, pcie, credits, collapse: false, ps_per_byte_fp: ps_per_byte_fp(rate) });
+                f.chans.push(ChannelSpec {
+                    name,
+                    kind: ChKind::Link { link: l.idx.0, dir },
+                    rate,
+                    latency: lat,
+                    pcie,
+                    credits,
+                    collapse: false,
+                    ps_per_byte_fp: ps_per_byte_fp(rate),
+                });
             }
         }
         for (i, n) in topo.nodes().iter().enumerate() {
             if let NodeKind::RootComplex(rc) = &n.kind {
                 let idx = NodeIdx(i as u32);
                 let lat = rc.latency.unwrap_or(ns(p.root_complex.latency_ns));
-                let bw = rc.p2p_bandwidth.unwrap_or(BytesPerSec::from_gbps(p.root_complex.p2p_bandwidth_gbps));
-                let buf = CreditLimit { hdr: None, data: Some(p.root_complex.buffer_bytes) };
-                let np = CreditLimit { hdr: Some(p.pcie.nonposted_hdr_credits * 4), data: None };
+                let bw = rc
+                    .p2p_bandwidth
+                    .unwrap_or(BytesPerSec::from_gbps(p.root_complex.p2p_bandwidth_gbps));
+                let buf = CreditLimit {
+                    hdr: None,
+                    data: Some(p.root_complex.buffer_bytes),
+                };
+                let np = CreditLimit {
+                    hdr: Some(p.pcie.nonposted_hdr_credits * 4),
+                    data: None,
+                };
                 let fab = f.chans.len() as ChId;
                 f.chans.push(ChannelSpec {
                     name: format!("{} p2p", n.id),
@@ -175,14 +229,22 @@ impl Fabric {
             .map(|h| h.to)
             .chain(std::iter::once(from))
             .find(|n| matches!(topo.node(*n).kind, NodeKind::RootComplex(_)))
-            .or_else(|| route.hops.iter().rev().map(|h| h.from).find(|n| matches!(topo.node(*n).kind, NodeKind::RootComplex(_))));
+            .or_else(|| {
+                route
+                    .hops
+                    .iter()
+                    .rev()
+                    .map(|h| h.from)
+                    .find(|n| matches!(topo.node(*n).kind, NodeKind::RootComplex(_)))
+            });
         for (i, h) in route.hops.iter().enumerate() {
             let dir = h.direction(topo) as u8;
             chans.push(self.link_dir[&(h.link.0, dir)]);
             if let Some(next) = route.hops.get(i + 1)
                 && let Some(&(fab, transit)) = self.fabric_of.get(&h.to)
             {
-                let mem = |l: contend_topo::LinkIdx| matches!(topo.link(l).kind, LinkKind::Memory { .. });
+                let mem =
+                    |l: contend_topo::LinkIdx| matches!(topo.link(l).kind, LinkKind::Memory { .. });
                 if mem(h.link) || mem(next.link) {
                     chans.push(transit);
                 } else {
@@ -195,7 +257,10 @@ impl Fabric {
                 }
             }
         }
-        let nvlink_only = route.hops.iter().all(|h| matches!(topo.link(h.link).kind, LinkKind::Nvlink { .. }));
+        let nvlink_only = route
+            .hops
+            .iter()
+            .all(|h| matches!(topo.link(h.link).kind, LinkKind::Nvlink { .. }));
         let pcie: Vec<_> = route
             .hops
             .iter()
@@ -207,7 +272,13 @@ impl Fabric {
         let mps = pcie.iter().map(|s| s.mps.0 as u32).min().unwrap_or(4096);
         let rcb = pcie.last().map_or(64, |s| s.rcb.0 as u32);
         let id = self.paths.len() as PathId;
-        self.paths.push(Path { chans, collapse_at, nvlink_only, mps, rcb });
+        self.paths.push(Path {
+            chans,
+            collapse_at,
+            nvlink_only,
+            mps,
+            rcb,
+        });
         self.index.insert((from, to), id);
         Some(id)
     }

@@ -73,6 +73,7 @@ pub struct MaxMin {
 }
 
 impl MaxMin {
+    #[allow(clippy::needless_range_loop)] // parallel arrays indexed by flow and resource
     pub fn solve(&mut self, caps: &[f64], resources: &[Resource]) {
         let n = caps.len();
         let r = resources.len();
@@ -144,7 +145,10 @@ impl MaxMin {
                 }
             }
             for ri in 0..r {
-                if !self.sat[ri] && self.wsum[ri] > 1e-15 && self.left[ri] <= resources[ri].capacity * 1e-12 {
+                if !self.sat[ri]
+                    && self.wsum[ri] > 1e-15
+                    && self.left[ri] <= resources[ri].capacity * 1e-12
+                {
                     self.sat[ri] = true;
                     for &(f, _) in &resources[ri].users {
                         open -= self.freeze(f);
@@ -189,7 +193,12 @@ pub fn max_min_reference(caps: &[f64], resources: &[Resource]) -> Vec<f64> {
         // the level at which each resource would saturate if all open flows rose together
         let mut best = f64::INFINITY;
         for (ri, r) in resources.iter().enumerate() {
-            let w: f64 = r.users.iter().filter(|(f, _)| rate[*f].is_nan()).map(|(_, w)| *w).sum();
+            let w: f64 = r
+                .users
+                .iter()
+                .filter(|(f, _)| rate[*f].is_nan())
+                .map(|(_, w)| *w)
+                .sum();
             if w > 0.0 {
                 best = best.min(cap_left[ri].max(0.0) / w);
             }
@@ -210,9 +219,19 @@ pub fn max_min_reference(caps: &[f64], resources: &[Resource]) -> Vec<f64> {
             }
         }
         for (ri, r) in resources.iter().enumerate() {
-            let w: f64 = r.users.iter().filter(|(f, _)| rate[*f].is_nan()).map(|(_, w)| *w).sum();
+            let w: f64 = r
+                .users
+                .iter()
+                .filter(|(f, _)| rate[*f].is_nan())
+                .map(|(_, w)| *w)
+                .sum();
             if w > 0.0 && cap_left[ri].max(0.0) / w <= level * (1.0 + 1e-12) {
-                fixed.extend(r.users.iter().map(|(f, _)| *f).filter(|f| rate[*f].is_nan()));
+                fixed.extend(
+                    r.users
+                        .iter()
+                        .map(|(f, _)| *f)
+                        .filter(|f| rate[*f].is_nan()),
+                );
             }
         }
         fixed.sort_unstable();
@@ -232,7 +251,17 @@ pub fn max_min_reference(caps: &[f64], resources: &[Resource]) -> Vec<f64> {
 
 impl FlowState {
     pub fn new(chans: usize) -> FlowState {
-        FlowState { flows: vec![], version: 0, last: Picos::ZERO, busy: vec![0.0; chans], slot: vec![], res: vec![], caps: vec![], solver: MaxMin::default(), pending: None }
+        FlowState {
+            flows: vec![],
+            version: 0,
+            last: Picos::ZERO,
+            busy: vec![0.0; chans],
+            slot: vec![],
+            res: vec![],
+            caps: vec![],
+            solver: MaxMin::default(),
+            pending: None,
+        }
     }
 
     /// Moves every flow forward to `now` at its current rate.
@@ -255,27 +284,54 @@ impl FlowState {
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub fn add(&mut self, xfer: u32, bytes: f64, cap: f64, uses: Vec<(ChId, f64)>, collapse: Vec<(ChId, ChId, NodeIdx)>, tail: Picos, setup: Picos) {
+    pub fn add(
+        &mut self,
+        xfer: u32,
+        bytes: f64,
+        cap: f64,
+        uses: Vec<(ChId, f64)>,
+        collapse: Vec<(ChId, ChId, NodeIdx)>,
+        tail: Picos,
+        setup: Picos,
+    ) {
         let start = self.last + setup;
-        self.flows.push(Flow { xfer, remaining: bytes, rate: 0.0, cap, uses, collapse, tail, start });
+        self.flows.push(Flow {
+            xfer,
+            remaining: bytes,
+            rate: 0.0,
+            cap,
+            uses,
+            collapse,
+            tail,
+            start,
+        });
     }
 
     pub fn recompute(&mut self, fabric: &Fabric, p: &ModelParams) {
         self.version += 1;
         let now = self.last;
         self.caps.clear();
-        self.caps.extend(self.flows.iter().map(|f| if f.start > now { 0.0 } else { f.cap }));
+        self.caps.extend(
+            self.flows
+                .iter()
+                .map(|f| if f.start > now { 0.0 } else { f.cap }),
+        );
         let mut res = std::mem::take(&mut self.res);
         let mut used = 0usize;
         // channel -> resource index, reset after use
         self.slot.resize(fabric.chans.len(), usize::MAX);
         for (fi, f) in self.flows.iter().enumerate() {
             for &(c, w) in &f.uses {
-                let Some(r) = fabric.chans[c as usize].rate else { continue };
+                let Some(r) = fabric.chans[c as usize].rate else {
+                    continue;
+                };
                 let mut ri = self.slot[c as usize];
                 if ri == usize::MAX {
                     if used == res.len() {
-                        res.push(Resource { capacity: 0.0, users: vec![] });
+                        res.push(Resource {
+                            capacity: 0.0,
+                            users: vec![],
+                        });
                     }
                     res[used].capacity = r.0 as f64;
                     res[used].users.clear();
@@ -293,8 +349,14 @@ impl FlowState {
         }
         // Posted-write collapse: flows through one collapsing fabric from one
         // ingress toward enough distinct root complexes share the collapsed rate.
-        let mut groups: std::collections::BTreeMap<(ChId, ChId), (Vec<NodeIdx>, Vec<usize>)> = Default::default();
-        for (fi, f) in self.flows.iter().enumerate().filter(|(_, f)| !f.collapse.is_empty()) {
+        let mut groups: std::collections::BTreeMap<(ChId, ChId), (Vec<NodeIdx>, Vec<usize>)> =
+            Default::default();
+        for (fi, f) in self
+            .flows
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| !f.collapse.is_empty())
+        {
             for &(fab, ing, t) in &f.collapse {
                 let e = groups.entry((fab, ing)).or_default();
                 if !e.0.contains(&t) {
@@ -306,7 +368,10 @@ impl FlowState {
         res.truncate(used);
         for (_, (targets, flows)) in groups {
             if targets.len() as u32 >= p.root_complex.collapse_min_targets {
-                res.push(Resource { capacity: p.root_complex.collapse_gbps * 1e9, users: flows.into_iter().map(|f| (f, 1.0)).collect() });
+                res.push(Resource {
+                    capacity: p.root_complex.collapse_gbps * 1e9,
+                    users: flows.into_iter().map(|f| (f, 1.0)).collect(),
+                });
             }
         }
         self.solver.solve(&self.caps, &res);
@@ -355,13 +420,19 @@ mod tests {
 
     #[test]
     fn two_flows_share_one_resource_equally() {
-        let r = vec![Resource { capacity: 10.0, users: vec![(0, 1.0), (1, 1.0)] }];
+        let r = vec![Resource {
+            capacity: 10.0,
+            users: vec![(0, 1.0), (1, 1.0)],
+        }];
         assert_eq!(max_min(&[f64::INFINITY, f64::INFINITY], &r), vec![5.0, 5.0]);
     }
 
     #[test]
     fn a_capped_flow_leaves_the_rest_to_the_other() {
-        let r = vec![Resource { capacity: 10.0, users: vec![(0, 1.0), (1, 1.0)] }];
+        let r = vec![Resource {
+            capacity: 10.0,
+            users: vec![(0, 1.0), (1, 1.0)],
+        }];
         let x = max_min(&[2.0, f64::INFINITY], &r);
         assert!((x[0] - 2.0).abs() < 1e-9 && (x[1] - 8.0).abs() < 1e-9);
     }

@@ -26,5 +26,7 @@ pub mod queue;
 mod run;
 
 pub use engine::{Span, SpanKind};
-pub use params::{GpuParams, HostParams, ModelParams, ParamsError, PcieParams, RootComplexParams, SwitchParams};
+pub use params::{
+    GpuParams, HostParams, ModelParams, ParamsError, PcieParams, RootComplexParams, SwitchParams,
+};
 pub use run::{Run, RunSpec, SimError, runs_of, simulate, simulate_one, simulate_one_reference};

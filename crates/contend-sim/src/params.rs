@@ -127,7 +127,9 @@ pub struct HostParams {
 
 impl Default for HostParams {
     fn default() -> Self {
-        HostParams { memory_latency_ns: 150.0 }
+        HostParams {
+            memory_latency_ns: 150.0,
+        }
     }
 }
 
@@ -211,11 +213,21 @@ impl ModelParams {
             location: e
                 .span()
                 .map(|s| Location::from_offset(file, text, s.start))
-                .unwrap_or(Location { file: file.to_string(), line: 0, column: 0, field: None }),
+                .unwrap_or(Location {
+                    file: file.to_string(),
+                    line: 0,
+                    column: 0,
+                    field: None,
+                }),
             message: e.message().trim().to_string(),
         })?;
         p.check().map_err(|(field, message)| ParamsError {
-            location: Location { file: file.to_string(), line: 0, column: 0, field: Some(field.to_string()) },
+            location: Location {
+                file: file.to_string(),
+                line: 0,
+                column: 0,
+                field: Some(field.to_string()),
+            },
             message,
         })?;
         Ok(p)
@@ -224,7 +236,12 @@ impl ModelParams {
     pub fn load(path: &std::path::Path) -> Result<ModelParams, ParamsError> {
         let name = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| ParamsError {
-            location: Location { file: name.clone(), line: 0, column: 0, field: None },
+            location: Location {
+                file: name.clone(),
+                line: 0,
+                column: 0,
+                field: None,
+            },
             message: format!("cannot read params file: {e}"),
         })?;
         ModelParams::from_toml(&name, &text)
@@ -237,9 +254,19 @@ impl ModelParams {
     /// Checks ranges; returns the offending field.
     pub fn check(&self) -> Result<(), (&'static str, String)> {
         let frac = |f: &'static str, v: f64, lo: f64, hi: f64| {
-            if v.is_finite() && v >= lo && v <= hi { Ok(()) } else { Err((f, format!("{f} = {v} is outside {lo}..={hi}"))) }
+            if v.is_finite() && v >= lo && v <= hi {
+                Ok(())
+            } else {
+                Err((f, format!("{f} = {v} is outside {lo}..={hi}")))
+            }
         };
-        let pos = |f: &'static str, v: u32| if v > 0 { Ok(()) } else { Err((f, format!("{f} must be above zero"))) };
+        let pos = |f: &'static str, v: u32| {
+            if v > 0 {
+                Ok(())
+            } else {
+                Err((f, format!("{f} must be above zero")))
+            }
+        };
         frac("pcie.dllp_overhead", self.pcie.dllp_overhead, 0.0, 0.9)?;
         frac("gpu.local_efficiency", self.gpu.local_efficiency, 0.01, 1.0)?;
         for (f, v) in [
@@ -254,39 +281,73 @@ impl ModelParams {
             ("gpu.local_poll_ns", self.gpu.local_poll_ns),
             ("gpu.memory_latency_ns", self.gpu.memory_latency_ns),
             ("gpu.copy_setup_ns", self.gpu.copy_setup_ns),
-            ("root_complex.collapse_window_ns", self.root_complex.collapse_window_ns),
+            (
+                "root_complex.collapse_window_ns",
+                self.root_complex.collapse_window_ns,
+            ),
         ] {
             frac(f, v, 0.0, 1e9)?;
         }
-        frac("root_complex.p2p_bandwidth_gbps", self.root_complex.p2p_bandwidth_gbps, 0.001, 1e5)?;
-        frac("root_complex.collapse_gbps", self.root_complex.collapse_gbps, 0.001, 1e5)?;
+        frac(
+            "root_complex.p2p_bandwidth_gbps",
+            self.root_complex.p2p_bandwidth_gbps,
+            0.001,
+            1e5,
+        )?;
+        frac(
+            "root_complex.collapse_gbps",
+            self.root_complex.collapse_gbps,
+            0.001,
+            1e5,
+        )?;
         for (f, v) in [
             ("pcie.posted_hdr_credits", self.pcie.posted_hdr_credits),
-            ("pcie.nonposted_hdr_credits", self.pcie.nonposted_hdr_credits),
-            ("pcie.completion_hdr_credits", self.pcie.completion_hdr_credits),
+            (
+                "pcie.nonposted_hdr_credits",
+                self.pcie.nonposted_hdr_credits,
+            ),
+            (
+                "pcie.completion_hdr_credits",
+                self.pcie.completion_hdr_credits,
+            ),
             ("pcie.max_tags", self.pcie.max_tags),
             ("pcie.fc_coalesce", self.pcie.fc_coalesce),
             ("gpu.load_request_bytes", self.gpu.load_request_bytes),
             ("gpu.store_tlp_bytes", self.gpu.store_tlp_bytes),
             ("gpu.bytes_per_thread", self.gpu.bytes_per_thread),
-            ("gpu.loads_in_flight_per_thread", self.gpu.loads_in_flight_per_thread),
-            ("gpu.max_outstanding_loads_per_sm", self.gpu.max_outstanding_loads_per_sm),
+            (
+                "gpu.loads_in_flight_per_thread",
+                self.gpu.loads_in_flight_per_thread,
+            ),
+            (
+                "gpu.max_outstanding_loads_per_sm",
+                self.gpu.max_outstanding_loads_per_sm,
+            ),
             ("gpu.store_window", self.gpu.store_window),
             ("gpu.copy_request_bytes", self.gpu.copy_request_bytes),
             ("gpu.copy_outstanding", self.gpu.copy_outstanding),
             ("gpu.flag_bytes", self.gpu.flag_bytes),
-            ("root_complex.collapse_min_targets", self.root_complex.collapse_min_targets),
+            (
+                "root_complex.collapse_min_targets",
+                self.root_complex.collapse_min_targets,
+            ),
         ] {
             pos(f, v)?;
         }
         // A buffer must hold at least one max-size TLP or nothing ever moves.
         for (f, v) in [
             ("pcie.posted_data_bytes", self.pcie.posted_data_bytes),
-            ("pcie.completion_data_bytes", self.pcie.completion_data_bytes),
+            (
+                "pcie.completion_data_bytes",
+                self.pcie.completion_data_bytes,
+            ),
             ("root_complex.buffer_bytes", self.root_complex.buffer_bytes),
         ] {
             if v < 4096 + 64 {
-                return Err((f, format!("{f} = {v} must hold at least one 4 KiB TLP (4160 bytes)")));
+                return Err((
+                    f,
+                    format!("{f} = {v} must hold at least one 4 KiB TLP (4160 bytes)"),
+                ));
             }
         }
         Ok(())

@@ -128,7 +128,10 @@ impl<T> std::fmt::Debug for HeapQueue<T> {
 
 impl<T> Default for HeapQueue<T> {
     fn default() -> Self {
-        HeapQueue { seq: 0, heap: BinaryHeap::new() }
+        HeapQueue {
+            seq: 0,
+            heap: BinaryHeap::new(),
+        }
     }
 }
 

@@ -7,8 +7,9 @@ use crate::params::ModelParams;
 use crate::queue::{EventQueue, HeapQueue, RadixQueue};
 use contend_topo::{Bytes, Picos};
 use contend_workload::{
-    Access, Algorithm, Engine as Eng, Fidelity, LaunchMode, LinkUse, MemLoc, Notify, Op, Phase, Placement, Rank,
-    ResultRecord, RingConfig, Scenario, Source, Stats, TransferOp, Workload, lower,
+    Access, Algorithm, Engine as Eng, Fidelity, LaunchMode, LinkUse, MemLoc, Notify, Op, Phase,
+    Placement, Rank, ResultRecord, RingConfig, Scenario, Source, Stats, TransferOp, Workload,
+    lower,
 };
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -17,7 +18,11 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum SimError {
     #[error("scenario `{scenario}`, {what}: {message}")]
-    Failed { scenario: String, what: String, message: String },
+    Failed {
+        scenario: String,
+        what: String,
+        message: String,
+    },
 }
 
 /// One simulation to run: which algorithm (none for transfers), placement,
@@ -71,7 +76,12 @@ pub fn runs_of(sc: &Scenario, fidelities: &[Fidelity]) -> Vec<RunSpec> {
                 for &placement in &sc.placements {
                     for &a in &sc.algorithms {
                         for &fidelity in fidelities {
-                            v.push(RunSpec { algorithm: Some(a), placement, fidelity, size: Some(size) });
+                            v.push(RunSpec {
+                                algorithm: Some(a),
+                                placement,
+                                fidelity,
+                                size: Some(size),
+                            });
                         }
                     }
                 }
@@ -81,14 +91,24 @@ pub fn runs_of(sc: &Scenario, fidelities: &[Fidelity]) -> Vec<RunSpec> {
             for &placement in &sc.placements {
                 for &a in &sc.algorithms {
                     for &fidelity in fidelities {
-                        v.push(RunSpec { algorithm: Some(a), placement, fidelity, size: None });
+                        v.push(RunSpec {
+                            algorithm: Some(a),
+                            placement,
+                            fidelity,
+                            size: None,
+                        });
                     }
                 }
             }
         }
         Workload::Transfer { .. } => {
             for &fidelity in fidelities {
-                v.push(RunSpec { algorithm: None, placement: Placement::Peer, fidelity, size: None });
+                v.push(RunSpec {
+                    algorithm: None,
+                    placement: Placement::Peer,
+                    fidelity,
+                    size: None,
+                });
             }
         }
     }
@@ -96,8 +116,15 @@ pub fn runs_of(sc: &Scenario, fidelities: &[Fidelity]) -> Vec<RunSpec> {
 }
 
 /// Runs every run of the scenario, one after another.
-pub fn simulate(sc: &Scenario, params: &ModelParams, fidelities: &[Fidelity]) -> Result<Vec<Run>, SimError> {
-    runs_of(sc, fidelities).into_iter().map(|spec| simulate_one(sc, params, spec)).collect()
+pub fn simulate(
+    sc: &Scenario,
+    params: &ModelParams,
+    fidelities: &[Fidelity],
+) -> Result<Vec<Run>, SimError> {
+    runs_of(sc, fidelities)
+        .into_iter()
+        .map(|spec| simulate_one(sc, params, spec))
+        .collect()
 }
 
 /// Runs one simulation with the fast event queue.
@@ -106,21 +133,60 @@ pub fn simulate_one(sc: &Scenario, params: &ModelParams, spec: RunSpec) -> Resul
 }
 
 /// The same with the plain binary-heap queue (the reference twin).
-pub fn simulate_one_reference(sc: &Scenario, params: &ModelParams, spec: RunSpec) -> Result<Run, SimError> {
+pub fn simulate_one_reference(
+    sc: &Scenario,
+    params: &ModelParams,
+    spec: RunSpec,
+) -> Result<Run, SimError> {
     simulate_with::<HeapQueue<Ev>>(sc, params, spec)
 }
 
-fn simulate_with<Q: EventQueue<Ev> + Default>(sc: &Scenario, params: &ModelParams, spec: RunSpec) -> Result<Run, SimError> {
+fn simulate_with<Q: EventQueue<Ev> + Default>(
+    sc: &Scenario,
+    params: &ModelParams,
+    spec: RunSpec,
+) -> Result<Run, SimError> {
     let started = std::time::Instant::now();
     let eager = sc.launch == LaunchMode::Eager;
-    let fail = |message: String| SimError::Failed { scenario: sc.name.clone(), what: spec.describe(), message };
+    let fail = |message: String| SimError::Failed {
+        scenario: sc.name.clone(),
+        what: spec.describe(),
+        message,
+    };
     let (actors, collectives, size, dtype_note, note) = match (&sc.workload, spec.algorithm) {
-        (Workload::Allreduce { repeats, gap, skew, .. }, Some(alg)) => {
-            let size = spec.size.ok_or_else(|| fail("an allreduce run needs a size".into()))?;
-            let (a, n) = collective_actors(sc, alg, spec.placement, size, *repeats as usize, *gap, skew, eager);
+        (
+            Workload::Allreduce {
+                repeats, gap, skew, ..
+            },
+            Some(alg),
+        ) => {
+            let size = spec
+                .size
+                .ok_or_else(|| fail("an allreduce run needs a size".into()))?;
+            let (a, n) = collective_actors(
+                sc,
+                alg,
+                spec.placement,
+                size,
+                *repeats as usize,
+                *gap,
+                skew,
+                eager,
+            );
             (a, *repeats as usize, size, None, n)
         }
-        (Workload::VerifyStep { layers, allreduces_per_layer, hidden, tokens, dtype, gap, skew }, Some(alg)) => {
+        (
+            Workload::VerifyStep {
+                layers,
+                allreduces_per_layer,
+                hidden,
+                tokens,
+                dtype,
+                gap,
+                skew,
+            },
+            Some(alg),
+        ) => {
             let size = Workload::verify_size(*hidden, *tokens, *dtype);
             let count = (*layers * *allreduces_per_layer) as usize;
             let (a, n) = collective_actors(sc, alg, spec.placement, size, count, *gap, skew, eager);
@@ -152,8 +218,16 @@ fn simulate_with<Q: EventQueue<Ev> + Default>(sc: &Scenario, params: &ModelParam
     let busiest = util
         .iter()
         .max_by(|a, b| a.1.total_cmp(&b.1).then_with(|| b.0.cmp(&a.0)))
-        .map(|(l, u)| LinkUse { link: l.clone(), utilisation: round6(*u) });
-    let base = |algorithm: String, size: u64, per_op: Vec<f64>, total: f64, bw: Option<f64>, extra: BTreeMap<String, serde_json::Value>| ResultRecord {
+        .map(|(l, u)| LinkUse {
+            link: l.clone(),
+            utilisation: round6(*u),
+        });
+    let base = |algorithm: String,
+                size: u64,
+                per_op: Vec<f64>,
+                total: f64,
+                bw: Option<f64>,
+                extra: BTreeMap<String, serde_json::Value>| ResultRecord {
         source: Source::Sim,
         scenario: sc.name.clone(),
         topology: sc.topology_ref.clone(),
@@ -176,7 +250,8 @@ fn simulate_with<Q: EventQueue<Ev> + Default>(sc: &Scenario, params: &ModelParam
         extra,
     };
     let mut records = vec![];
-    if let (Some(alg), Workload::Transfer { .. }) | (Some(alg), _) = (spec.algorithm, &sc.workload) {
+    if let (Some(alg), Workload::Transfer { .. }) | (Some(alg), _) = (spec.algorithm, &sc.workload)
+    {
         let mut per_op = vec![];
         for k in 0..collectives {
             let mut worst = Picos::ZERO;
@@ -193,7 +268,14 @@ fn simulate_with<Q: EventQueue<Ev> + Default>(sc: &Scenario, params: &ModelParam
         if let Some(n) = &note {
             extra.insert("note".into(), serde_json::json!(n));
         }
-        records.push(base(alg.name().to_string(), size.0, per_op, end.as_ns_f64(), None, extra));
+        records.push(base(
+            alg.name().to_string(),
+            size.0,
+            per_op,
+            end.as_ns_f64(),
+            None,
+            extra,
+        ));
     } else if let Workload::Transfer { streams } = &sc.workload {
         let mut a = 0;
         for s in streams {
@@ -205,22 +287,37 @@ fn simulate_with<Q: EventQueue<Ev> + Default>(sc: &Scenario, params: &ModelParam
             let (per_op, bw) = if s.op == TransferOp::PingPong {
                 (vec![round3(t.as_ns_f64() / s.iterations as f64)], None)
             } else {
-                (vec![round3(t.as_ns_f64())], Some(round3(s.bytes.0 as f64 / t.as_ns_f64().max(1e-9))))
+                (
+                    vec![round3(t.as_ns_f64())],
+                    Some(round3(s.bytes.0 as f64 / t.as_ns_f64().max(1e-9))),
+                )
             };
             let mut extra = BTreeMap::new();
-            extra.insert("from".into(), serde_json::json!(sc.topology.node(s.from).id.0));
+            extra.insert(
+                "from".into(),
+                serde_json::json!(sc.topology.node(s.from).id.0),
+            );
             extra.insert("to".into(), serde_json::json!(sc.topology.node(s.to).id.0));
             extra.insert("blocks".into(), serde_json::json!(s.kernel.blocks));
             extra.insert("threads".into(), serde_json::json!(s.kernel.threads));
             if s.op == TransferOp::PingPong {
                 extra.insert("iterations".into(), serde_json::json!(s.iterations));
             }
-            let op = serde_json::to_value(s.op).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            let op = serde_json::to_value(s.op)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
             records.push(base(op, s.bytes.0, per_op, t.as_ns_f64(), bw, extra));
             a += stream_actor_count(sc, s);
         }
     }
-    Ok(Run { spec, records, utilisation: util.into_iter().map(|(n, u)| (n, round6(u))).collect(), timeline: eng.spans, note })
+    Ok(Run {
+        spec,
+        records,
+        utilisation: util.into_iter().map(|(n, u)| (n, round6(u))).collect(),
+        timeline: eng.spans,
+        note,
+    })
 }
 
 fn round3(x: f64) -> f64 {
@@ -241,7 +338,14 @@ fn collective_actors(
     skew: &contend_workload::Skew,
     eager: bool,
 ) -> (Vec<ActorSpec>, Option<String>) {
-    let c = lower(alg, &sc.topology, &sc.ranks, placement, size, RingConfig::default());
+    let c = lower(
+        alg,
+        &sc.topology,
+        &sc.ranks,
+        placement,
+        size,
+        RingConfig::default(),
+    );
     let delays = skew.sample(sc.seed, count, sc.ranks.len());
     let actors = sc
         .ranks
@@ -258,7 +362,15 @@ fn collective_actors(
                 script.push(Step::End);
             }
             let ops = prog.ops.clone().into();
-            ActorSpec { gpu, flag_loc: c.flag_loc[r], blocks: sc.kernel.blocks, threads: sc.kernel.threads, script, ops, eager }
+            ActorSpec {
+                gpu,
+                flag_loc: c.flag_loc[r],
+                blocks: sc.kernel.blocks,
+                threads: sc.kernel.threads,
+                script,
+                ops,
+                eager,
+            }
         })
         .collect();
     (actors, c.note)
@@ -266,36 +378,78 @@ fn collective_actors(
 
 fn stream_actor_count(sc: &Scenario, s: &contend_workload::Stream) -> usize {
     let to_gpu = matches!(sc.topology.node(s.to).kind, contend_topo::NodeKind::Gpu(_));
-    if s.op == TransferOp::PingPong && to_gpu { 2 } else { 1 }
+    if s.op == TransferOp::PingPong && to_gpu {
+        2
+    } else {
+        1
+    }
 }
 
 /// The actors of one transfer stream. Actor indices for flags are assigned in
 /// order, so a ping-pong's partner is the actor right after it.
-fn stream_actors(sc: &Scenario, s: &contend_workload::Stream, params: &ModelParams, eager: bool) -> Vec<ActorSpec> {
+fn stream_actors(
+    sc: &Scenario,
+    s: &contend_workload::Stream,
+    params: &ModelParams,
+    eager: bool,
+) -> Vec<ActorSpec> {
     let _ = params;
-    let mem = if matches!(sc.topology.node(s.to).kind, contend_topo::NodeKind::Gpu(_)) { MemLoc::Device(s.to) } else { MemLoc::Host(s.to) };
-    let acc = Access { mem, bytes: s.bytes };
+    let mem = if matches!(sc.topology.node(s.to).kind, contend_topo::NodeKind::Gpu(_)) {
+        MemLoc::Device(s.to)
+    } else {
+        MemLoc::Host(s.to)
+    };
+    let acc = Access {
+        mem,
+        bytes: s.bytes,
+    };
     // An actor that times its ops as collective 0.
     let me = |ops: Vec<Op>| {
         let mut script = vec![Step::Begin(0)];
         script.extend((0..ops.len() as u32).map(Step::Op));
         script.push(Step::End);
-        ActorSpec { gpu: s.from, flag_loc: MemLoc::Device(s.from), blocks: s.kernel.blocks, threads: s.kernel.threads, script, ops: ops.into(), eager }
+        ActorSpec {
+            gpu: s.from,
+            flag_loc: MemLoc::Device(s.from),
+            blocks: s.kernel.blocks,
+            threads: s.kernel.threads,
+            script,
+            ops: ops.into(),
+            eager,
+        }
     };
     let wrap = |ops: Vec<Op>| ops;
     match s.op {
-        TransferOp::Copy => vec![me(wrap(vec![Op::Post { parts: vec![(acc, Notify::None)], engine: Eng::CopyEngine }]))],
-        TransferOp::Load => vec![me(wrap(vec![Op::Fetch { parts: vec![acc], engine: Eng::Sm }]))],
-        TransferOp::Store => vec![me(wrap(vec![Op::Post { parts: vec![(acc, Notify::None)], engine: Eng::Sm }]))],
+        TransferOp::Copy => vec![me(wrap(vec![Op::Post {
+            parts: vec![(acc, Notify::None)],
+            engine: Eng::CopyEngine,
+        }]))],
+        TransferOp::Load => vec![me(wrap(vec![Op::Fetch {
+            parts: vec![acc],
+            engine: Eng::Sm,
+        }]))],
+        TransferOp::Store => vec![me(wrap(vec![Op::Post {
+            parts: vec![(acc, Notify::None)],
+            engine: Eng::Sm,
+        }]))],
         TransferOp::PingPong => {
             if let MemLoc::Host(_) = mem {
                 // GPU and host memory: write a flag, read it back (a read cannot
                 // pass the write, so it returns once the write has landed).
-                let flag = Access { mem, bytes: s.bytes };
+                let flag = Access {
+                    mem,
+                    bytes: s.bytes,
+                };
                 let mut ops = vec![];
                 for _ in 0..s.iterations {
-                    ops.push(Op::Post { parts: vec![(flag, Notify::None)], engine: Eng::Sm });
-                    ops.push(Op::Fetch { parts: vec![flag], engine: Eng::Sm });
+                    ops.push(Op::Post {
+                        parts: vec![(flag, Notify::None)],
+                        engine: Eng::Sm,
+                    });
+                    ops.push(Op::Fetch {
+                        parts: vec![flag],
+                        engine: Eng::Sm,
+                    });
                 }
                 vec![me(wrap(ops))]
             } else {
@@ -306,10 +460,22 @@ fn stream_actors(sc: &Scenario, s: &contend_workload::Stream, params: &ModelPara
                 let mut pa = vec![];
                 let mut pb = vec![];
                 for i in 0..s.iterations {
-                    pa.push(Op::Signal { to: b, phase: Phase(i) });
-                    pa.push(Op::Wait { phase: Phase(i), count: 1 });
-                    pb.push(Op::Wait { phase: Phase(i), count: 1 });
-                    pb.push(Op::Signal { to: a, phase: Phase(i) });
+                    pa.push(Op::Signal {
+                        to: b,
+                        phase: Phase(i),
+                    });
+                    pa.push(Op::Wait {
+                        phase: Phase(i),
+                        count: 1,
+                    });
+                    pb.push(Op::Wait {
+                        phase: Phase(i),
+                        count: 1,
+                    });
+                    pb.push(Op::Signal {
+                        to: a,
+                        phase: Phase(i),
+                    });
                 }
                 let partner = ActorSpec {
                     gpu: s.to,
@@ -327,7 +493,9 @@ fn stream_actors(sc: &Scenario, s: &contend_workload::Stream, params: &ModelPara
 }
 
 fn sc_actor_base(sc: &Scenario, s: &contend_workload::Stream) -> usize {
-    let Workload::Transfer { streams } = &sc.workload else { return 0 };
+    let Workload::Transfer { streams } = &sc.workload else {
+        return 0;
+    };
     let mut base = 0;
     for t in streams {
         if std::ptr::eq(t, s) {

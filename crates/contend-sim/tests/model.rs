@@ -12,7 +12,12 @@ fn verify(layers: u32, topo: &str) -> Scenario {
 }
 
 fn spec(a: Algorithm, f: Fidelity, p: Placement) -> RunSpec {
-    RunSpec { algorithm: Some(a), placement: p, fidelity: f, size: None }
+    RunSpec {
+        algorithm: Some(a),
+        placement: p,
+        fidelity: f,
+        size: None,
+    }
 }
 
 /// The fast radix queue and the plain binary heap give the same run, event for event.
@@ -41,7 +46,10 @@ fn same_seed_same_result_other_seed_other_skew() {
     let mut b = simulate_one(&sc, &p, s).unwrap().records[0].clone();
     a.wall_ns = None;
     b.wall_ns = None;
-    assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap());
+    assert_eq!(
+        serde_json::to_string(&a).unwrap(),
+        serde_json::to_string(&b).unwrap()
+    );
     let mut sc2 = sc.clone();
     sc2.seed = 8;
     let c = simulate_one(&sc2, &p, s).unwrap().records[0].clone();
@@ -55,8 +63,16 @@ fn fidelities_agree_on_collectives() {
     let sc = verify(2, "pro6000-8x-2socket");
     let p = ModelParams::default();
     for a in Algorithm::ALL {
-        let t = simulate_one(&sc, &p, spec(*a, Fidelity::Tlp, Placement::Peer)).unwrap().records[0].stats.median_ns;
-        let f = simulate_one(&sc, &p, spec(*a, Fidelity::Flow, Placement::Peer)).unwrap().records[0].stats.median_ns;
+        let t = simulate_one(&sc, &p, spec(*a, Fidelity::Tlp, Placement::Peer))
+            .unwrap()
+            .records[0]
+            .stats
+            .median_ns;
+        let f = simulate_one(&sc, &p, spec(*a, Fidelity::Flow, Placement::Peer))
+            .unwrap()
+            .records[0]
+            .stats
+            .median_ns;
         assert!((t - f).abs() <= 0.15 * t, "{a}: tlp {t} ns, flow {f} ns");
     }
 }
@@ -68,13 +84,25 @@ fn fidelities_agree_on_collectives() {
 fn host_placement_goes_through_memory_not_p2p() {
     let sc = verify(2, "pro6000-4x-1socket");
     let p = ModelParams::default();
-    let busy = |r: &contend_sim::Run, what: &str| -> f64 { r.utilisation.iter().filter(|(n, _)| n.contains(what)).map(|(_, u)| u).sum() };
+    let busy = |r: &contend_sim::Run, what: &str| -> f64 {
+        r.utilisation
+            .iter()
+            .filter(|(n, _)| n.contains(what))
+            .map(|(_, u)| u)
+            .sum()
+    };
     for f in [Fidelity::Tlp, Fidelity::Flow] {
         for a in [Algorithm::OneShotPull, Algorithm::TwoShotPush] {
             let peer = simulate_one(&sc, &p, spec(a, f, Placement::Peer)).unwrap();
             let host = simulate_one(&sc, &p, spec(a, f, Placement::Host)).unwrap();
-            assert!(busy(&peer, "p2p") > 0.01 && busy(&peer, "mem0") == 0.0, "{f} {a} peer");
-            assert!(busy(&host, "mem0") > 0.001 && busy(&host, "p2p") == 0.0, "{f} {a} host");
+            assert!(
+                busy(&peer, "p2p") > 0.01 && busy(&peer, "mem0") == 0.0,
+                "{f} {a} peer"
+            );
+            assert!(
+                busy(&host, "mem0") > 0.001 && busy(&host, "p2p") == 0.0,
+                "{f} {a} host"
+            );
         }
     }
 }
@@ -87,9 +115,18 @@ fn one_shot_wins_small_and_ring_or_two_shot_wins_large() {
     let text = "name = \"s\"\ntopology = \"pro6000-4x-1socket\"\n[workload]\nkind = \"allreduce\"\nsizes = [\"4 KiB\", \"64 MiB\"]\n";
     let sc = parse_scenario("inline", text, None, None).unwrap();
     let t = |a: Algorithm, size: u64| {
-        simulate_one(&sc, &p, RunSpec { algorithm: Some(a), placement: Placement::Peer, fidelity: Fidelity::Flow, size: Some(Bytes(size)) })
-            .unwrap()
-            .records[0]
+        simulate_one(
+            &sc,
+            &p,
+            RunSpec {
+                algorithm: Some(a),
+                placement: Placement::Peer,
+                fidelity: Fidelity::Flow,
+                size: Some(Bytes(size)),
+            },
+        )
+        .unwrap()
+        .records[0]
             .stats
             .median_ns
     };
@@ -106,16 +143,36 @@ fn one_shot_wins_small_and_ring_or_two_shot_wins_large() {
 #[test]
 fn posted_write_collapse_hits_pushes_not_pulls() {
     let sc = verify(1, "pro6000-8x-2socket");
-    let text = contend_topo::shipped::text("pro6000-8x-2socket").unwrap().replace("kind = \"root_complex\"\n", "kind = \"root_complex\"\nposted_write_collapse = true\n");
+    let text = contend_topo::shipped::text("pro6000-8x-2socket")
+        .unwrap()
+        .replace(
+            "kind = \"root_complex\"\n",
+            "kind = \"root_complex\"\nposted_write_collapse = true\n",
+        );
     let topo = contend_topo::parse_topology("collapse.toml", &text).unwrap();
     let mut sc2 = sc.clone();
     sc2.topology = topo;
     let p = ModelParams::default();
     for f in [Fidelity::Tlp, Fidelity::Flow] {
-        let t = |s: &Scenario, a| simulate_one(s, &p, spec(a, f, Placement::Peer)).unwrap().records[0].stats.median_ns;
-        let push = (t(&sc, Algorithm::OneShotPush), t(&sc2, Algorithm::OneShotPush));
-        let pull = (t(&sc, Algorithm::OneShotPull), t(&sc2, Algorithm::OneShotPull));
+        let t = |s: &Scenario, a| {
+            simulate_one(s, &p, spec(a, f, Placement::Peer))
+                .unwrap()
+                .records[0]
+                .stats
+                .median_ns
+        };
+        let push = (
+            t(&sc, Algorithm::OneShotPush),
+            t(&sc2, Algorithm::OneShotPush),
+        );
+        let pull = (
+            t(&sc, Algorithm::OneShotPull),
+            t(&sc2, Algorithm::OneShotPull),
+        );
         assert!(push.1 > 1.5 * push.0, "{f}: push {push:?}");
-        assert!((pull.1 - pull.0).abs() < 0.05 * pull.0, "{f}: pull {pull:?}");
+        assert!(
+            (pull.1 - pull.0).abs() < 0.05 * pull.0,
+            "{f}: pull {pull:?}"
+        );
     }
 }

@@ -7,17 +7,32 @@ use contend_workload::{Fidelity, Scenario, load_scenario, parse_scenario};
 use std::path::PathBuf;
 
 fn scenario(name: &str) -> Scenario {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios").join(name);
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios")
+        .join(name);
     load_scenario(&p, None).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn runs(sc: &Scenario) -> Vec<Run> {
-    simulate(sc, &ModelParams::default(), &[Fidelity::Tlp, Fidelity::Flow]).unwrap()
+    simulate(
+        sc,
+        &ModelParams::default(),
+        &[Fidelity::Tlp, Fidelity::Flow],
+    )
+    .unwrap()
 }
 
 /// GB/s of every stream, per fidelity (tlp first).
 fn bandwidths(sc: &Scenario) -> Vec<Vec<f64>> {
-    runs(sc).iter().map(|r| r.records.iter().map(|x| x.bandwidth_gbps.unwrap()).collect()).collect()
+    runs(sc)
+        .iter()
+        .map(|r| {
+            r.records
+                .iter()
+                .map(|x| x.bandwidth_gbps.unwrap())
+                .collect()
+        })
+        .collect()
 }
 
 fn within(a: f64, b: f64, tol: f64) -> bool {
@@ -26,8 +41,15 @@ fn within(a: f64, b: f64, tol: f64) -> bool {
 
 #[test]
 fn gen5_x16_posted_writes_with_mps_256_reach_50_to_54_gb_s() {
-    for (fid, bw) in bandwidths(&scenario("transfer-gen5-write.toml")).iter().enumerate() {
-        assert!((50.0..=54.0).contains(&bw[0]), "fidelity {fid}: {} GB/s", bw[0]);
+    for (fid, bw) in bandwidths(&scenario("transfer-gen5-write.toml"))
+        .iter()
+        .enumerate()
+    {
+        assert!(
+            (50.0..=54.0).contains(&bw[0]),
+            "fidelity {fid}: {} GB/s",
+            bw[0]
+        );
     }
 }
 
@@ -44,8 +66,18 @@ fn sm_loads_fall_as_hops_are_added() {
     let rc = bandwidths(&scenario("transfer-load-hops-rc.toml"));
     let xs = bandwidths(&scenario("transfer-load-hops-xgmi.toml"));
     for f in 0..2 {
-        assert!(sw[f][0] > rc[f][0] * 1.2, "switch {} vs root complex {}", sw[f][0], rc[f][0]);
-        assert!(rc[f][0] > xs[f][0] * 1.2, "root complex {} vs across sockets {}", rc[f][0], xs[f][0]);
+        assert!(
+            sw[f][0] > rc[f][0] * 1.2,
+            "switch {} vs root complex {}",
+            sw[f][0],
+            rc[f][0]
+        );
+        assert!(
+            rc[f][0] > xs[f][0] * 1.2,
+            "root complex {} vs across sockets {}",
+            rc[f][0],
+            xs[f][0]
+        );
         // latency-bound, far below the link rate
         assert!(rc[f][0] < 10.0);
     }
@@ -55,9 +87,15 @@ fn sm_loads_fall_as_hops_are_added() {
 /// where RTT is what a single outstanding request takes.
 #[test]
 fn sm_loads_are_bounded_by_outstanding_requests_over_round_trip() {
-    let base = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/transfer-load-hops-rc.toml")).unwrap();
+    let base = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../scenarios/transfer-load-hops-rc.toml"),
+    )
+    .unwrap();
     let with_threads = |threads: u32| {
-        let text = base.replace("threads = 128", &format!("threads = {threads}")).replace("2 MiB", "256 KiB");
+        let text = base
+            .replace("threads = 128", &format!("threads = {threads}"))
+            .replace("2 MiB", "256 KiB");
         parse_scenario("inline", &text, None, None).unwrap()
     };
     let params = ModelParams::default();
@@ -72,7 +110,10 @@ fn sm_loads_are_bounded_by_outstanding_requests_over_round_trip() {
             let r = &simulate(&with_threads(threads), &params, &[fid]).unwrap()[0].records[0];
             let expect = w * req / rtt_ns; // GB/s
             let got = r.bandwidth_gbps.unwrap();
-            assert!(within(got, expect, 0.10), "{fid} {threads} threads: {got} GB/s, Little's law says {expect}");
+            assert!(
+                within(got, expect, 0.10),
+                "{fid} {threads} threads: {got} GB/s, Little's law says {expect}"
+            );
         }
     }
 }
@@ -95,14 +136,23 @@ fn opposite_directions_do_not_slow_each_other() {
     let opp = bandwidths(&scenario("transfer-opposite.toml"));
     for f in 0..2 {
         for s in &opp[f] {
-            assert!(within(*s, single[f][0], 0.02), "{s} vs alone {}", single[f][0]);
+            assert!(
+                within(*s, single[f][0], 0.02),
+                "{s} vs alone {}",
+                single[f][0]
+            );
         }
     }
 }
 
 #[test]
 fn tlp_and_flow_agree_within_10_percent_when_bandwidth_bound() {
-    for name in ["transfer-gen5-write.toml", "transfer-gen4-write.toml", "transfer-shared-link.toml", "transfer-opposite.toml"] {
+    for name in [
+        "transfer-gen5-write.toml",
+        "transfer-gen4-write.toml",
+        "transfer-shared-link.toml",
+        "transfer-opposite.toml",
+    ] {
         let bw = bandwidths(&scenario(name));
         for (t, f) in bw[0].iter().zip(&bw[1]) {
             assert!(within(*f, *t, 0.10), "{name}: tlp {t} vs flow {f}");

@@ -19,8 +19,18 @@ impl Location {
         let offset = offset.min(text.len());
         let before = &text[..offset];
         let line = before.matches('\n').count() + 1;
-        let column = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
-        Location { file: file.to_string(), line, column, field: None }
+        let column = before
+            .rsplit('\n')
+            .next()
+            .map(|l| l.chars().count())
+            .unwrap_or(0)
+            + 1;
+        Location {
+            file: file.to_string(),
+            line,
+            column,
+            field: None,
+        }
     }
     pub fn with_field(mut self, field: &str) -> Location {
         self.field = Some(field.to_string());

@@ -2,7 +2,9 @@
 //! field is checked and an error names the file, line, column and field.
 
 use crate::error::{Location, TopoError, TopoErrorKind};
-use crate::model::{GpuSpec, LinkKind, Node, NodeId, NodeKind, PcieSpec, RootComplexSpec, Topology, TopologySpec};
+use crate::model::{
+    GpuSpec, LinkKind, Node, NodeId, NodeKind, PcieSpec, RootComplexSpec, Topology, TopologySpec,
+};
 use crate::pcie::PcieGen;
 use crate::units::{Bytes, BytesPerSec, Picos};
 use serde::Deserialize;
@@ -64,28 +66,54 @@ impl Ctx<'_> {
     fn err<T>(&self, s: &Spanned<T>, field: &str, kind: TopoErrorKind) -> TopoError {
         TopoError::at(Some(self.loc(s, field)), kind)
     }
-    fn required<'v, T>(&self, v: &'v Option<Spanned<T>>, whole: &Spanned<impl Sized>, field: &str, what: &str) -> Result<&'v Spanned<T>, TopoError> {
+    fn required<'v, T>(
+        &self,
+        v: &'v Option<Spanned<T>>,
+        whole: &Spanned<impl Sized>,
+        field: &str,
+        what: &str,
+    ) -> Result<&'v Spanned<T>, TopoError> {
         v.as_ref().ok_or_else(|| {
-            self.err(whole, field, TopoErrorKind::Invalid(format!("{what} needs `{field}`")))
+            self.err(
+                whole,
+                field,
+                TopoErrorKind::Invalid(format!("{what} needs `{field}`")),
+            )
         })
     }
     fn rate(&self, v: &Spanned<f64>, field: &str) -> Result<BytesPerSec, TopoError> {
         let x = *v.get_ref();
         if !(x.is_finite() && x > 0.0) {
-            return Err(self.err(v, field, TopoErrorKind::Zero { field: field.to_string() }));
+            return Err(self.err(
+                v,
+                field,
+                TopoErrorKind::Zero {
+                    field: field.to_string(),
+                },
+            ));
         }
         Ok(BytesPerSec::from_gbps(x))
     }
     fn latency(&self, v: &Option<Spanned<f64>>) -> Result<Option<Picos>, TopoError> {
         match v {
             None => Ok(None),
-            Some(s) if s.get_ref().is_finite() && *s.get_ref() >= 0.0 => Ok(Some(Picos::from_ns_f64(*s.get_ref()))),
-            Some(s) => Err(self.err(s, "latency_ns", TopoErrorKind::Invalid("latency_ns must be zero or more".into()))),
+            Some(s) if s.get_ref().is_finite() && *s.get_ref() >= 0.0 => {
+                Ok(Some(Picos::from_ns_f64(*s.get_ref())))
+            }
+            Some(s) => Err(self.err(
+                s,
+                "latency_ns",
+                TopoErrorKind::Invalid("latency_ns must be zero or more".into()),
+            )),
         }
     }
     fn forbid<T>(&self, v: &Option<Spanned<T>>, field: &str, kind: &str) -> Result<(), TopoError> {
         match v {
-            Some(s) => Err(self.err(s, field, TopoErrorKind::Invalid(format!("`{field}` does not apply to a {kind}")))),
+            Some(s) => Err(self.err(
+                s,
+                field,
+                TopoErrorKind::Invalid(format!("`{field}` does not apply to a {kind}")),
+            )),
             None => Ok(()),
         }
     }
@@ -98,15 +126,31 @@ pub fn parse_topology(file: &str, text: &str) -> Result<Topology, TopoError> {
         TopoError::at(loc, TopoErrorKind::Syntax(e.message().trim().to_string()))
     })?;
     let cx = Ctx { file, text };
-    let mut spec = TopologySpec { file: Some(file.to_string()), name: raw.name, source: raw.source, ..Default::default() };
+    let mut spec = TopologySpec {
+        file: Some(file.to_string()),
+        name: raw.name,
+        source: raw.source,
+        ..Default::default()
+    };
     for n in &raw.nodes {
         let r = n.get_ref();
         let kind = match r.kind.get_ref().as_str() {
             "gpu" => {
                 let sms = cx.required(&r.sms, n, "sms", "a gpu")?;
-                let bw = cx.required(&r.memory_bandwidth_gbps, n, "memory_bandwidth_gbps", "a gpu")?;
+                let bw = cx.required(
+                    &r.memory_bandwidth_gbps,
+                    n,
+                    "memory_bandwidth_gbps",
+                    "a gpu",
+                )?;
                 if *sms.get_ref() == 0 {
-                    return Err(cx.err(sms, "sms", TopoErrorKind::Zero { field: "sms".into() }));
+                    return Err(cx.err(
+                        sms,
+                        "sms",
+                        TopoErrorKind::Zero {
+                            field: "sms".into(),
+                        },
+                    ));
                 }
                 NodeKind::Gpu(GpuSpec {
                     model: r.model.clone().unwrap_or_else(|| "GPU".into()),
@@ -114,15 +158,26 @@ pub fn parse_topology(file: &str, text: &str) -> Result<Topology, TopoError> {
                     memory_bandwidth: cx.rate(bw, "memory_bandwidth_gbps")?,
                 })
             }
-            "switch" => NodeKind::Switch { latency: cx.latency(&r.latency_ns)? },
+            "switch" => NodeKind::Switch {
+                latency: cx.latency(&r.latency_ns)?,
+            },
             "root_complex" => NodeKind::RootComplex(RootComplexSpec {
                 socket: r.socket.unwrap_or(0),
-                p2p_bandwidth: r.p2p_bandwidth_gbps.as_ref().map(|v| cx.rate(v, "p2p_bandwidth_gbps")).transpose()?,
+                p2p_bandwidth: r
+                    .p2p_bandwidth_gbps
+                    .as_ref()
+                    .map(|v| cx.rate(v, "p2p_bandwidth_gbps"))
+                    .transpose()?,
                 latency: cx.latency(&r.latency_ns)?,
                 posted_write_collapse: r.posted_write_collapse.unwrap_or(false),
             }),
-            "host_memory" => NodeKind::HostMemory { socket: r.socket.unwrap_or(0), latency: cx.latency(&r.latency_ns)? },
-            "cpu_interconnect" => NodeKind::CpuInterconnect { socket: r.socket.unwrap_or(0) },
+            "host_memory" => NodeKind::HostMemory {
+                socket: r.socket.unwrap_or(0),
+                latency: cx.latency(&r.latency_ns)?,
+            },
+            "cpu_interconnect" => NodeKind::CpuInterconnect {
+                socket: r.socket.unwrap_or(0),
+            },
             other => {
                 return Err(cx.err(
                     &r.kind,
@@ -145,7 +200,10 @@ pub fn parse_topology(file: &str, text: &str) -> Result<Topology, TopoError> {
             cx.forbid(&r.latency_ns, "latency_ns", kname)?;
         }
         spec.nodes.push((
-            Node { id: NodeId(r.id.get_ref().clone()), kind },
+            Node {
+                id: NodeId(r.id.get_ref().clone()),
+                kind,
+            },
             Some(cx.loc(&r.id, "id")),
         ));
     }
@@ -156,8 +214,14 @@ pub fn parse_topology(file: &str, text: &str) -> Result<Topology, TopoError> {
             "pcie" => {
                 let g = cx.required(&r.generation, l, "gen", &what)?;
                 let w = cx.required(&r.width, l, "width", &what)?;
-                let bytes = |v: &Option<Spanned<u64>>, d: u64| v.as_ref().map(|s| Bytes(*s.get_ref())).unwrap_or(Bytes(d));
-                cx.forbid(&r.bandwidth_gbps, "bandwidth_gbps", "PCIe link (its rate follows gen and width)")?;
+                let bytes = |v: &Option<Spanned<u64>>, d: u64| {
+                    v.as_ref().map(|s| Bytes(*s.get_ref())).unwrap_or(Bytes(d))
+                };
+                cx.forbid(
+                    &r.bandwidth_gbps,
+                    "bandwidth_gbps",
+                    "PCIe link (its rate follows gen and width)",
+                )?;
                 LinkKind::Pcie(PcieSpec {
                     generation: PcieGen(*g.get_ref()),
                     width: *w.get_ref(),
@@ -175,38 +239,81 @@ pub fn parse_topology(file: &str, text: &str) -> Result<Topology, TopoError> {
                 }
                 match r.kind.get_ref().as_str() {
                     "nvlink" => LinkKind::Nvlink { bandwidth, latency },
-                    "cpu" => LinkKind::Cpu { protocol: r.protocol.clone().unwrap_or_else(|| "UPI".into()), bandwidth, latency },
+                    "cpu" => LinkKind::Cpu {
+                        protocol: r.protocol.clone().unwrap_or_else(|| "UPI".into()),
+                        bandwidth,
+                        latency,
+                    },
                     _ => LinkKind::Memory { bandwidth },
                 }
             }
             other => {
-                return Err(cx.err(&r.kind, "kind", TopoErrorKind::Invalid(format!("unknown link kind `{other}` (pcie, nvlink, cpu, memory)"))));
+                return Err(cx.err(
+                    &r.kind,
+                    "kind",
+                    TopoErrorKind::Invalid(format!(
+                        "unknown link kind `{other}` (pcie, nvlink, cpu, memory)"
+                    )),
+                ));
             }
         };
         // Field-precise checks on PCIe numbers before the model's generic ones.
         if let (LinkKind::Pcie(_), Some(w)) = (&kind, &r.width)
             && !crate::pcie::VALID_WIDTHS.contains(w.get_ref())
         {
-            return Err(cx.err(w, "width", TopoErrorKind::Invalid(format!("PCIe width x{} is impossible (x1, x2, x4, x8, x12 or x16)", w.get_ref()))));
+            return Err(cx.err(
+                w,
+                "width",
+                TopoErrorKind::Invalid(format!(
+                    "PCIe width x{} is impossible (x1, x2, x4, x8, x12 or x16)",
+                    w.get_ref()
+                )),
+            ));
         }
         if let (LinkKind::Pcie(_), Some(g)) = (&kind, &r.generation)
             && !(1..=6).contains(g.get_ref())
         {
-            return Err(cx.err(g, "gen", TopoErrorKind::Invalid(format!("PCIe generation {} does not exist (1 to 6)", g.get_ref()))));
+            return Err(cx.err(
+                g,
+                "gen",
+                TopoErrorKind::Invalid(format!(
+                    "PCIe generation {} does not exist (1 to 6)",
+                    g.get_ref()
+                )),
+            ));
         }
         for (v, f) in [(&r.mps, "mps"), (&r.mrrs, "mrrs"), (&r.rcb, "rcb")] {
             if let Some(s) = v
                 && !matches!(kind, LinkKind::Pcie(_))
             {
-                return Err(cx.err(s, f, TopoErrorKind::Invalid(format!("`{f}` applies to PCIe links only"))));
+                return Err(cx.err(
+                    s,
+                    f,
+                    TopoErrorKind::Invalid(format!("`{f}` applies to PCIe links only")),
+                ));
             }
         }
         let loc = Location::from_offset(file, text, l.span().start);
-        spec.links.push((NodeId(r.a.get_ref().clone()), NodeId(r.b.get_ref().clone()), kind, Some(loc)));
+        spec.links.push((
+            NodeId(r.a.get_ref().clone()),
+            NodeId(r.b.get_ref().clone()),
+            kind,
+            Some(loc),
+        ));
         // Unknown node names: point at the field itself.
         for (s, f) in [(&r.a, "a"), (&r.b, "b")] {
-            if !raw.nodes.iter().any(|n| n.get_ref().id.get_ref() == s.get_ref()) {
-                return Err(cx.err(s, f, TopoErrorKind::UnknownNode { id: s.get_ref().clone() }));
+            if !raw
+                .nodes
+                .iter()
+                .any(|n| n.get_ref().id.get_ref() == s.get_ref())
+            {
+                return Err(cx.err(
+                    s,
+                    f,
+                    TopoErrorKind::UnknownNode {
+                        id: s.get_ref().clone(),
+                    },
+                ));
             }
         }
     }
@@ -218,7 +325,12 @@ pub fn load_topology(path: &Path) -> Result<Topology, TopoError> {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| {
         TopoError::at(
-            Some(Location { file: name.clone(), line: 0, column: 0, field: None }),
+            Some(Location {
+                file: name.clone(),
+                line: 0,
+                column: 0,
+                field: None,
+            }),
             TopoErrorKind::Io(e.to_string()),
         )
     })?;

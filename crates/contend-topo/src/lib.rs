@@ -60,8 +60,8 @@ pub mod units;
 pub use error::{Location, TopoError, TopoErrorKind};
 pub use file::{load_topology, parse_topology};
 pub use model::{
-    GpuSpec, Hop, Link, LinkIdx, LinkKind, Node, NodeId, NodeIdx, NodeKind, PcieSpec, RootComplexSpec, Route,
-    Topology, TopologySpec,
+    GpuSpec, Hop, Link, LinkIdx, LinkKind, Node, NodeId, NodeIdx, NodeKind, PcieSpec,
+    RootComplexSpec, Route, Topology, TopologySpec,
 };
 pub use pcie::{PcieGen, TlpKind};
 pub use show::render_tree;

@@ -63,7 +63,9 @@ pub enum NodeKind {
         latency: Option<Picos>,
     },
     /// A CPU-internal fabric joining root complexes (an I/O die's mesh, a socket's ring).
-    CpuInterconnect { socket: u32 },
+    CpuInterconnect {
+        socket: u32,
+    },
 }
 
 impl NodeKind {
@@ -111,11 +113,20 @@ impl PcieSpec {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum LinkKind {
     Pcie(PcieSpec),
-    Nvlink { bandwidth: BytesPerSec, latency: Picos },
+    Nvlink {
+        bandwidth: BytesPerSec,
+        latency: Picos,
+    },
     /// CPU-to-CPU or inside-CPU link (UPI, xGMI, Infinity Fabric).
-    Cpu { protocol: String, bandwidth: BytesPerSec, latency: Picos },
+    Cpu {
+        protocol: String,
+        bandwidth: BytesPerSec,
+        latency: Picos,
+    },
     /// Memory controller: root complex / interconnect to host memory.
-    Memory { bandwidth: BytesPerSec },
+    Memory {
+        bandwidth: BytesPerSec,
+    },
 }
 
 impl LinkKind {
@@ -149,7 +160,11 @@ impl LinkKind {
                 p.rcb.0
             ),
             LinkKind::Nvlink { bandwidth, .. } => format!("NVLink ({bandwidth})"),
-            LinkKind::Cpu { protocol, bandwidth, .. } => format!("{protocol} ({bandwidth})"),
+            LinkKind::Cpu {
+                protocol,
+                bandwidth,
+                ..
+            } => format!("{protocol} ({bandwidth})"),
             LinkKind::Memory { bandwidth } => format!("memory ({bandwidth})"),
         }
     }
@@ -193,7 +208,11 @@ impl Route {
                 .hops
                 .iter()
                 .rev()
-                .map(|h| Hop { link: h.link, from: h.to, to: h.from })
+                .map(|h| Hop {
+                    link: h.link,
+                    from: h.to,
+                    to: h.from,
+                })
                 .collect(),
         }
     }
@@ -242,21 +261,39 @@ impl Topology {
                 ));
             }
             if node.id.0.is_empty() {
-                return Err(TopoError::at(loc, TopoErrorKind::Invalid("node id is empty".into())));
+                return Err(TopoError::at(
+                    loc,
+                    TopoErrorKind::Invalid("node id is empty".into()),
+                ));
             }
             if let NodeKind::Gpu(g) = &node.kind {
                 // CORRECTNESS: a GPU with no SMs or no memory bandwidth cannot run a kernel.
                 if g.sms == 0 {
-                    return Err(TopoError::at(loc, TopoErrorKind::Zero { field: "sms".into() }));
+                    return Err(TopoError::at(
+                        loc,
+                        TopoErrorKind::Zero {
+                            field: "sms".into(),
+                        },
+                    ));
                 }
                 if g.memory_bandwidth.0 == 0 {
-                    return Err(TopoError::at(loc, TopoErrorKind::Zero { field: "memory_bandwidth_gbps".into() }));
+                    return Err(TopoError::at(
+                        loc,
+                        TopoErrorKind::Zero {
+                            field: "memory_bandwidth_gbps".into(),
+                        },
+                    ));
                 }
             }
             if let NodeKind::RootComplex(rc) = &node.kind
                 && rc.p2p_bandwidth == Some(BytesPerSec(0))
             {
-                return Err(TopoError::at(loc, TopoErrorKind::Zero { field: "p2p_bandwidth_gbps".into() }));
+                return Err(TopoError::at(
+                    loc,
+                    TopoErrorKind::Zero {
+                        field: "p2p_bandwidth_gbps".into(),
+                    },
+                ));
             }
             let idx = NodeIdx(nodes.len() as u32);
             by_id.insert(node.id.clone(), idx);
@@ -265,7 +302,12 @@ impl Topology {
             locs.push(loc);
         }
         if !nodes.iter().any(|n| matches!(n.kind, NodeKind::Gpu(_))) {
-            let loc = spec.file.as_ref().map(|f| Location { file: f.clone(), line: 1, column: 1, field: Some("node".into()) });
+            let loc = spec.file.as_ref().map(|f| Location {
+                file: f.clone(),
+                line: 1,
+                column: 1,
+                field: Some("node".into()),
+            });
             return Err(TopoError::at(loc, TopoErrorKind::NoGpu));
         }
         let mut links = Vec::new();
@@ -283,17 +325,36 @@ impl Topology {
             let ai = lookup(&a, "a")?;
             let bi = lookup(&b, "b")?;
             if ai == bi {
-                return Err(TopoError::at(loc, TopoErrorKind::Invalid(format!("link joins `{a}` to itself"))));
+                return Err(TopoError::at(
+                    loc,
+                    TopoErrorKind::Invalid(format!("link joins `{a}` to itself")),
+                ));
             }
             check_link(&kind, loc.as_ref())?;
             let (ka, kb) = (&nodes[ai.0 as usize].kind, &nodes[bi.0 as usize].kind);
             check_link_ends(&kind, ka, kb, &a, &b, loc.as_ref())?;
             let idx = LinkIdx(links.len() as u32);
-            graph.add_edge(NodeIndex::new(ai.0 as usize), NodeIndex::new(bi.0 as usize), idx);
-            links.push(Link { idx, a: ai, b: bi, kind });
+            graph.add_edge(
+                NodeIndex::new(ai.0 as usize),
+                NodeIndex::new(bi.0 as usize),
+                idx,
+            );
+            links.push(Link {
+                idx,
+                a: ai,
+                b: bi,
+                kind,
+            });
             link_locs.push(loc);
         }
-        let topo = Topology { name: spec.name, source: spec.source, graph, nodes, links, by_id };
+        let topo = Topology {
+            name: spec.name,
+            source: spec.source,
+            graph,
+            nodes,
+            links,
+            by_id,
+        };
         topo.check_pcie_forest(&link_locs)?;
         topo.check_reachability(&locs)?;
         Ok(topo)
@@ -319,7 +380,10 @@ impl Topology {
             if !matches!(l.kind, LinkKind::Pcie(_)) {
                 continue;
             }
-            let (ra, rb) = (find(&mut parent, l.a.0 as usize), find(&mut parent, l.b.0 as usize));
+            let (ra, rb) = (
+                find(&mut parent, l.a.0 as usize),
+                find(&mut parent, l.b.0 as usize),
+            );
             if ra == rb {
                 return Err(TopoError::at(
                     link_locs[l.idx.0 as usize].clone(),
@@ -377,7 +441,10 @@ impl Topology {
         self.indices_where(|k| matches!(k, NodeKind::HostMemory { .. }))
     }
     fn indices_where(&self, f: impl Fn(&NodeKind) -> bool) -> Vec<NodeIdx> {
-        (0..self.nodes.len() as u32).map(NodeIdx).filter(|i| f(&self.node(*i).kind)).collect()
+        (0..self.nodes.len() as u32)
+            .map(NodeIdx)
+            .filter(|i| f(&self.node(*i).kind))
+            .collect()
     }
 
     /// Links touching a node, in file order, with the neighbour.
@@ -386,7 +453,11 @@ impl Topology {
             .graph
             .edges(NodeIndex::new(n.0 as usize))
             .map(|e| {
-                let other = if e.source().index() == n.0 as usize { e.target() } else { e.source() };
+                let other = if e.source().index() == n.0 as usize {
+                    e.target()
+                } else {
+                    e.source()
+                };
                 (*e.weight(), NodeIdx(other.index() as u32))
             })
             .collect();
@@ -399,7 +470,9 @@ impl Topology {
     pub fn socket_of(&self, n: NodeIdx) -> Option<u32> {
         match &self.node(n).kind {
             NodeKind::RootComplex(rc) => Some(rc.socket),
-            NodeKind::HostMemory { socket, .. } | NodeKind::CpuInterconnect { socket } => Some(*socket),
+            NodeKind::HostMemory { socket, .. } | NodeKind::CpuInterconnect { socket } => {
+                Some(*socket)
+            }
             _ => self.upstream_root(n).and_then(|r| self.socket_of(r)),
         }
     }
@@ -411,7 +484,10 @@ impl Topology {
             if matches!(self.node(cur).kind, NodeKind::RootComplex(_)) {
                 return Some(cur);
             }
-            let up = self.links.iter().find(|l| l.a == cur && matches!(l.kind, LinkKind::Pcie(_)))?;
+            let up = self
+                .links
+                .iter()
+                .find(|l| l.a == cur && matches!(l.kind, LinkKind::Pcie(_)))?;
             cur = up.b;
         }
         None
@@ -419,7 +495,10 @@ impl Topology {
 
     /// The PCIe switch directly above a GPU, if any.
     pub fn parent_switch(&self, n: NodeIdx) -> Option<NodeIdx> {
-        let up = self.links.iter().find(|l| l.a == n && matches!(l.kind, LinkKind::Pcie(_)))?;
+        let up = self
+            .links
+            .iter()
+            .find(|l| l.a == n && matches!(l.kind, LinkKind::Pcie(_)))?;
         matches!(self.node(up.b).kind, NodeKind::Switch { .. }).then_some(up.b)
     }
 
@@ -427,7 +506,10 @@ impl Topology {
     pub fn nearest_host_memory(&self, n: NodeIdx) -> Option<NodeIdx> {
         let mems = self.host_memories();
         let s = self.socket_of(n);
-        mems.iter().copied().find(|m| self.socket_of(*m) == s).or(mems.first().copied())
+        mems.iter()
+            .copied()
+            .find(|m| self.socket_of(*m) == s)
+            .or(mems.first().copied())
     }
 
     /// Shortest path (fewest hops; ties broken by link order) from one
@@ -451,7 +533,11 @@ impl Topology {
                     continue;
                 }
                 seen[v.0 as usize] = true;
-                prev[v.0 as usize] = Some(Hop { link: l, from: u, to: v });
+                prev[v.0 as usize] = Some(Hop {
+                    link: l,
+                    from: u,
+                    to: v,
+                });
                 if v == to {
                     let mut hops = Vec::new();
                     let mut cur = to;
@@ -475,28 +561,58 @@ impl Topology {
 }
 
 fn check_link(kind: &LinkKind, loc: Option<&Location>) -> Result<(), TopoError> {
-    let err = |field: &str, k: TopoErrorKind| Err(TopoError::at(loc.cloned().map(|l| l.with_field(field)), k));
+    let err = |field: &str, k: TopoErrorKind| {
+        Err(TopoError::at(loc.cloned().map(|l| l.with_field(field)), k))
+    };
     match kind {
         LinkKind::Pcie(p) => {
             // CORRECTNESS: only widths and payload sizes the spec defines.
             if !(1..=6).contains(&p.generation.0) {
-                return err("gen", TopoErrorKind::Invalid(format!("PCIe generation {} does not exist (1 to 6)", p.generation.0)));
+                return err(
+                    "gen",
+                    TopoErrorKind::Invalid(format!(
+                        "PCIe generation {} does not exist (1 to 6)",
+                        p.generation.0
+                    )),
+                );
             }
             if !VALID_WIDTHS.contains(&p.width) {
-                return err("width", TopoErrorKind::Invalid(format!("PCIe width x{} is impossible (x1, x2, x4, x8, x12 or x16)", p.width)));
+                return err(
+                    "width",
+                    TopoErrorKind::Invalid(format!(
+                        "PCIe width x{} is impossible (x1, x2, x4, x8, x12 or x16)",
+                        p.width
+                    )),
+                );
             }
             for (field, v) in [("mps", p.mps), ("mrrs", p.mrrs)] {
                 if !VALID_PAYLOADS.contains(&v.0) {
-                    return err(field, TopoErrorKind::Invalid(format!("{field} {} is not a power of two from 128 to 4096", v.0)));
+                    return err(
+                        field,
+                        TopoErrorKind::Invalid(format!(
+                            "{field} {} is not a power of two from 128 to 4096",
+                            v.0
+                        )),
+                    );
                 }
             }
             if p.rcb.0 != 64 && p.rcb.0 != 128 {
-                return err("rcb", TopoErrorKind::Invalid(format!("rcb {} must be 64 or 128", p.rcb.0)));
+                return err(
+                    "rcb",
+                    TopoErrorKind::Invalid(format!("rcb {} must be 64 or 128", p.rcb.0)),
+                );
             }
         }
-        LinkKind::Nvlink { bandwidth, .. } | LinkKind::Cpu { bandwidth, .. } | LinkKind::Memory { bandwidth } => {
+        LinkKind::Nvlink { bandwidth, .. }
+        | LinkKind::Cpu { bandwidth, .. }
+        | LinkKind::Memory { bandwidth } => {
             if bandwidth.0 == 0 {
-                return err("bandwidth_gbps", TopoErrorKind::Zero { field: "bandwidth_gbps".into() });
+                return err(
+                    "bandwidth_gbps",
+                    TopoErrorKind::Zero {
+                        field: "bandwidth_gbps".into(),
+                    },
+                );
             }
         }
     }
@@ -514,27 +630,50 @@ fn check_link_ends(
     use NodeKind as K;
     let ok = match kind {
         // a: downstream (GPU or switch), b: upstream (switch or root complex).
-        LinkKind::Pcie(_) => matches!(ka, K::Gpu(_) | K::Switch { .. }) && matches!(kb, K::Switch { .. } | K::RootComplex(_)),
+        LinkKind::Pcie(_) => {
+            matches!(ka, K::Gpu(_) | K::Switch { .. })
+                && matches!(kb, K::Switch { .. } | K::RootComplex(_))
+        }
         LinkKind::Nvlink { .. } => matches!((ka, kb), (K::Gpu(_), K::Gpu(_))),
         LinkKind::Cpu { .. } => {
-            matches!(ka, K::RootComplex(_) | K::CpuInterconnect { .. }) && matches!(kb, K::RootComplex(_) | K::CpuInterconnect { .. })
+            matches!(ka, K::RootComplex(_) | K::CpuInterconnect { .. })
+                && matches!(kb, K::RootComplex(_) | K::CpuInterconnect { .. })
         }
         LinkKind::Memory { .. } => {
-            matches!((ka, kb), (K::HostMemory { .. }, K::RootComplex(_) | K::CpuInterconnect { .. }))
-                || matches!((kb, ka), (K::HostMemory { .. }, K::RootComplex(_) | K::CpuInterconnect { .. }))
+            matches!(
+                (ka, kb),
+                (
+                    K::HostMemory { .. },
+                    K::RootComplex(_) | K::CpuInterconnect { .. }
+                )
+            ) || matches!(
+                (kb, ka),
+                (
+                    K::HostMemory { .. },
+                    K::RootComplex(_) | K::CpuInterconnect { .. }
+                )
+            )
         }
     };
     if ok {
         return Ok(());
     }
     let rule = match kind {
-        LinkKind::Pcie(_) => "a PCIe link goes from a GPU or switch (`a`, downstream) to a switch or root complex (`b`, upstream)",
+        LinkKind::Pcie(_) => {
+            "a PCIe link goes from a GPU or switch (`a`, downstream) to a switch or root complex (`b`, upstream)"
+        }
         LinkKind::Nvlink { .. } => "an NVLink joins two GPUs",
         LinkKind::Cpu { .. } => "a CPU link joins root complexes or CPU interconnects",
-        LinkKind::Memory { .. } => "a memory link joins host memory to a root complex or CPU interconnect",
+        LinkKind::Memory { .. } => {
+            "a memory link joins host memory to a root complex or CPU interconnect"
+        }
     };
     Err(TopoError::at(
         loc.cloned(),
-        TopoErrorKind::Invalid(format!("link `{a}` ({}) – `{b}` ({}): {rule}", ka.name(), kb.name())),
+        TopoErrorKind::Invalid(format!(
+            "link `{a}` ({}) – `{b}` ({}): {rule}",
+            ka.name(),
+            kb.name()
+        )),
     ))
 }

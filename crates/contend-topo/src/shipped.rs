@@ -1,15 +1,30 @@
 //! The topologies shipped in `topologies/`, embedded so the binary works
 //! from any directory. A scenario may name one by its stem.
 
-use crate::{Topology, TopoError, parse_topology};
+use crate::{TopoError, Topology, parse_topology};
 
 /// (stem, TOML text) of every shipped topology.
 pub const SHIPPED: &[(&str, &str)] = &[
-    ("pro6000-8x-2socket", include_str!("../../../topologies/pro6000-8x-2socket.toml")),
-    ("pro6000-8x-2switch", include_str!("../../../topologies/pro6000-8x-2switch.toml")),
-    ("pro6000-4x-1socket", include_str!("../../../topologies/pro6000-4x-1socket.toml")),
-    ("rtx4090-8x-gen4", include_str!("../../../topologies/rtx4090-8x-gen4.toml")),
-    ("l40s-8x-2socket", include_str!("../../../topologies/l40s-8x-2socket.toml")),
+    (
+        "pro6000-8x-2socket",
+        include_str!("../../../topologies/pro6000-8x-2socket.toml"),
+    ),
+    (
+        "pro6000-8x-2switch",
+        include_str!("../../../topologies/pro6000-8x-2switch.toml"),
+    ),
+    (
+        "pro6000-4x-1socket",
+        include_str!("../../../topologies/pro6000-4x-1socket.toml"),
+    ),
+    (
+        "rtx4090-8x-gen4",
+        include_str!("../../../topologies/rtx4090-8x-gen4.toml"),
+    ),
+    (
+        "l40s-8x-2socket",
+        include_str!("../../../topologies/l40s-8x-2socket.toml"),
+    ),
     ("h200-2x", include_str!("../../../topologies/h200-2x.toml")),
     ("h200-1x", include_str!("../../../topologies/h200-1x.toml")),
 ];

@@ -6,16 +6,27 @@ use std::fmt::Write;
 fn label(topo: &Topology, n: NodeIdx) -> String {
     let node = topo.node(n);
     match &node.kind {
-        NodeKind::Gpu(g) => format!("{} [gpu: {}, {} SMs, {}]", node.id, g.model, g.sms, g.memory_bandwidth),
+        NodeKind::Gpu(g) => format!(
+            "{} [gpu: {}, {} SMs, {}]",
+            node.id, g.model, g.sms, g.memory_bandwidth
+        ),
         NodeKind::Switch { .. } => format!("{} [pcie switch]", node.id),
         NodeKind::RootComplex(rc) => format!(
             "{} [root complex, socket {}{}]",
             node.id,
             rc.socket,
-            if rc.posted_write_collapse { ", posted-write collapse" } else { "" }
+            if rc.posted_write_collapse {
+                ", posted-write collapse"
+            } else {
+                ""
+            }
         ),
-        NodeKind::HostMemory { socket, .. } => format!("{} [host memory, socket {socket}]", node.id),
-        NodeKind::CpuInterconnect { socket } => format!("{} [cpu interconnect, socket {socket}]", node.id),
+        NodeKind::HostMemory { socket, .. } => {
+            format!("{} [host memory, socket {socket}]", node.id)
+        }
+        NodeKind::CpuInterconnect { socket } => {
+            format!("{} [cpu interconnect, socket {socket}]", node.id)
+        }
     }
 }
 
@@ -29,7 +40,12 @@ pub fn render_tree(topo: &Topology) -> String {
     }
     let roots: Vec<NodeIdx> = (0..topo.nodes().len() as u32)
         .map(NodeIdx)
-        .filter(|n| matches!(topo.node(*n).kind, NodeKind::RootComplex(_) | NodeKind::CpuInterconnect { .. }))
+        .filter(|n| {
+            matches!(
+                topo.node(*n).kind,
+                NodeKind::RootComplex(_) | NodeKind::CpuInterconnect { .. }
+            )
+        })
         .collect();
     for r in roots {
         let _ = writeln!(out, "{}", label(topo, r));
@@ -43,7 +59,13 @@ pub fn render_tree(topo: &Topology) -> String {
     if !others.is_empty() {
         let _ = writeln!(out, "other links:");
         for l in others {
-            let _ = writeln!(out, "  {} <-> {}  {}", topo.node(l.a).id, topo.node(l.b).id, l.kind.describe());
+            let _ = writeln!(
+                out,
+                "  {} <-> {}  {}",
+                topo.node(l.a).id,
+                topo.node(l.b).id,
+                l.kind.describe()
+            );
         }
     }
     out
@@ -66,7 +88,13 @@ fn children(topo: &Topology, n: NodeIdx, prefix: &str, out: &mut String) {
     let count = kids.len();
     for (i, (l, k)) in kids.into_iter().enumerate() {
         let last = i + 1 == count;
-        let _ = writeln!(out, "{prefix}{}── {}  via {}", if last { "└" } else { "├" }, label(topo, k), l.kind.describe());
+        let _ = writeln!(
+            out,
+            "{prefix}{}── {}  via {}",
+            if last { "└" } else { "├" },
+            label(topo, k),
+            l.kind.describe()
+        );
         let next = format!("{prefix}{}", if last { "    " } else { "│   " });
         if !matches!(topo.node(k).kind, NodeKind::HostMemory { .. }) {
             children(topo, k, &next, out);

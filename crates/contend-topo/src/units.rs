@@ -7,7 +7,9 @@ use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
 
 /// A point in or span of simulated time, in picoseconds.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 pub struct Picos(pub u64);
 
 impl Picos {
@@ -99,7 +101,11 @@ impl Bytes {
             "kb" => 1e3,
             "mb" => 1e6,
             "gb" => 1e9,
-            other => return Err(format!("unknown size unit `{other}` in `{s}` (use B, KiB, MiB, GiB, KB, MB, GB)")),
+            other => {
+                return Err(format!(
+                    "unknown size unit `{other}` in `{s}` (use B, KiB, MiB, GiB, KB, MB, GB)"
+                ));
+            }
         };
         let v = num * mult;
         if !v.is_finite() || v < 0.0 || v.fract() != 0.0 {
@@ -138,9 +144,9 @@ impl AddAssign for Bytes {
 impl fmt::Display for Bytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let b = self.0;
-        if b >= 1 << 20 && b % (1 << 20) == 0 {
+        if b >= 1 << 20 && b.is_multiple_of(1 << 20) {
             write!(f, "{} MiB", b >> 20)
-        } else if b >= 1 << 10 && b % (1 << 10) == 0 {
+        } else if b >= 1 << 10 && b.is_multiple_of(1 << 10) {
             write!(f, "{} KiB", b >> 10)
         } else {
             write!(f, "{b} B")
@@ -149,7 +155,9 @@ impl fmt::Display for Bytes {
 }
 
 /// A rate in bytes per second (decimal: 1 GB/s = 1e9 B/s).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 pub struct BytesPerSec(pub u64);
 
 impl BytesPerSec {

@@ -29,7 +29,7 @@ pub use lower::{Collective, RingConfig, chunks, groups, lower};
 pub use program::{Access, Engine, MemLoc, Notify, Op, Phase, Program, Rank};
 pub use record::{LinkUse, Machine, ResultRecord, Source, Stats};
 pub use scenario::{
-    DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME, KernelConfig, Scenario, ScenarioError, Stream, TransferOp, Workload,
-    default_scenario, load_scenario, parse_scenario,
+    DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME, KernelConfig, Scenario, ScenarioError, Stream,
+    TransferOp, Workload, default_scenario, load_scenario, parse_scenario,
 };
 pub use skew::Skew;

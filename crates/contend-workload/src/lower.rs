@@ -25,7 +25,10 @@ impl Default for RingConfig {
         // LL uses a 256 KiB buffer of 8 slots (16 KiB of data each after the
         // flags). Source: NCCL's documented buffer sizes (NCCL_BUFFSIZE,
         // NCCL_LL_BUFFSIZE defaults) and protocol description.
-        RingConfig { simple_slice: Bytes(512 << 10), ll_slice: Bytes(16 << 10) }
+        RingConfig {
+            simple_slice: Bytes(512 << 10),
+            ll_slice: Bytes(16 << 10),
+        }
     }
 }
 
@@ -55,7 +58,11 @@ impl Ctx<'_> {
     fn buf(&self, j: usize) -> MemLoc {
         match self.placement {
             Placement::Peer => MemLoc::Device(self.gpus[j]),
-            Placement::Host => MemLoc::Host(self.topo.nearest_host_memory(self.gpus[j]).unwrap_or(self.gpus[j])),
+            Placement::Host => MemLoc::Host(
+                self.topo
+                    .nearest_host_memory(self.gpus[j])
+                    .unwrap_or(self.gpus[j]),
+            ),
         }
     }
     fn host(&self) -> bool {
@@ -69,24 +76,47 @@ impl Ctx<'_> {
     /// buffer (peer) or a store stream into host memory (host).
     fn stage(&self, r: usize, bytes: Bytes, p: &mut Program) {
         if self.host() {
-            p.ops.push(Op::Post { parts: vec![(Access { mem: self.buf(r), bytes }, Notify::None)], engine: Engine::Sm });
+            p.ops.push(Op::Post {
+                parts: vec![(
+                    Access {
+                        mem: self.buf(r),
+                        bytes,
+                    },
+                    Notify::None,
+                )],
+                engine: Engine::Sm,
+            });
         } else {
             p.ops.push(Op::LocalCopy { bytes });
         }
     }
     fn barrier(&self, with: &[usize], phase: u32, p: &mut Program) {
         for &j in with {
-            p.ops.push(Op::Signal { to: Rank(j as u32), phase: Phase(phase) });
+            p.ops.push(Op::Signal {
+                to: Rank(j as u32),
+                phase: Phase(phase),
+            });
         }
-        p.ops.push(Op::Wait { phase: Phase(phase), count: with.len() as u32 });
+        p.ops.push(Op::Wait {
+            phase: Phase(phase),
+            count: with.len() as u32,
+        });
     }
     /// After flags arrived: with host placement the pushed data sits in host
     /// memory and must be loaded.
     fn fetch_pushed(&self, r: usize, sizes: impl Iterator<Item = Bytes>, p: &mut Program) {
         if self.host() {
-            let parts: Vec<Access> = sizes.map(|bytes| Access { mem: self.buf(r), bytes }).collect();
+            let parts: Vec<Access> = sizes
+                .map(|bytes| Access {
+                    mem: self.buf(r),
+                    bytes,
+                })
+                .collect();
             if !parts.is_empty() {
-                p.ops.push(Op::Fetch { parts, engine: Engine::Sm });
+                p.ops.push(Op::Fetch {
+                    parts,
+                    engine: Engine::Sm,
+                });
             }
         }
     }
@@ -116,20 +146,30 @@ pub fn lower(
     size: Bytes,
     ring_cfg: RingConfig,
 ) -> Collective {
-    let cx = Ctx { topo, gpus, placement };
+    let cx = Ctx {
+        topo,
+        gpus,
+        placement,
+    };
     let n = gpus.len();
     let flag_loc = (0..n).map(|j| cx.buf(j)).collect();
     let mut note = None;
     let programs = if n <= 1 {
-        vec![Program { ops: vec![Op::Launch, Op::LocalCopy { bytes: size }] }]
+        vec![Program {
+            ops: vec![Op::Launch, Op::LocalCopy { bytes: size }],
+        }]
     } else {
         match algorithm {
             Algorithm::OneShotPull => (0..n).map(|r| one_shot_pull(&cx, r, size)).collect(),
             Algorithm::OneShotPush => (0..n).map(|r| one_shot_push(&cx, r, size)).collect(),
             Algorithm::TwoShotPull => (0..n).map(|r| two_shot_pull(&cx, r, size)).collect(),
             Algorithm::TwoShotPush => (0..n).map(|r| two_shot_push(&cx, r, size)).collect(),
-            Algorithm::RingLl => (0..n).map(|r| ring(&cx, r, size, ring_cfg.ll_slice, true)).collect(),
-            Algorithm::RingSimple => (0..n).map(|r| ring(&cx, r, size, ring_cfg.simple_slice, false)).collect(),
+            Algorithm::RingLl => (0..n)
+                .map(|r| ring(&cx, r, size, ring_cfg.ll_slice, true))
+                .collect(),
+            Algorithm::RingSimple => (0..n)
+                .map(|r| ring(&cx, r, size, ring_cfg.simple_slice, false))
+                .collect(),
             Algorithm::Hierarchical => match groups(topo, gpus) {
                 Some(g) => (0..n).map(|r| hierarchical(&cx, r, size, &g)).collect(),
                 None => {
@@ -141,73 +181,173 @@ pub fn lower(
             },
         }
     };
-    Collective { algorithm, size, programs, flag_loc, note }
+    Collective {
+        algorithm,
+        size,
+        programs,
+        flag_loc,
+        note,
+    }
 }
 
 fn one_shot_pull(cx: &Ctx, r: usize, s: Bytes) -> Program {
-    let mut p = Program { ops: vec![Op::Launch] };
+    let mut p = Program {
+        ops: vec![Op::Launch],
+    };
     let peers: Vec<usize> = cx.peers(r).collect();
     cx.stage(r, s, &mut p);
     cx.barrier(&peers, 0, &mut p);
-    let parts = peers.iter().map(|&j| Access { mem: cx.buf(j), bytes: s }).collect();
-    p.ops.push(Op::Fetch { parts, engine: Engine::Sm });
-    p.ops.push(Op::Reduce { bytes: Bytes(2 * s.0) });
+    let parts = peers
+        .iter()
+        .map(|&j| Access {
+            mem: cx.buf(j),
+            bytes: s,
+        })
+        .collect();
+    p.ops.push(Op::Fetch {
+        parts,
+        engine: Engine::Sm,
+    });
+    p.ops.push(Op::Reduce {
+        bytes: Bytes(2 * s.0),
+    });
     cx.barrier(&peers, 1, &mut p);
     p
 }
 
 fn one_shot_push(cx: &Ctx, r: usize, s: Bytes) -> Program {
-    let mut p = Program { ops: vec![Op::Launch] };
+    let mut p = Program {
+        ops: vec![Op::Launch],
+    };
     let peers: Vec<usize> = cx.peers(r).collect();
     let parts = peers
         .iter()
-        .map(|&j| (Access { mem: cx.buf(j), bytes: s }, Notify::After { to: Rank(j as u32), phase: Phase(0) }))
+        .map(|&j| {
+            (
+                Access {
+                    mem: cx.buf(j),
+                    bytes: s,
+                },
+                Notify::After {
+                    to: Rank(j as u32),
+                    phase: Phase(0),
+                },
+            )
+        })
         .collect();
-    p.ops.push(Op::Post { parts, engine: Engine::Sm });
-    p.ops.push(Op::Wait { phase: Phase(0), count: peers.len() as u32 });
+    p.ops.push(Op::Post {
+        parts,
+        engine: Engine::Sm,
+    });
+    p.ops.push(Op::Wait {
+        phase: Phase(0),
+        count: peers.len() as u32,
+    });
     cx.fetch_pushed(r, peers.iter().map(|_| s), &mut p);
     let local = if cx.host() { 2 } else { cx.n() as u64 + 1 };
-    p.ops.push(Op::Reduce { bytes: Bytes(local * s.0) });
+    p.ops.push(Op::Reduce {
+        bytes: Bytes(local * s.0),
+    });
     p
 }
 
 fn two_shot_pull(cx: &Ctx, r: usize, s: Bytes) -> Program {
-    let mut p = Program { ops: vec![Op::Launch] };
+    let mut p = Program {
+        ops: vec![Op::Launch],
+    };
     let peers: Vec<usize> = cx.peers(r).collect();
     let c = chunks(s, cx.n());
     cx.stage(r, s, &mut p);
     cx.barrier(&peers, 0, &mut p);
-    let rs = peers.iter().map(|&j| Access { mem: cx.buf(j), bytes: c[r] }).collect();
-    p.ops.push(Op::Fetch { parts: rs, engine: Engine::Sm });
-    p.ops.push(Op::Reduce { bytes: Bytes(2 * c[r].0) });
+    let rs = peers
+        .iter()
+        .map(|&j| Access {
+            mem: cx.buf(j),
+            bytes: c[r],
+        })
+        .collect();
+    p.ops.push(Op::Fetch {
+        parts: rs,
+        engine: Engine::Sm,
+    });
+    p.ops.push(Op::Reduce {
+        bytes: Bytes(2 * c[r].0),
+    });
     cx.stage(r, c[r], &mut p);
     cx.barrier(&peers, 1, &mut p);
-    let ag = peers.iter().map(|&j| Access { mem: cx.buf(j), bytes: c[j] }).collect();
-    p.ops.push(Op::Fetch { parts: ag, engine: Engine::Sm });
+    let ag = peers
+        .iter()
+        .map(|&j| Access {
+            mem: cx.buf(j),
+            bytes: c[j],
+        })
+        .collect();
+    p.ops.push(Op::Fetch {
+        parts: ag,
+        engine: Engine::Sm,
+    });
     p.ops.push(Op::LocalCopy { bytes: s });
     cx.barrier(&peers, 2, &mut p);
     p
 }
 
 fn two_shot_push(cx: &Ctx, r: usize, s: Bytes) -> Program {
-    let mut p = Program { ops: vec![Op::Launch] };
+    let mut p = Program {
+        ops: vec![Op::Launch],
+    };
     let peers: Vec<usize> = cx.peers(r).collect();
     let c = chunks(s, cx.n());
     let scatter = peers
         .iter()
-        .map(|&j| (Access { mem: cx.buf(j), bytes: c[j] }, Notify::After { to: Rank(j as u32), phase: Phase(0) }))
+        .map(|&j| {
+            (
+                Access {
+                    mem: cx.buf(j),
+                    bytes: c[j],
+                },
+                Notify::After {
+                    to: Rank(j as u32),
+                    phase: Phase(0),
+                },
+            )
+        })
         .collect();
-    p.ops.push(Op::Post { parts: scatter, engine: Engine::Sm });
-    p.ops.push(Op::Wait { phase: Phase(0), count: peers.len() as u32 });
+    p.ops.push(Op::Post {
+        parts: scatter,
+        engine: Engine::Sm,
+    });
+    p.ops.push(Op::Wait {
+        phase: Phase(0),
+        count: peers.len() as u32,
+    });
     cx.fetch_pushed(r, peers.iter().map(|_| c[r]), &mut p);
     let local = if cx.host() { 2 } else { cx.n() as u64 + 1 };
-    p.ops.push(Op::Reduce { bytes: Bytes(local * c[r].0) });
+    p.ops.push(Op::Reduce {
+        bytes: Bytes(local * c[r].0),
+    });
     let gather = peers
         .iter()
-        .map(|&j| (Access { mem: cx.buf(j), bytes: c[r] }, Notify::After { to: Rank(j as u32), phase: Phase(1) }))
+        .map(|&j| {
+            (
+                Access {
+                    mem: cx.buf(j),
+                    bytes: c[r],
+                },
+                Notify::After {
+                    to: Rank(j as u32),
+                    phase: Phase(1),
+                },
+            )
+        })
         .collect();
-    p.ops.push(Op::Post { parts: gather, engine: Engine::Sm });
-    p.ops.push(Op::Wait { phase: Phase(1), count: peers.len() as u32 });
+    p.ops.push(Op::Post {
+        parts: gather,
+        engine: Engine::Sm,
+    });
+    p.ops.push(Op::Wait {
+        phase: Phase(1),
+        count: peers.len() as u32,
+    });
     cx.fetch_pushed(r, peers.iter().map(|&j| c[j]), &mut p);
     p.ops.push(Op::LocalCopy { bytes: s });
     p
@@ -225,16 +365,23 @@ fn ring(cx: &Ctx, r: usize, s: Bytes, slice: Bytes, ll: bool) -> Program {
     let slice_of = |chunk: Bytes, j: usize| chunks(chunk, m)[j];
     let steps = 2 * (n - 1);
     let chunk_at = |s: usize| c[(r + n - s % n) % n];
-    let mut p = Program { ops: vec![Op::Launch] };
+    let mut p = Program {
+        ops: vec![Op::Launch],
+    };
     let phase = |step: usize, j: usize| Phase((step * m + j) as u32);
     for step in 0..steps {
         for j in 0..m {
             if step > 0 {
                 let incoming = slice_of(chunk_at(step), j);
-                p.ops.push(Op::Wait { phase: phase(step - 1, j), count: 1 });
+                p.ops.push(Op::Wait {
+                    phase: phase(step - 1, j),
+                    count: 1,
+                });
                 cx.fetch_pushed(r, std::iter::once(incoming), &mut p);
                 if step < n {
-                    p.ops.push(Op::Reduce { bytes: Bytes(3 * incoming.0) });
+                    p.ops.push(Op::Reduce {
+                        bytes: Bytes(3 * incoming.0),
+                    });
                 } else {
                     p.ops.push(Op::LocalCopy { bytes: incoming });
                 }
@@ -243,16 +390,34 @@ fn ring(cx: &Ctx, r: usize, s: Bytes, slice: Bytes, ll: bool) -> Program {
             let wire = if ll { Bytes(out.0 * 2) } else { out };
             let to = Rank(next as u32);
             let notify = if ll {
-                Notify::Inline { to, phase: phase(step, j) }
+                Notify::Inline {
+                    to,
+                    phase: phase(step, j),
+                }
             } else {
-                Notify::After { to, phase: phase(step, j) }
+                Notify::After {
+                    to,
+                    phase: phase(step, j),
+                }
             };
-            p.ops.push(Op::Post { parts: vec![(Access { mem: cx.buf(next), bytes: wire }, notify)], engine: Engine::Sm });
+            p.ops.push(Op::Post {
+                parts: vec![(
+                    Access {
+                        mem: cx.buf(next),
+                        bytes: wire,
+                    },
+                    notify,
+                )],
+                engine: Engine::Sm,
+            });
         }
     }
     for j in 0..m {
         let incoming = slice_of(chunk_at(steps), j);
-        p.ops.push(Op::Wait { phase: phase(steps - 1, j), count: 1 });
+        p.ops.push(Op::Wait {
+            phase: phase(steps - 1, j),
+            count: 1,
+        });
         cx.fetch_pushed(r, std::iter::once(incoming), &mut p);
         p.ops.push(Op::LocalCopy { bytes: incoming });
     }
@@ -278,30 +443,60 @@ pub fn groups(topo: &Topology, gpus: &[NodeIdx]) -> Option<Vec<Vec<usize>>> {
         }
     }
     let size = groups.first()?.1.len();
-    (groups.len() >= 2 && groups.iter().all(|(_, v)| v.len() == size)).then(|| groups.into_iter().map(|(_, v)| v).collect())
+    (groups.len() >= 2 && groups.iter().all(|(_, v)| v.len() == size))
+        .then(|| groups.into_iter().map(|(_, v)| v).collect())
 }
 
 /// Reduce inside the group by loads (one-shot), then exchange the group sums
 /// with the same-position rank of every other group, then sum.
 fn hierarchical(cx: &Ctx, r: usize, s: Bytes, groups: &[Vec<usize>]) -> Program {
-    let mut p = Program { ops: vec![Op::Launch] };
+    let mut p = Program {
+        ops: vec![Op::Launch],
+    };
     let (gi, pos) = groups
         .iter()
         .enumerate()
         .find_map(|(gi, g)| g.iter().position(|&x| x == r).map(|pos| (gi, pos)))
         .expect("every rank is in a group");
     let mates: Vec<usize> = groups[gi].iter().copied().filter(|&x| x != r).collect();
-    let counterparts: Vec<usize> = groups.iter().enumerate().filter(|(g, _)| *g != gi).map(|(_, g)| g[pos]).collect();
+    let counterparts: Vec<usize> = groups
+        .iter()
+        .enumerate()
+        .filter(|(g, _)| *g != gi)
+        .map(|(_, g)| g[pos])
+        .collect();
     cx.stage(r, s, &mut p);
     cx.barrier(&mates, 0, &mut p);
-    let intra = mates.iter().map(|&j| Access { mem: cx.buf(j), bytes: s }).collect();
-    p.ops.push(Op::Fetch { parts: intra, engine: Engine::Sm });
-    p.ops.push(Op::Reduce { bytes: Bytes(2 * s.0) });
+    let intra = mates
+        .iter()
+        .map(|&j| Access {
+            mem: cx.buf(j),
+            bytes: s,
+        })
+        .collect();
+    p.ops.push(Op::Fetch {
+        parts: intra,
+        engine: Engine::Sm,
+    });
+    p.ops.push(Op::Reduce {
+        bytes: Bytes(2 * s.0),
+    });
     cx.stage(r, s, &mut p);
     cx.barrier(&counterparts, 1, &mut p);
-    let inter = counterparts.iter().map(|&j| Access { mem: cx.buf(j), bytes: s }).collect();
-    p.ops.push(Op::Fetch { parts: inter, engine: Engine::Sm });
-    p.ops.push(Op::Reduce { bytes: Bytes(2 * s.0) });
+    let inter = counterparts
+        .iter()
+        .map(|&j| Access {
+            mem: cx.buf(j),
+            bytes: s,
+        })
+        .collect();
+    p.ops.push(Op::Fetch {
+        parts: inter,
+        engine: Engine::Sm,
+    });
+    p.ops.push(Op::Reduce {
+        bytes: Bytes(2 * s.0),
+    });
     let all: Vec<usize> = mates.iter().chain(counterparts.iter()).copied().collect();
     cx.barrier(&all, 2, &mut p);
     p

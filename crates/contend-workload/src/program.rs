@@ -68,7 +68,10 @@ pub enum Op {
     /// Stores to one or more locations, all in flight together; the op ends
     /// when every store has been issued (posted writes). Each part may carry
     /// a flag for its receiver.
-    Post { parts: Vec<(Access, Notify)>, engine: Engine },
+    Post {
+        parts: Vec<(Access, Notify)>,
+        engine: Engine,
+    },
     /// A flag write to a rank (after everything this rank posted before it).
     Signal { to: Rank, phase: Phase },
     /// Wait until `count` flags of `phase` have reached this rank.

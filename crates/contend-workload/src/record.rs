@@ -122,7 +122,10 @@ mod tests {
     fn nearest_rank_percentiles() {
         let v: Vec<f64> = (1..=100).map(f64::from).collect();
         let s = Stats::of(&v);
-        assert_eq!((s.median_ns, s.p10_ns, s.p90_ns, s.p99_ns), (50.0, 10.0, 90.0, 99.0));
+        assert_eq!(
+            (s.median_ns, s.p10_ns, s.p90_ns, s.p99_ns),
+            (50.0, 10.0, 90.0, 99.0)
+        );
         assert_eq!((s.min_ns, s.max_ns, s.count), (1.0, 100.0, 100));
         assert_eq!(Stats::of(&[]).count, 0);
         assert_eq!(Stats::of(&[7.0]).p99_ns, 7.0);

@@ -4,7 +4,9 @@
 
 use crate::kinds::{Algorithm, Dtype, Fidelity, LaunchMode, Placement};
 use crate::skew::Skew;
-use contend_topo::{Bytes, Location, NodeIdx, NodeKind, Picos, TopoError, Topology, load_topology, shipped};
+use contend_topo::{
+    Bytes, Location, NodeIdx, NodeKind, Picos, TopoError, Topology, load_topology, shipped,
+};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -15,7 +17,10 @@ use toml::Spanned;
 #[derive(Debug, Error)]
 pub enum ScenarioError {
     #[error("{}{message}", location.as_ref().map(|l| format!("{l}: ")).unwrap_or_default())]
-    Invalid { location: Option<Location>, message: String },
+    Invalid {
+        location: Option<Location>,
+        message: String,
+    },
     #[error("{0}")]
     Topology(#[from] TopoError),
     #[error("{location}: in the topology it names: {topo}")]
@@ -33,7 +38,10 @@ pub struct KernelConfig {
 impl Default for KernelConfig {
     fn default() -> Self {
         // vLLM's custom allreduce launches 36 blocks of 512 threads by default.
-        KernelConfig { blocks: 36, threads: 512 }
+        KernelConfig {
+            blocks: 36,
+            threads: 512,
+        }
     }
 }
 
@@ -66,10 +74,24 @@ pub struct Stream {
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Workload {
     /// Allreduces of each size, `repeats` times back to back.
-    Allreduce { sizes: Vec<Bytes>, dtype: Dtype, repeats: u32, gap: Picos, skew: Skew },
+    Allreduce {
+        sizes: Vec<Bytes>,
+        dtype: Dtype,
+        repeats: u32,
+        gap: Picos,
+        skew: Skew,
+    },
     /// An EAGLE verify step: layers × allreduces_per_layer allreduces of
     /// hidden × tokens × dtype bytes with a compute gap before each.
-    VerifyStep { layers: u32, allreduces_per_layer: u32, hidden: u64, tokens: u64, dtype: Dtype, gap: Picos, skew: Skew },
+    VerifyStep {
+        layers: u32,
+        allreduces_per_layer: u32,
+        hidden: u64,
+        tokens: u64,
+        dtype: Dtype,
+        gap: Picos,
+        skew: Skew,
+    },
     /// Point-to-point streams, all started together.
     Transfer { streams: Vec<Stream> },
 }
@@ -108,7 +130,10 @@ pub struct Scenario {
 
 impl Scenario {
     pub fn rank_names(&self) -> Vec<String> {
-        self.ranks.iter().map(|r| self.topology.node(*r).id.0.clone()).collect()
+        self.ranks
+            .iter()
+            .map(|r| self.topology.node(*r).id.0.clone())
+            .collect()
     }
 }
 
@@ -120,8 +145,18 @@ fn strings(cx: &Cx, v: &OneOrMany, field: &str) -> Result<Vec<Spanned<String>>, 
     let one = |x: &toml::Value| x.as_str().map(|s| Spanned::new(v.span(), s.to_string()));
     let items = match v.get_ref() {
         toml::Value::String(s) => vec![Spanned::new(v.span(), s.clone())],
-        toml::Value::Array(a) => a.iter().map(one).collect::<Option<Vec<_>>>().ok_or_else(|| cx.err(v, field, format!("`{field}` must hold strings")))?,
-        _ => return Err(cx.err(v, field, format!("`{field}` is a string or a list of strings"))),
+        toml::Value::Array(a) => a
+            .iter()
+            .map(one)
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| cx.err(v, field, format!("`{field}` must hold strings")))?,
+        _ => {
+            return Err(cx.err(
+                v,
+                field,
+                format!("`{field}` is a string or a list of strings"),
+            ));
+        }
     };
     if items.is_empty() {
         return Err(cx.err(v, field, format!("`{field}` is an empty list")));
@@ -197,12 +232,22 @@ struct Cx<'a> {
 impl Cx<'_> {
     fn err<T>(&self, s: &Spanned<T>, field: &str, message: impl Into<String>) -> ScenarioError {
         ScenarioError::Invalid {
-            location: Some(Location::from_offset(self.file, self.text, s.span().start).with_field(field)),
+            location: Some(
+                Location::from_offset(self.file, self.text, s.span().start).with_field(field),
+            ),
             message: message.into(),
         }
     }
-    fn list<T: FromStr<Err = String> + Copy + PartialEq>(&self, v: &Option<OneOrMany>, field: &str, all: &[T], default: &[T]) -> Result<Vec<T>, ScenarioError> {
-        let Some(v) = v else { return Ok(default.to_vec()) };
+    fn list<T: FromStr<Err = String> + Copy + PartialEq>(
+        &self,
+        v: &Option<OneOrMany>,
+        field: &str,
+        all: &[T],
+        default: &[T],
+    ) -> Result<Vec<T>, ScenarioError> {
+        let Some(v) = v else {
+            return Ok(default.to_vec());
+        };
         let items = strings(self, v, field)?;
         if items.len() == 1 && items[0].get_ref() == "all" {
             return Ok(all.to_vec());
@@ -221,7 +266,12 @@ impl Cx<'_> {
 
 /// Parses a scenario. `base` is the folder relative paths resolve against;
 /// a `topology` that is not a file there may name a shipped topology.
-pub fn parse_scenario(file: &str, text: &str, base: Option<&Path>, topology_override: Option<Topology>) -> Result<Scenario, ScenarioError> {
+pub fn parse_scenario(
+    file: &str,
+    text: &str,
+    base: Option<&Path>,
+    topology_override: Option<Topology>,
+) -> Result<Scenario, ScenarioError> {
     let raw: RawScenario = toml::from_str(text).map_err(|e| ScenarioError::Invalid {
         location: e.span().map(|s| Location::from_offset(file, text, s.start)),
         message: e.message().trim().to_string(),
@@ -236,14 +286,26 @@ pub fn parse_scenario(file: &str, text: &str, base: Option<&Path>, topology_over
     let ranks = match &raw.ranks {
         None => gpus.clone(),
         Some(v) if v.get_ref().as_str() == Some("all") => gpus.clone(),
-        Some(v) if v.get_ref().is_str() => return Err(cx.err(v, "ranks", "`ranks` is \"all\" or a list of GPU ids")),
+        Some(v) if v.get_ref().is_str() => {
+            return Err(cx.err(v, "ranks", "`ranks` is \"all\" or a list of GPU ids"));
+        }
         Some(v) => {
             let mut out = Vec::new();
             for s in &strings(&cx, v, "ranks")? {
                 let idx = topology
                     .lookup(s.get_ref())
                     .filter(|i| matches!(topology.node(*i).kind, NodeKind::Gpu(_)))
-                    .ok_or_else(|| cx.err(s, "ranks", format!("`{}` is not a GPU of topology `{}`", s.get_ref(), topology.name)))?;
+                    .ok_or_else(|| {
+                        cx.err(
+                            s,
+                            "ranks",
+                            format!(
+                                "`{}` is not a GPU of topology `{}`",
+                                s.get_ref(),
+                                topology.name
+                            ),
+                        )
+                    })?;
                 if out.contains(&idx) {
                     return Err(cx.err(s, "ranks", format!("`{}` is listed twice", s.get_ref())));
                 }
@@ -252,8 +314,18 @@ pub fn parse_scenario(file: &str, text: &str, base: Option<&Path>, topology_over
             out
         }
     };
-    let algorithms = cx.list(&raw.algorithms, "algorithms", Algorithm::ALL, Algorithm::ALL)?;
-    let placements = cx.list(&raw.placement, "placement", Placement::ALL, &[Placement::Peer])?;
+    let algorithms = cx.list(
+        &raw.algorithms,
+        "algorithms",
+        Algorithm::ALL,
+        Algorithm::ALL,
+    )?;
+    let placements = cx.list(
+        &raw.placement,
+        "placement",
+        Placement::ALL,
+        &[Placement::Peer],
+    )?;
     let fidelities = cx.list(&raw.fidelity, "fidelity", Fidelity::ALL, &[Fidelity::Flow])?;
     let launch = match &raw.launch {
         None => LaunchMode::Eager,
@@ -264,7 +336,11 @@ pub fn parse_scenario(file: &str, text: &str, base: Option<&Path>, topology_over
         Some(k) => {
             let v = *k.get_ref();
             if v.blocks == 0 || v.threads == 0 || v.threads > 1024 || v.threads % 32 != 0 {
-                return Err(cx.err(k, "kernel", "blocks must be > 0 and threads a multiple of 32 from 32 to 1024"));
+                return Err(cx.err(
+                    k,
+                    "kernel",
+                    "blocks must be > 0 and threads a multiple of 32 from 32 to 1024",
+                ));
             }
             v
         }
@@ -286,9 +362,15 @@ pub fn parse_scenario(file: &str, text: &str, base: Option<&Path>, topology_over
     })
 }
 
-fn resolve_topology(cx: &Cx, t: &Spanned<String>, base: Option<&Path>) -> Result<Topology, ScenarioError> {
+fn resolve_topology(
+    cx: &Cx,
+    t: &Spanned<String>,
+    base: Option<&Path>,
+) -> Result<Topology, ScenarioError> {
     let name = t.get_ref();
-    let path: PathBuf = base.map(|b| b.join(name)).unwrap_or_else(|| PathBuf::from(name));
+    let path: PathBuf = base
+        .map(|b| b.join(name))
+        .unwrap_or_else(|| PathBuf::from(name));
     let wrap = |topo: TopoError| ScenarioError::InTopology {
         location: Location::from_offset(cx.file, cx.text, t.span().start).with_field("topology"),
         topo,
@@ -296,7 +378,10 @@ fn resolve_topology(cx: &Cx, t: &Spanned<String>, base: Option<&Path>) -> Result
     if path.is_file() {
         return load_topology(&path).map_err(wrap);
     }
-    let stem = Path::new(name).file_stem().and_then(|s| s.to_str()).unwrap_or(name);
+    let stem = Path::new(name)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or(name);
     match shipped::get(stem) {
         Some(r) => r.map_err(wrap),
         None => Err(cx.err(
@@ -305,13 +390,22 @@ fn resolve_topology(cx: &Cx, t: &Spanned<String>, base: Option<&Path>) -> Result
             format!(
                 "`{name}` is neither a file ({}) nor a shipped topology ({})",
                 path.display(),
-                shipped::SHIPPED.iter().map(|(s, _)| *s).collect::<Vec<_>>().join(", ")
+                shipped::SHIPPED
+                    .iter()
+                    .map(|(s, _)| *s)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         )),
     }
 }
 
-fn parse_workload(cx: &Cx, w: &Spanned<RawWorkload>, topo: &Topology, kernel: KernelConfig) -> Result<Workload, ScenarioError> {
+fn parse_workload(
+    cx: &Cx,
+    w: &Spanned<RawWorkload>,
+    topo: &Topology,
+    kernel: KernelConfig,
+) -> Result<Workload, ScenarioError> {
     let r = w.get_ref();
     let dtype = match &r.dtype {
         None => Dtype::Bf16,
@@ -319,13 +413,17 @@ fn parse_workload(cx: &Cx, w: &Spanned<RawWorkload>, topo: &Topology, kernel: Ke
     };
     let gap = match &r.gap_us {
         None => Picos::ZERO,
-        Some(g) if g.get_ref().is_finite() && *g.get_ref() >= 0.0 => Picos::from_ns_f64(g.get_ref() * 1000.0),
+        Some(g) if g.get_ref().is_finite() && *g.get_ref() >= 0.0 => {
+            Picos::from_ns_f64(g.get_ref() * 1000.0)
+        }
         Some(g) => return Err(cx.err(g, "workload.gap_us", "must be zero or more")),
     };
     let skew = match &r.skew {
         None => Skew::None,
         Some(s) => {
-            s.get_ref().validate().map_err(|e| cx.err(s, "workload.skew", e))?;
+            s.get_ref()
+                .validate()
+                .map_err(|e| cx.err(s, "workload.skew", e))?;
             *s.get_ref()
         }
     };
@@ -343,7 +441,11 @@ fn parse_workload(cx: &Cx, w: &Spanned<RawWorkload>, topo: &Topology, kernel: Ke
         ];
         for (f, p) in present {
             if p && !allowed.contains(&f) {
-                return Err(cx.err(w, &format!("workload.{f}"), format!("`{f}` does not apply to a `{}` workload", r.kind.get_ref())));
+                return Err(cx.err(
+                    w,
+                    &format!("workload.{f}"),
+                    format!("`{f}` does not apply to a `{}` workload", r.kind.get_ref()),
+                ));
             }
         }
         Ok(())
@@ -357,10 +459,18 @@ fn parse_workload(cx: &Cx, w: &Spanned<RawWorkload>, topo: &Topology, kernel: Ke
                     let s = sw.get_ref();
                     let (from, to) = (*s.from.get_ref(), *s.to.get_ref());
                     if from.0 == 0 || to < from {
-                        return Err(cx.err(&s.from, "workload.sweep.from", "sweep needs 0 < from <= to"));
+                        return Err(cx.err(
+                            &s.from,
+                            "workload.sweep.from",
+                            "sweep needs 0 < from <= to",
+                        ));
                     }
                     if s.factor < 2 {
-                        return Err(cx.err(sw, "workload.sweep.factor", "factor must be 2 or more"));
+                        return Err(cx.err(
+                            sw,
+                            "workload.sweep.factor",
+                            "factor must be 2 or more",
+                        ));
                     }
                     let mut v = vec![];
                     let mut x = from.0;
@@ -370,14 +480,30 @@ fn parse_workload(cx: &Cx, w: &Spanned<RawWorkload>, topo: &Topology, kernel: Ke
                     }
                     v
                 }
-                _ => return Err(cx.err(w, "workload.sizes", "an allreduce workload needs exactly one of `sizes` and `sweep`")),
+                _ => {
+                    return Err(cx.err(
+                        w,
+                        "workload.sizes",
+                        "an allreduce workload needs exactly one of `sizes` and `sweep`",
+                    ));
+                }
             };
             if let Some(s) = &r.sizes
                 && (s.get_ref().is_empty() || s.get_ref().iter().any(|b| b.0 == 0))
             {
-                return Err(cx.err(s, "workload.sizes", "sizes must be a non-empty list of sizes above zero"));
+                return Err(cx.err(
+                    s,
+                    "workload.sizes",
+                    "sizes must be a non-empty list of sizes above zero",
+                ));
             }
-            Ok(Workload::Allreduce { sizes, dtype, repeats: r.repeats.unwrap_or(1).max(1), gap, skew })
+            Ok(Workload::Allreduce {
+                sizes,
+                dtype,
+                repeats: r.repeats.unwrap_or(1).max(1),
+                gap,
+                skew,
+            })
         }
         "verify-step" => {
             only(&["layers", "allreduces_per_layer", "hidden", "tokens", "skew"])?;
@@ -388,71 +514,150 @@ fn parse_workload(cx: &Cx, w: &Spanned<RawWorkload>, topo: &Topology, kernel: Ke
                 r.tokens.unwrap_or(3),
             );
             if layers == 0 || per == 0 || hidden == 0 || tokens == 0 {
-                return Err(cx.err(w, "workload", "layers, allreduces_per_layer, hidden and tokens must be above zero"));
+                return Err(cx.err(
+                    w,
+                    "workload",
+                    "layers, allreduces_per_layer, hidden and tokens must be above zero",
+                ));
             }
-            Ok(Workload::VerifyStep { layers, allreduces_per_layer: per, hidden, tokens, dtype, gap, skew })
+            Ok(Workload::VerifyStep {
+                layers,
+                allreduces_per_layer: per,
+                hidden,
+                tokens,
+                dtype,
+                gap,
+                skew,
+            })
         }
         "transfer" => {
             only(&["stream"])?;
             if r.streams.is_empty() {
-                return Err(cx.err(w, "workload.stream", "a transfer workload needs at least one [[workload.stream]]"));
+                return Err(cx.err(
+                    w,
+                    "workload.stream",
+                    "a transfer workload needs at least one [[workload.stream]]",
+                ));
             }
             let mut streams = Vec::new();
             for s in &r.streams {
                 let sr = s.get_ref();
                 let node = |f: &Spanned<String>, field: &str| -> Result<NodeIdx, ScenarioError> {
                     let id = f.get_ref();
-                    let idx = topo.lookup(id).ok_or_else(|| cx.err(f, field, format!("`{id}` is not a node of topology `{}`", topo.name)))?;
+                    let idx = topo.lookup(id).ok_or_else(|| {
+                        cx.err(
+                            f,
+                            field,
+                            format!("`{id}` is not a node of topology `{}`", topo.name),
+                        )
+                    })?;
                     if !topo.node(idx).kind.is_endpoint() {
-                        return Err(cx.err(f, field, format!("`{id}` is a {}; streams run between GPUs and host memory", topo.node(idx).kind.name())));
+                        return Err(cx.err(
+                            f,
+                            field,
+                            format!(
+                                "`{id}` is a {}; streams run between GPUs and host memory",
+                                topo.node(idx).kind.name()
+                            ),
+                        ));
                     }
                     Ok(idx)
                 };
                 let from = node(&sr.from, "workload.stream.from")?;
                 let to = node(&sr.to, "workload.stream.to")?;
                 if !matches!(topo.node(from).kind, NodeKind::Gpu(_)) {
-                    return Err(cx.err(&sr.from, "workload.stream.from", "a stream is driven by a GPU"));
+                    return Err(cx.err(
+                        &sr.from,
+                        "workload.stream.from",
+                        "a stream is driven by a GPU",
+                    ));
                 }
                 if from == to {
-                    return Err(cx.err(&sr.to, "workload.stream.to", "a stream needs two different endpoints"));
+                    return Err(cx.err(
+                        &sr.to,
+                        "workload.stream.to",
+                        "a stream needs two different endpoints",
+                    ));
                 }
                 let op = match sr.op.get_ref().as_str() {
                     "copy" => TransferOp::Copy,
                     "load" => TransferOp::Load,
                     "store" => TransferOp::Store,
                     "ping-pong" => TransferOp::PingPong,
-                    other => return Err(cx.err(&sr.op, "workload.stream.op", format!("unknown op `{other}` (copy, load, store, ping-pong)"))),
+                    other => {
+                        return Err(cx.err(
+                            &sr.op,
+                            "workload.stream.op",
+                            format!("unknown op `{other}` (copy, load, store, ping-pong)"),
+                        ));
+                    }
                 };
-                let bytes = sr.bytes.unwrap_or(Bytes(if op == TransferOp::PingPong { 8 } else { 64 << 20 }));
+                let bytes = sr.bytes.unwrap_or(Bytes(if op == TransferOp::PingPong {
+                    8
+                } else {
+                    64 << 20
+                }));
                 if bytes.0 == 0 {
                     return Err(cx.err(s, "workload.stream.bytes", "bytes must be above zero"));
                 }
-                let k = KernelConfig { blocks: sr.blocks.unwrap_or(kernel.blocks), threads: sr.threads.unwrap_or(kernel.threads) };
-                if k.blocks == 0 || k.threads == 0 || k.threads % 32 != 0 || k.threads > 1024 {
-                    return Err(cx.err(s, "workload.stream.blocks", "blocks must be > 0 and threads a multiple of 32 up to 1024"));
+                let k = KernelConfig {
+                    blocks: sr.blocks.unwrap_or(kernel.blocks),
+                    threads: sr.threads.unwrap_or(kernel.threads),
+                };
+                if k.blocks == 0 || k.threads == 0 || !k.threads.is_multiple_of(32) || k.threads > 1024 {
+                    return Err(cx.err(
+                        s,
+                        "workload.stream.blocks",
+                        "blocks must be > 0 and threads a multiple of 32 up to 1024",
+                    ));
                 }
-                streams.push(Stream { from, to, op, bytes, kernel: k, iterations: sr.iterations.unwrap_or(100).max(1) });
+                streams.push(Stream {
+                    from,
+                    to,
+                    op,
+                    bytes,
+                    kernel: k,
+                    iterations: sr.iterations.unwrap_or(100).max(1),
+                });
             }
             Ok(Workload::Transfer { streams })
         }
-        other => Err(cx.err(&r.kind, "workload.kind", format!("unknown workload kind `{other}` (allreduce, verify-step, transfer)"))),
+        other => Err(cx.err(
+            &r.kind,
+            "workload.kind",
+            format!("unknown workload kind `{other}` (allreduce, verify-step, transfer)"),
+        )),
     }
 }
 
 /// Reads and parses a scenario file; relative topology paths resolve from its folder.
-pub fn load_scenario(path: &Path, topology_override: Option<Topology>) -> Result<Scenario, ScenarioError> {
+pub fn load_scenario(
+    path: &Path,
+    topology_override: Option<Topology>,
+) -> Result<Scenario, ScenarioError> {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| ScenarioError::Invalid {
-        location: Some(Location { file: name.clone(), line: 0, column: 0, field: None }),
+        location: Some(Location {
+            file: name.clone(),
+            line: 0,
+            column: 0,
+            field: None,
+        }),
         message: format!("cannot read scenario file: {e}"),
     })?;
     parse_scenario(&name, &text, path.parent(), topology_override)
 }
 
 /// The embedded default: the EAGLE-3 verify step on 8× RTX PRO 6000, two sockets.
-pub const DEFAULT_SCENARIO: &str = include_str!("../../../scenarios/eagle3-verify-pro6000-2socket.toml");
+pub const DEFAULT_SCENARIO: &str =
+    include_str!("../../../scenarios/eagle3-verify-pro6000-2socket.toml");
 pub const DEFAULT_SCENARIO_NAME: &str = "scenarios/eagle3-verify-pro6000-2socket.toml";
 
 pub fn default_scenario(topology_override: Option<Topology>) -> Result<Scenario, ScenarioError> {
-    parse_scenario(DEFAULT_SCENARIO_NAME, DEFAULT_SCENARIO, None, topology_override)
+    parse_scenario(
+        DEFAULT_SCENARIO_NAME,
+        DEFAULT_SCENARIO,
+        None,
+        topology_override,
+    )
 }

@@ -10,8 +10,10 @@ use statrs::distribution::{Exp, Normal};
 /// The distribution of each rank's extra delay before each collective.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "distribution", rename_all = "snake_case", deny_unknown_fields)]
+#[derive(Default)]
 pub enum Skew {
     /// Every rank arrives together.
+    #[default]
     None,
     /// Half-normal: |N(0, sd)|.
     Normal { sd_us: f64 },
@@ -21,11 +23,6 @@ pub enum Skew {
     Uniform { max_us: f64 },
 }
 
-impl Default for Skew {
-    fn default() -> Self {
-        Skew::None
-    }
-}
 
 impl Skew {
     pub fn validate(&self) -> Result<(), String> {
@@ -35,27 +32,37 @@ impl Skew {
             Skew::Exponential { mean_us } => mean_us,
             Skew::Uniform { max_us } => max_us,
         };
-        if v.is_finite() && v >= 0.0 { Ok(()) } else { Err(format!("skew parameter must be zero or more, got {v}")) }
+        if v.is_finite() && v >= 0.0 {
+            Ok(())
+        } else {
+            Err(format!("skew parameter must be zero or more, got {v}"))
+        }
     }
 
     /// `ops × ranks` delays, row per collective, reproducible for a seed.
     pub fn sample(&self, seed: u64, ops: usize, ranks: usize) -> Vec<Vec<Picos>> {
-        use rand::distr::Distribution;
         use rand::RngExt as _;
+        use rand::distr::Distribution;
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let draw = |rng: &mut ChaCha8Rng| -> f64 {
             match *self {
                 Skew::None => 0.0,
-                Skew::Normal { sd_us } if sd_us > 0.0 => {
-                    Normal::new(0.0, sd_us).map(|d| d.sample(rng).abs()).unwrap_or(0.0)
-                }
-                Skew::Exponential { mean_us } if mean_us > 0.0 => {
-                    Exp::new(1.0 / mean_us).map(|d| d.sample(rng)).unwrap_or(0.0)
-                }
+                Skew::Normal { sd_us } if sd_us > 0.0 => Normal::new(0.0, sd_us)
+                    .map(|d| d.sample(rng).abs())
+                    .unwrap_or(0.0),
+                Skew::Exponential { mean_us } if mean_us > 0.0 => Exp::new(1.0 / mean_us)
+                    .map(|d| d.sample(rng))
+                    .unwrap_or(0.0),
                 Skew::Uniform { max_us } if max_us > 0.0 => rng.random::<f64>() * max_us,
                 _ => 0.0,
             }
         };
-        (0..ops).map(|_| (0..ranks).map(|_| Picos::from_ns_f64(draw(&mut rng) * 1000.0)).collect()).collect()
+        (0..ops)
+            .map(|_| {
+                (0..ranks)
+                    .map(|_| Picos::from_ns_f64(draw(&mut rng) * 1000.0))
+                    .collect()
+            })
+            .collect()
     }
 }

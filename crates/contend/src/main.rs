@@ -7,7 +7,9 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use contend_sim::{ModelParams, Run, RunSpec, runs_of, simulate_one};
 use contend_topo::{Bytes, Topology, load_topology, render_tree, shipped};
-use contend_workload::{Algorithm, Fidelity, Placement, Scenario, Workload, default_scenario, load_scenario};
+use contend_workload::{
+    Algorithm, Fidelity, Placement, Scenario, Workload, default_scenario, load_scenario,
+};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -166,13 +168,24 @@ fn resolve_topology(t: &str) -> Result<Topology> {
         Some(r) => Ok(r?),
         None => bail!(
             "`{t}` is neither a topology file nor a shipped topology ({})",
-            shipped::SHIPPED.iter().map(|(s, _)| *s).collect::<Vec<_>>().join(", ")
+            shipped::SHIPPED
+                .iter()
+                .map(|(s, _)| *s)
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     }
 }
 
-fn load(scenario: Option<&Path>, model: &ModelOpts) -> Result<(Scenario, ModelParams, Vec<Fidelity>)> {
-    let topo = model.topology.as_deref().map(resolve_topology).transpose()?;
+fn load(
+    scenario: Option<&Path>,
+    model: &ModelOpts,
+) -> Result<(Scenario, ModelParams, Vec<Fidelity>)> {
+    let topo = model
+        .topology
+        .as_deref()
+        .map(resolve_topology)
+        .transpose()?;
     let sc = match scenario {
         Some(p) => load_scenario(p, topo)?,
         None => default_scenario(topo)?,
@@ -181,7 +194,11 @@ fn load(scenario: Option<&Path>, model: &ModelOpts) -> Result<(Scenario, ModelPa
         Some(p) => ModelParams::load(p)?,
         None => ModelParams::default(),
     };
-    let fids = if model.fidelity.is_empty() { sc.fidelities.clone() } else { dedup(model.fidelity.iter().map(|f| (*f).into())) };
+    let fids = if model.fidelity.is_empty() {
+        sc.fidelities.clone()
+    } else {
+        dedup(model.fidelity.iter().map(|f| (*f).into()))
+    };
     Ok((sc, params, fids))
 }
 
@@ -198,7 +215,10 @@ fn dedup<T: PartialEq>(it: impl Iterator<Item = T>) -> Vec<T> {
 /// Runs simulations in parallel (order of results = order of specs), with progress.
 fn run_all(sc: &Scenario, params: &ModelParams, specs: Vec<RunSpec>) -> Result<Vec<Run>> {
     let pb = ProgressBar::new(specs.len() as u64);
-    pb.set_style(ProgressStyle::with_template("{spinner} simulating [{bar:30}] {pos}/{len} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()));
+    pb.set_style(
+        ProgressStyle::with_template("{spinner} simulating [{bar:30}] {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
     let out: Vec<_> = specs
         .into_par_iter()
         .map(|spec| {
@@ -208,7 +228,9 @@ fn run_all(sc: &Scenario, params: &ModelParams, specs: Vec<RunSpec>) -> Result<V
         })
         .collect();
     pb.finish_and_clear();
-    out.into_iter().map(|r| r.map_err(anyhow::Error::from)).collect()
+    out.into_iter()
+        .map(|r| r.map_err(anyhow::Error::from))
+        .collect()
 }
 
 fn simulate(a: SimulateArgs) -> Result<()> {
@@ -233,11 +255,25 @@ fn sweep(a: SweepArgs) -> Result<()> {
         x = x.saturating_mul(a.factor);
     }
     let (skew, gap) = match &sc.workload {
-        Workload::VerifyStep { skew, gap, .. } | Workload::Allreduce { skew, gap, .. } => (*skew, *gap),
-        Workload::Transfer { .. } => bail!("a sweep needs a collective scenario, not a transfer scenario"),
+        Workload::VerifyStep { skew, gap, .. } | Workload::Allreduce { skew, gap, .. } => {
+            (*skew, *gap)
+        }
+        Workload::Transfer { .. } => {
+            bail!("a sweep needs a collective scenario, not a transfer scenario")
+        }
     };
-    sc.workload = Workload::Allreduce { sizes, dtype: contend_workload::Dtype::Bf16, repeats: 3, gap, skew };
-    let fids = if a.model.fidelity.is_empty() { vec![Fidelity::Flow] } else { fids };
+    sc.workload = Workload::Allreduce {
+        sizes,
+        dtype: contend_workload::Dtype::Bf16,
+        repeats: 3,
+        gap,
+        skew,
+    };
+    let fids = if a.model.fidelity.is_empty() {
+        vec![Fidelity::Flow]
+    } else {
+        fids
+    };
     let runs = run_all(&sc, &params, runs_of(&sc, &fids))?;
     match a.format {
         SweepFormat::Table => print!("{}", output::sweep_table(&sc, &runs)),
@@ -273,7 +309,11 @@ fn topo(cmd: TopoCommand) -> Result<()> {
 }
 
 fn bench(a: BenchArgs) -> Result<()> {
-    let model = ModelOpts { topology: None, params: a.params.clone(), fidelity: vec![] };
+    let model = ModelOpts {
+        topology: None,
+        params: a.params.clone(),
+        fidelity: vec![],
+    };
     let (sc, params, _) = load(a.scenario.as_deref(), &model)?;
     let mut rows = vec![];
     for fid in [Fidelity::Tlp, Fidelity::Flow] {
@@ -284,7 +324,9 @@ fn bench(a: BenchArgs) -> Result<()> {
             let rec = run.record();
             let events = rec.events.unwrap_or(0);
             rows.push(output::BenchRow {
-                algorithm: spec.algorithm.map_or("transfer".into(), |a: Algorithm| a.name().to_string()),
+                algorithm: spec
+                    .algorithm
+                    .map_or("transfer".into(), |a: Algorithm| a.name().to_string()),
                 placement: spec.placement,
                 fidelity: fid,
                 events,

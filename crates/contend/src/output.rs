@@ -14,7 +14,11 @@ pub fn json(sc: &Scenario, runs: &[Run]) -> anyhow::Result<String> {
         topology: &'a str,
         results: Vec<&'a ResultRecord>,
     }
-    let doc = Doc { scenario: &sc.name, topology: &sc.topology.name, results: runs.iter().flat_map(|r| r.records.iter()).collect() };
+    let doc = Doc {
+        scenario: &sc.name,
+        topology: &sc.topology.name,
+        results: runs.iter().flat_map(|r| r.records.iter()).collect(),
+    };
     Ok(serde_json::to_string_pretty(&doc)?)
 }
 
@@ -23,7 +27,11 @@ fn us(ns: f64) -> String {
 }
 
 fn dur(ns: f64) -> String {
-    if ns >= 1e6 { format!("{:.3} ms", ns / 1e6) } else { us(ns) }
+    if ns >= 1e6 {
+        format!("{:.3} ms", ns / 1e6)
+    } else {
+        us(ns)
+    }
 }
 
 fn describe_skew(s: &Skew) -> String {
@@ -37,20 +45,49 @@ fn describe_skew(s: &Skew) -> String {
 
 fn header(sc: &Scenario) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "scenario  {}{}", sc.name, sc.description.as_ref().map(|d| format!(" — {d}")).unwrap_or_default());
-    let _ = writeln!(s, "topology  {} ({} ranks: {})", sc.topology.name, sc.ranks.len(), sc.rank_names().join(" "));
+    let _ = writeln!(
+        s,
+        "scenario  {}{}",
+        sc.name,
+        sc.description
+            .as_ref()
+            .map(|d| format!(" — {d}"))
+            .unwrap_or_default()
+    );
+    let _ = writeln!(
+        s,
+        "topology  {} ({} ranks: {})",
+        sc.topology.name,
+        sc.ranks.len(),
+        sc.rank_names().join(" ")
+    );
     let w = match &sc.workload {
-        Workload::VerifyStep { layers, allreduces_per_layer, hidden, tokens, dtype, gap, skew } => format!(
+        Workload::VerifyStep {
+            layers,
+            allreduces_per_layer,
+            hidden,
+            tokens,
+            dtype,
+            gap,
+            skew,
+        } => format!(
             "verify step: {} allreduces ({layers} layers x {allreduces_per_layer}) of {} ({hidden} x {tokens} x {dtype}), compute gap {}, {}",
             layers * allreduces_per_layer,
             Workload::verify_size(*hidden, *tokens, *dtype).0,
             dur(gap.as_ns_f64()),
             describe_skew(skew)
         ),
-        Workload::Allreduce { sizes, repeats, .. } => format!("allreduce: {} sizes, {repeats} back to back each", sizes.len()),
+        Workload::Allreduce { sizes, repeats, .. } => format!(
+            "allreduce: {} sizes, {repeats} back to back each",
+            sizes.len()
+        ),
         Workload::Transfer { streams } => format!("transfer: {} streams at once", streams.len()),
     };
-    let _ = writeln!(s, "workload  {w}; launch {}; kernel {} blocks x {} threads", sc.launch, sc.kernel.blocks, sc.kernel.threads);
+    let _ = writeln!(
+        s,
+        "workload  {w}; launch {}; kernel {} blocks x {} threads",
+        sc.launch, sc.kernel.blocks, sc.kernel.threads
+    );
     s
 }
 
@@ -71,16 +108,47 @@ pub fn table(sc: &Scenario, runs: &[Run]) -> String {
     if let Workload::Transfer { .. } = sc.workload {
         for (_, fid) in combos(runs) {
             let _ = writeln!(s, "\nfidelity {fid}");
-            let _ = writeln!(s, "  {:<10} {:<8} {:<8} {:>10} {:>12} {:>11}", "op", "from", "to", "bytes", "time", "GB/s");
+            let _ = writeln!(
+                s,
+                "  {:<10} {:<8} {:<8} {:>10} {:>12} {:>11}",
+                "op", "from", "to", "bytes", "time", "GB/s"
+            );
             for r in runs.iter().filter(|r| r.spec.fidelity == fid) {
                 for rec in &r.records {
-                    let g = |k: &str| rec.extra.get(k).and_then(|v| v.as_str()).unwrap_or("?").to_string();
-                    let bw = rec.bandwidth_gbps.map(|b| format!("{b:.2}")).unwrap_or_else(|| "-".into());
-                    let what = if rec.algorithm == "ping-pong" { format!("{} /rt", us(rec.stats.median_ns)) } else { dur(rec.total_ns) };
-                    let _ = writeln!(s, "  {:<10} {:<8} {:<8} {:>10} {:>12} {:>11}", rec.algorithm, g("from"), g("to"), rec.size_bytes, what, bw);
+                    let g = |k: &str| {
+                        rec.extra
+                            .get(k)
+                            .and_then(|v| v.as_str())
+                            .unwrap_or("?")
+                            .to_string()
+                    };
+                    let bw = rec
+                        .bandwidth_gbps
+                        .map(|b| format!("{b:.2}"))
+                        .unwrap_or_else(|| "-".into());
+                    let what = if rec.algorithm == "ping-pong" {
+                        format!("{} /rt", us(rec.stats.median_ns))
+                    } else {
+                        dur(rec.total_ns)
+                    };
+                    let _ = writeln!(
+                        s,
+                        "  {:<10} {:<8} {:<8} {:>10} {:>12} {:>11}",
+                        rec.algorithm,
+                        g("from"),
+                        g("to"),
+                        rec.size_bytes,
+                        what,
+                        bw
+                    );
                 }
                 if let Some(b) = &r.record().busiest_link {
-                    let _ = writeln!(s, "  busiest link: {} ({:.0}%)", b.link, b.utilisation * 100.0);
+                    let _ = writeln!(
+                        s,
+                        "  busiest link: {} ({:.0}%)",
+                        b.link,
+                        b.utilisation * 100.0
+                    );
                 }
             }
         }
@@ -98,7 +166,11 @@ pub fn table(sc: &Scenario, runs: &[Run]) -> String {
         for &size in &sizes {
             let rows: Vec<&Run> = runs
                 .iter()
-                .filter(|r| r.spec.placement == pl && r.spec.fidelity == fid && r.record().size_bytes == size)
+                .filter(|r| {
+                    r.spec.placement == pl
+                        && r.spec.fidelity == fid
+                        && r.record().size_bytes == size
+                })
                 .collect();
             if rows.is_empty() {
                 continue;
@@ -106,27 +178,50 @@ pub fn table(sc: &Scenario, runs: &[Run]) -> String {
             let _ = writeln!(
                 s,
                 "\nplacement {pl}, fidelity {fid}{}",
-                if verify { String::new() } else { format!(", allreduce of {}", Bytes(size)) }
+                if verify {
+                    String::new()
+                } else {
+                    format!(", allreduce of {}", Bytes(size))
+                }
             );
             let _ = writeln!(
                 s,
-                "  {:<15} {:>12} {:>14} {:>12}   {}",
+                "  {:<15} {:>12} {:>14} {:>12}   busiest link (utilisation)",
                 "algorithm",
                 if verify { "step time" } else { "total" },
                 "allreduce p50",
-                "p99",
-                "busiest link (utilisation)"
+                "p99"
             );
             for r in &rows {
                 let rec = r.record();
-                let busy = rec.busiest_link.as_ref().map(|b| format!("{} ({:.0}%)", b.link, b.utilisation * 100.0)).unwrap_or_default();
-                let _ = writeln!(s, "  {:<15} {:>12} {:>14} {:>12}   {busy}", rec.algorithm, dur(rec.total_ns), us(rec.stats.median_ns), us(rec.stats.p99_ns));
+                let busy = rec
+                    .busiest_link
+                    .as_ref()
+                    .map(|b| format!("{} ({:.0}%)", b.link, b.utilisation * 100.0))
+                    .unwrap_or_default();
+                let _ = writeln!(
+                    s,
+                    "  {:<15} {:>12} {:>14} {:>12}   {busy}",
+                    rec.algorithm,
+                    dur(rec.total_ns),
+                    us(rec.stats.median_ns),
+                    us(rec.stats.p99_ns)
+                );
                 if let Some(n) = &r.note {
                     let _ = writeln!(s, "    note: {n}");
                 }
             }
-            let key = |r: &&Run| if verify { r.record().total_ns } else { r.record().stats.median_ns };
-            if let (Some(best), Some(worst)) = (rows.iter().min_by(|a, b| key(a).total_cmp(&key(b))), rows.iter().max_by(|a, b| key(a).total_cmp(&key(b)))) {
+            let key = |r: &&Run| {
+                if verify {
+                    r.record().total_ns
+                } else {
+                    r.record().stats.median_ns
+                }
+            };
+            if let (Some(best), Some(worst)) = (
+                rows.iter().min_by(|a, b| key(a).total_cmp(&key(b))),
+                rows.iter().max_by(|a, b| key(a).total_cmp(&key(b))),
+            ) {
                 let _ = writeln!(
                     s,
                     "  winner: {} — {} ({:.2}x faster than {}, the slowest)",
@@ -146,7 +241,10 @@ pub fn table(sc: &Scenario, runs: &[Run]) -> String {
 pub fn sweep_table(sc: &Scenario, runs: &[Run]) -> String {
     let mut s = header(sc);
     for (pl, fid) in combos(runs) {
-        let sel: Vec<&Run> = runs.iter().filter(|r| r.spec.placement == pl && r.spec.fidelity == fid).collect();
+        let sel: Vec<&Run> = runs
+            .iter()
+            .filter(|r| r.spec.placement == pl && r.spec.fidelity == fid)
+            .collect();
         let mut algs: Vec<String> = vec![];
         let mut sizes: Vec<u64> = vec![];
         for r in &sel {
@@ -158,7 +256,10 @@ pub fn sweep_table(sc: &Scenario, runs: &[Run]) -> String {
                 sizes.push(rec.size_bytes);
             }
         }
-        let _ = writeln!(s, "\nplacement {pl}, fidelity {fid}: median allreduce time (us)");
+        let _ = writeln!(
+            s,
+            "\nplacement {pl}, fidelity {fid}: median allreduce time (us)"
+        );
         let _ = write!(s, "  {:>10}", "size");
         for a in &algs {
             let _ = write!(s, " {:>14}", a);
@@ -169,7 +270,11 @@ pub fn sweep_table(sc: &Scenario, runs: &[Run]) -> String {
             let _ = write!(s, "  {:>10}", Bytes(size).to_string());
             let mut best: Option<(f64, String)> = None;
             for a in &algs {
-                let v = sel.iter().map(|r| r.record()).find(|r| r.size_bytes == size && &r.algorithm == a).map(|r| r.stats.median_ns);
+                let v = sel
+                    .iter()
+                    .map(|r| r.record())
+                    .find(|r| r.size_bytes == size && &r.algorithm == a)
+                    .map(|r| r.stats.median_ns);
                 match v {
                     Some(v) => {
                         let _ = write!(s, " {:>14.2}", v / 1e3);
@@ -183,7 +288,11 @@ pub fn sweep_table(sc: &Scenario, runs: &[Run]) -> String {
                 }
             }
             let w = best.map(|b| b.1).unwrap_or_default();
-            let mark = if prev.as_ref().is_some_and(|p| *p != w) { "   <- crossover" } else { "" };
+            let mark = if prev.as_ref().is_some_and(|p| *p != w) {
+                "   <- crossover"
+            } else {
+                ""
+            };
             let _ = writeln!(s, "   {w}{mark}");
             prev = Some(w);
         }
@@ -192,7 +301,9 @@ pub fn sweep_table(sc: &Scenario, runs: &[Run]) -> String {
 }
 
 pub fn sweep_csv(runs: &[Run]) -> String {
-    let mut s = String::from("size_bytes,algorithm,placement,fidelity,median_ns,p10_ns,p90_ns,p99_ns,total_ns\n");
+    let mut s = String::from(
+        "size_bytes,algorithm,placement,fidelity,median_ns,p10_ns,p90_ns,p99_ns,total_ns\n",
+    );
     for r in runs {
         let rec = r.record();
         let _ = writeln!(
@@ -224,7 +335,11 @@ pub struct BenchRow {
 
 pub fn bench_table(sc: &Scenario, rows: &[BenchRow]) -> String {
     let mut s = header(sc);
-    let _ = writeln!(s, "\n  {:<15} {:<9} {:<8} {:>12} {:>12} {:>14}", "algorithm", "placement", "fidelity", "events", "wall", "events/s");
+    let _ = writeln!(
+        s,
+        "\n  {:<15} {:<9} {:<8} {:>12} {:>12} {:>14}",
+        "algorithm", "placement", "fidelity", "events", "wall", "events/s"
+    );
     for r in rows {
         let _ = writeln!(
             s,
@@ -245,7 +360,11 @@ pub fn bench_table(sc: &Scenario, rows: &[BenchRow]) -> String {
         let ev: u64 = sel.iter().map(|r| r.events).sum();
         let ms: f64 = sel.iter().map(|r| r.wall_ms).sum();
         let max = sel.iter().map(|r| r.wall_ms).fold(0.0, f64::max);
-        let _ = writeln!(s, "  {fid}: {:.2} M events/s overall, slowest run {max:.1} ms, all runs {ms:.1} ms", ev as f64 / (ms / 1e3) / 1e6);
+        let _ = writeln!(
+            s,
+            "  {fid}: {:.2} M events/s overall, slowest run {max:.1} ms, all runs {ms:.1} ms",
+            ev as f64 / (ms / 1e3) / 1e6
+        );
     }
     s
 }

@@ -8,8 +8,16 @@ fn root() -> PathBuf {
 }
 
 fn contend(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_contend")).args(args).current_dir(root()).output().unwrap();
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    let out = Command::new(env!("CARGO_BIN_EXE_contend"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 fn without_wall(mut v: serde_json::Value) -> serde_json::Value {
@@ -24,24 +32,44 @@ fn default_simulation_json_parses_and_repeats_byte_for_byte() {
     let (ok, a, err) = contend(&["simulate", "--fidelity", "flow", "--format", "json"]);
     assert!(ok, "{err}");
     let (_, b, _) = contend(&["simulate", "--fidelity", "flow", "--format", "json"]);
-    let (va, vb): (serde_json::Value, serde_json::Value) = (serde_json::from_str(&a).unwrap(), serde_json::from_str(&b).unwrap());
+    let (va, vb): (serde_json::Value, serde_json::Value) = (
+        serde_json::from_str(&a).unwrap(),
+        serde_json::from_str(&b).unwrap(),
+    );
     let results = va["results"].as_array().unwrap();
     assert_eq!(results.len(), 7, "one result per algorithm");
     for r in results {
-        for field in ["algorithm", "fidelity", "total_ns", "per_op_ns", "events", "wall_ns"] {
+        for field in [
+            "algorithm",
+            "fidelity",
+            "total_ns",
+            "per_op_ns",
+            "events",
+            "wall_ns",
+        ] {
             assert!(r.get(field).is_some(), "missing {field}");
         }
         assert_eq!(r["per_op_ns"].as_array().unwrap().len(), 122);
         assert_eq!(r["size_bytes"], 43008);
     }
-    let (sa, sb) = (serde_json::to_string(&without_wall(va)).unwrap(), serde_json::to_string(&without_wall(vb)).unwrap());
+    let (sa, sb) = (
+        serde_json::to_string(&without_wall(va)).unwrap(),
+        serde_json::to_string(&without_wall(vb)).unwrap(),
+    );
     assert_eq!(sa, sb);
 }
 
 #[test]
 fn tlp_json_repeats_byte_for_byte() {
     let run = || {
-        let (ok, s, err) = contend(&["simulate", "scenarios/transfer-shared-link.toml", "--fidelity", "tlp", "--format", "json"]);
+        let (ok, s, err) = contend(&[
+            "simulate",
+            "scenarios/transfer-shared-link.toml",
+            "--fidelity",
+            "tlp",
+            "--format",
+            "json",
+        ]);
         assert!(ok, "{err}");
         serde_json::to_string(&without_wall(serde_json::from_str(&s).unwrap())).unwrap()
     };
@@ -66,13 +94,19 @@ fn topologies_show_as_trees() {
 /// shows up here as a reviewed snapshot diff.
 #[test]
 fn shipped_scenario_summaries() {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("scenarios")).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("scenarios"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     files.sort();
     for f in files {
         let rel = format!("scenarios/{}", f.file_name().unwrap().to_str().unwrap());
         let (ok, out, err) = contend(&["simulate", &rel, "--fidelity", "flow"]);
         assert!(ok, "{rel}: {err}");
-        insta::assert_snapshot!(format!("simulate_{}", f.file_stem().unwrap().to_str().unwrap()), out);
+        insta::assert_snapshot!(
+            format!("simulate_{}", f.file_stem().unwrap().to_str().unwrap()),
+            out
+        );
     }
 }
 
@@ -90,10 +124,26 @@ fn sweep_marks_crossovers() {
 #[test]
 fn bad_input_is_one_clear_error_and_no_panic() {
     for (args, want) in [
-        (vec!["simulate", "tests/fixtures/scenario/unknown-algorithm.toml"], "unknown-algorithm.toml:4:14 (field `algorithms`)"),
-        (vec!["topo", "validate", "tests/fixtures/topology/pcie-cycle.toml"], "pcie-cycle.toml:43:1"),
-        (vec!["simulate", "--params", "does-not-exist.toml"], "cannot read params file"),
-        (vec!["topo", "show", "no-such-machine"], "neither a topology file nor a shipped topology"),
+        (
+            vec!["simulate", "tests/fixtures/scenario/unknown-algorithm.toml"],
+            "unknown-algorithm.toml:4:14 (field `algorithms`)",
+        ),
+        (
+            vec![
+                "topo",
+                "validate",
+                "tests/fixtures/topology/pcie-cycle.toml",
+            ],
+            "pcie-cycle.toml:43:1",
+        ),
+        (
+            vec!["simulate", "--params", "does-not-exist.toml"],
+            "cannot read params file",
+        ),
+        (
+            vec!["topo", "show", "no-such-machine"],
+            "neither a topology file nor a shipped topology",
+        ),
         (vec!["sweep", "--from", "12 parsecs"], "parsecs"),
     ] {
         let (ok, _, err) = contend(&args);
