@@ -318,10 +318,13 @@ impl Collective for Custom<'_, '_> {
 pub struct Timing {
     /// Per operation (or per step), the slowest rank's time.
     pub per_op_ns: Vec<f64>,
-    /// First event to last, slowest rank.
+    /// First event to last, slowest rank (allreduce sweeps: the batch of
+    /// `batch_ops` launches with no event between them).
     pub total_ns: f64,
     /// Host-synchronised latency (launch, wait), slowest rank, per try.
     pub sync_ns: Vec<f64>,
+    /// Operations in the batch `total_ns` times (0: not a batch).
+    pub batch_ops: usize,
 }
 
 fn hang(c: &dyn Collective, what: &str, bytes: usize, detail: Option<String>) -> HwError {
@@ -428,8 +431,13 @@ pub fn verify_once(
 /// Times `repeats` allreduces back to back (after `warmup`), each between
 /// two events, and `sync_reps` host-synchronised ones.
 ///
-/// The back-to-back batch is queued behind a `hold` kernel on every rank and
-/// released at once, so the GPUs run it at their own pace (launch latency
+/// Two back-to-back batches of `repeats` are queued behind a `hold` kernel
+/// on every rank and released at once: the first with an event only at each
+/// end (its mean per operation is what a stream of collectives costs; the
+/// way nccl-tests times), the second with an event between every two
+/// operations (the per-operation distribution; recording an event between
+/// kernels stops the next launch from overlapping the previous kernel's
+/// tail, so these times run a few microseconds above the batch mean). Both are so the GPUs run it at their own pace (launch latency
 /// from the queue included, the host's enqueue cost not): what a stream of
 /// eager launches costs when the host keeps ahead, as in a model's forward
 /// pass. The host-synchronised tries (launch, wait, on every rank) are what
@@ -448,6 +456,14 @@ pub fn time(rig: &Rig, c: &dyn Collective, bytes: usize, warmup: u32, repeats: u
         for _ in 0..warmup {
             c.launch(rank, g, bytes, g.stream)?;
         }
+        // Batch 1: r launches back to back, an event only at each end.
+        let batch = Event::many(g, 2)?;
+        batch[0].record(g.stream)?;
+        for _ in 0..r {
+            c.launch(rank, g, bytes, g.stream)?;
+        }
+        batch[1].record(g.stream)?;
+        // Batch 2: r launches, each between two events (the distribution).
         ev[0].record(g.stream)?;
         for i in 0..r {
             c.launch(rank, g, bytes, g.stream)?;
@@ -461,7 +477,7 @@ pub fn time(rig: &Rig, c: &dyn Collective, bytes: usize, warmup: u32, repeats: u
             return Err(hang(c, "timed allreduces", bytes, None));
         }
         let d = (0..r).map(|i| ev[i].ns_until(&ev[i + 1])).collect::<Result<Vec<_>, _>>()?;
-        let total = ev[0].ns_until(&ev[r])?;
+        let total = batch[0].ns_until(&batch[1])?;
         let mut sync = Vec::with_capacity(sync_reps as usize);
         for _ in 0..sync_reps {
             gate.wait()?;
@@ -482,7 +498,12 @@ pub fn time(rig: &Rig, c: &dyn Collective, bytes: usize, warmup: u32, repeats: u
     kernel_gave_up(c, "timed allreduces", bytes)?;
     let d: Vec<Vec<f64>> = per_rank.iter().map(|x| x.0.clone()).collect();
     let s: Vec<Vec<f64>> = per_rank.iter().map(|x| x.2.clone()).collect();
-    Ok(Timing { per_op_ns: slowest(&d), total_ns: per_rank.iter().map(|x| x.1).fold(0.0, f64::max), sync_ns: slowest(&s) })
+    Ok(Timing {
+        per_op_ns: slowest(&d),
+        total_ns: per_rank.iter().map(|x| x.1).fold(0.0, f64::max),
+        sync_ns: slowest(&s),
+        batch_ops: r,
+    })
 }
 
 /// The verify step: `ops` allreduces of `bytes` back to back (with an
@@ -567,6 +588,7 @@ pub fn verify_step(
         per_op_ns: slowest(&d),
         total_ns: per_rank.iter().map(|x| x.2).fold(0.0, f64::max),
         sync_ns: vec![],
+        batch_ops: 0,
     })
 }
 

@@ -370,8 +370,10 @@ fn common_extra(dtype: Dtype, size: u64, t: &Timing, seeds: Vec<u64>) -> Vec<(St
         ("repeats".into(), (t.per_op_ns.len() as u64).into()),
         ("algbw_gbps".into(), (if med > 0.0 { size as f64 / med } else { 0.0 }).into()),
         ("tolerance".into(), crate::verify::tolerance(dtype).into()),
+        ("batch_ops".into(), (t.batch_ops as u64).into()),
+        ("batch_mean_ns".into(), (if t.batch_ops > 0 { t.total_ns / t.batch_ops as f64 } else { 0.0 }).into()),
         ("seeds".into(), seeds.into()),
-        ("timing".into(), "per op: CUDA events between back-to-back eager launches, slowest rank; sync_*: host clock around launch + wait".into()),
+        ("timing".into(), "per_op_ns/stats: CUDA events between every two of a held batch of back-to-back eager launches, slowest rank; total_ns: a held batch of batch_ops launches with events only at its ends (batch_mean_ns = total_ns / batch_ops); sync_*: host clock around launch + wait on every rank".into()),
     ]
 }
 
@@ -597,6 +599,7 @@ fn transfer_record(
         per_op_ns: m.per_op_ns.clone(),
         total_ns: m.total_ns,
         sync_ns: m.sync_ns.clone(),
+        batch_ops: 0,
     };
     let med = Stats::of(&t.per_op_ns).median_ns;
     let bw = (s.op != Op::PingPong && med > 0.0).then(|| s.bytes as f64 / med);
