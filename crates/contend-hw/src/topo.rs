@@ -337,8 +337,11 @@ fn fill_from_nvml(nvml: &Nvml, lm: &mut LiveMachine) {
             let link = d.link_wrapper_for(l);
             if link.is_active().unwrap_or(false) {
                 active_links[i] += 1;
+                // NVML numbers NVLink versions 1.0, 2.0, 2.2, 3.0, 3.1,
+                // 4.0, 5.0 as 1..7: 25 GB/s per link and direction up to
+                // NVLink 4 (Hopper: 18 links = 450 GB/s), 50 from NVLink 5.
                 if let Ok(v) = link.version()
-                    && v >= 5
+                    && v >= 7
                 {
                     lm.nvlink_link_gbps = 50.0;
                 }
