@@ -228,14 +228,25 @@ unsafe impl Sync for Custom<'_, '_> {}
 
 impl<'t, 'r> Custom<'t, 'r> {
     /// The kernel for `algorithm` and `dtype`, checked against `kernel`'s shape.
-    pub fn new(team: &'t Team<'r>, algorithm: Algorithm, dtype: Dtype, kernel: KernelConfig) -> Result<Self, HwError> {
+    pub fn new(
+        team: &'t Team<'r>,
+        algorithm: Algorithm,
+        dtype: Dtype,
+        kernel: KernelConfig,
+    ) -> Result<Self, HwError> {
         let suffix = match dtype {
             Dtype::Bf16 => "bf16",
             Dtype::Fp32 => "f32",
-            Dtype::Fp16 => return Err(HwError::Unsupported("the kernels take bf16 and fp32, not fp16".into())),
+            Dtype::Fp16 => {
+                return Err(HwError::Unsupported(
+                    "the kernels take bf16 and fp32, not fp16".into(),
+                ));
+            }
         };
         if !algorithm.has_custom_kernel() {
-            return Err(HwError::Unsupported(format!("{algorithm} has no kernel here (NCCL is its twin)")));
+            return Err(HwError::Unsupported(format!(
+                "{algorithm} has no kernel here (NCCL is its twin)"
+            )));
         }
         let name = format!("{}_{suffix}", algorithm.name().replace('-', "_"));
         let mut funcs = vec![];
@@ -251,7 +262,13 @@ impl<'t, 'r> Custom<'t, 'r> {
             }
             funcs.push(f);
         }
-        Ok(Custom { team, algorithm, dtype, kernel, funcs })
+        Ok(Custom {
+            team,
+            algorithm,
+            dtype,
+            kernel,
+            funcs,
+        })
     }
 
     /// Blocks actually launched for `bytes`: the configured count, or fewer
@@ -298,7 +315,15 @@ impl Collective for Custom<'_, '_> {
         let mut a = self.team.args(rank, bytes);
         let mut params = [&mut a as *mut ArArgs as *mut c_void];
         // SAFETY: one parameter, a by-value ArArgs, as the kernel declares.
-        unsafe { gpu.launch(self.funcs[rank], self.grid(bytes), self.kernel.threads, stream, &mut params) }
+        unsafe {
+            gpu.launch(
+                self.funcs[rank],
+                self.grid(bytes),
+                self.kernel.threads,
+                stream,
+                &mut params,
+            )
+        }
     }
     fn gave_up(&self) -> Option<String> {
         self.team.gave_up()
@@ -442,7 +467,14 @@ pub fn verify_once(
 /// eager launches costs when the host keeps ahead, as in a model's forward
 /// pass. The host-synchronised tries (launch, wait, on every rank) are what
 /// a caller that waits for each result sees.
-pub fn time(rig: &Rig, c: &dyn Collective, bytes: usize, warmup: u32, repeats: u32, sync_reps: u32) -> Result<Timing, HwError> {
+pub fn time(
+    rig: &Rig,
+    c: &dyn Collective,
+    bytes: usize,
+    warmup: u32,
+    repeats: u32,
+    sync_reps: u32,
+) -> Result<Timing, HwError> {
     let ids = c.gpu_ids().to_vec();
     let r = repeats.max(1) as usize;
     let release = HostMem::alloc(&rig.gpus, 64)?;
@@ -450,7 +482,10 @@ pub fn time(rig: &Rig, c: &dyn Collective, bytes: usize, warmup: u32, repeats: u
         let ev = Event::many(g, r + 1)?;
         let hold = g.func("hold")?;
         let (mut flag, mut limit) = (release.dev[ids[rank]], 1_000_000_000u64);
-        let mut p = [&mut flag as *mut u64 as *mut c_void, &mut limit as *mut u64 as *mut c_void];
+        let mut p = [
+            &mut flag as *mut u64 as *mut c_void,
+            &mut limit as *mut u64 as *mut c_void,
+        ];
         // SAFETY: hold(const u32*, u64).
         unsafe { g.launch(hold, 1, 32, g.stream, &mut p)? };
         for _ in 0..warmup {
@@ -476,7 +511,9 @@ pub fn time(rig: &Rig, c: &dyn Collective, bytes: usize, warmup: u32, repeats: u
         if !ev[r].wait(watchdog())? {
             return Err(hang(c, "timed allreduces", bytes, None));
         }
-        let d = (0..r).map(|i| ev[i].ns_until(&ev[i + 1])).collect::<Result<Vec<_>, _>>()?;
+        let d = (0..r)
+            .map(|i| ev[i].ns_until(&ev[i + 1]))
+            .collect::<Result<Vec<_>, _>>()?;
         let total = batch[0].ns_until(&batch[1])?;
         let mut sync = Vec::with_capacity(sync_reps as usize);
         for _ in 0..sync_reps {

@@ -244,7 +244,11 @@ impl Gpu {
         let mut v = 0;
         ck(
             unsafe {
-                sys::cuFuncGetAttribute(&mut v, sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f)
+                sys::cuFuncGetAttribute(
+                    &mut v,
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                    f,
+                )
             },
             "cuFuncGetAttribute",
         )?;

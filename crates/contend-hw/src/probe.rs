@@ -479,7 +479,10 @@ fn one_stream(
             let ev = Event::many(g, r + 1)?;
             let hold = g.func("hold")?;
             let (mut flag, mut limit) = (release.dev[s.from], 1_000_000_000u64);
-            let mut p = [&mut flag as *mut u64 as *mut c_void, &mut limit as *mut u64 as *mut c_void];
+            let mut p = [
+                &mut flag as *mut u64 as *mut c_void,
+                &mut limit as *mut u64 as *mut c_void,
+            ];
             // SAFETY: hold(const u32*, u64).
             unsafe { g.launch(hold, 1, 32, stream.s, &mut p)? };
             for _ in 0..warmup {

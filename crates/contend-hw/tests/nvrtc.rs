@@ -43,9 +43,15 @@ fn entry_points_match_the_sources() {
             }
         }
         found.retain(|n| !n.contains("NAME") && !n.starts_with("__launch_bounds__"));
-        let listed: BTreeSet<String> =
-            ENTRY_POINTS.iter().find(|(f, _)| f == file).map(|(_, e)| e.iter().map(|s| s.to_string()).collect()).unwrap_or_default();
-        assert_eq!(found, listed, "{file}: kernels defined vs contend_hw::kernels::ENTRY_POINTS");
+        let listed: BTreeSet<String> = ENTRY_POINTS
+            .iter()
+            .find(|(f, _)| f == file)
+            .map(|(_, e)| e.iter().map(|s| s.to_string()).collect())
+            .unwrap_or_default();
+        assert_eq!(
+            found, listed,
+            "{file}: kernels defined vs contend_hw::kernels::ENTRY_POINTS"
+        );
     }
 }
 
