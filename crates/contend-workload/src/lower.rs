@@ -190,6 +190,10 @@ pub fn lower(
     }
 }
 
+// Exchange buffers are double-buffered (alternating parity per call, as in
+// the kernels), so a rank may start the next call while a slow peer still
+// reads this one: one-shot needs one barrier, two-shot two, none at the end.
+
 fn one_shot_pull(cx: &Ctx, r: usize, s: Bytes) -> Program {
     let mut p = Program {
         ops: vec![Op::Launch],
@@ -211,7 +215,6 @@ fn one_shot_pull(cx: &Ctx, r: usize, s: Bytes) -> Program {
     p.ops.push(Op::Reduce {
         bytes: Bytes(2 * s.0),
     });
-    cx.barrier(&peers, 1, &mut p);
     p
 }
 
@@ -257,7 +260,8 @@ fn two_shot_pull(cx: &Ctx, r: usize, s: Bytes) -> Program {
     };
     let peers: Vec<usize> = cx.peers(r).collect();
     let c = chunks(s, cx.n());
-    cx.stage(r, s, &mut p);
+    // stage only the chunks the peers reduce (not my own)
+    cx.stage(r, Bytes(s.0 - c[r].0), &mut p);
     cx.barrier(&peers, 0, &mut p);
     let rs = peers
         .iter()
@@ -287,7 +291,6 @@ fn two_shot_pull(cx: &Ctx, r: usize, s: Bytes) -> Program {
         engine: Engine::Sm,
     });
     p.ops.push(Op::LocalCopy { bytes: s });
-    cx.barrier(&peers, 2, &mut p);
     p
 }
 
@@ -497,7 +500,5 @@ fn hierarchical(cx: &Ctx, r: usize, s: Bytes, groups: &[Vec<usize>]) -> Program 
     p.ops.push(Op::Reduce {
         bytes: Bytes(2 * s.0),
     });
-    let all: Vec<usize> = mates.iter().chain(counterparts.iter()).copied().collect();
-    cx.barrier(&all, 2, &mut p);
     p
 }
