@@ -31,6 +31,11 @@ pub enum HwCommand {
     Run {
         /// Scenario TOML file.
         scenario: PathBuf,
+        /// Run on this topology instead of the scenario's: a file, a shipped
+        /// name, or `live` (this machine as `contend hw topo` sees it) — how
+        /// one scenario file serves 2-, 4- and 8-GPU machines.
+        #[arg(long)]
+        topology: Option<String>,
         #[command(flatten)]
         run: RunArgs,
     },
@@ -39,6 +44,9 @@ pub enum HwCommand {
     Nccl {
         /// Scenario TOML file (an allreduce or verify-step workload).
         scenario: PathBuf,
+        /// As for `run`: a file, a shipped name, or `live`.
+        #[arg(long)]
+        topology: Option<String>,
         #[command(flatten)]
         run: RunArgs,
     },
@@ -94,23 +102,50 @@ pub fn run(cmd: HwCommand) -> Result<()> {
             let r = contend_hw::run::run_probe(&rig, &mut sink, &run.options());
             finish(sink, r)
         }
-        HwCommand::Run { scenario, run } => {
-            let sc = contend_workload::load_scenario(&scenario, None)?;
+        HwCommand::Run {
+            scenario,
+            topology,
+            run,
+        } => {
             let (rig, live) = contend_hw::open(true)?;
+            let sc = load_with(&scenario, topology.as_deref(), &live)?;
             let mut sink = Sink::create(run.out.as_deref(), live.machine())?;
             let r = contend_hw::run::run_scenario(&rig, &sc, &mut sink, &run.options());
             finish(sink, r)
         }
-        HwCommand::Nccl { scenario, run } => {
+        HwCommand::Nccl {
+            scenario,
+            topology,
+            run,
+        } => {
             // Before any thread exists: NVLink multicast stays off.
             contend_hw::nccl::prepare_env();
-            let sc = contend_workload::load_scenario(&scenario, None)?;
             let (rig, live) = contend_hw::open(true)?;
+            let sc = load_with(&scenario, topology.as_deref(), &live)?;
             let mut sink = Sink::create(run.out.as_deref(), live.machine())?;
             let r = contend_hw::run::run_nccl(&rig, &sc, &mut sink, &run.options());
             finish(sink, r)
         }
     }
+}
+
+/// The scenario, on the topology `--topology` names (a file, a shipped name,
+/// or `live`), else on its own.
+fn load_with(
+    scenario: &Path,
+    topology: Option<&str>,
+    live: &contend_hw::topo::LiveMachine,
+) -> Result<contend_workload::Scenario> {
+    let topo = match topology {
+        None => None,
+        Some("live") => Some(contend_topo::parse_topology("live topology", &live.to_toml())?),
+        Some(t) if Path::new(t).is_file() => Some(contend_topo::load_topology(Path::new(t))?),
+        Some(t) => match contend_topo::shipped::get(t) {
+            Some(r) => Some(r?),
+            None => bail!("--topology `{t}` is neither a file, a shipped topology, nor `live`"),
+        },
+    };
+    Ok(contend_workload::load_scenario(scenario, topo)?)
 }
 
 fn write_or_print(out: Option<&Path>, text: &str) -> Result<()> {
