@@ -41,3 +41,22 @@ pub fn get(stem: &str) -> Option<Result<Topology, TopoError>> {
 pub fn text(stem: &str) -> Option<&'static str> {
     SHIPPED.iter().find(|(s, _)| *s == stem).map(|(_, t)| *t)
 }
+
+/// A topology named on a command line: a file path, else the stem of a
+/// shipped topology. An error lists the shipped names.
+pub fn resolve(name: &str) -> Result<Topology, TopoError> {
+    let p = std::path::Path::new(name);
+    if p.is_file() {
+        return crate::load_topology(p);
+    }
+    match get(name) {
+        Some(r) => r,
+        None => Err(TopoError::at(
+            None,
+            crate::TopoErrorKind::Invalid(format!(
+                "`{name}` is neither a topology file nor a shipped topology ({})",
+                SHIPPED.iter().map(|(s, _)| *s).collect::<Vec<_>>().join(", ")
+            )),
+        )),
+    }
+}
