@@ -2,6 +2,7 @@
 
 mod hw_cmd;
 mod output;
+mod tui_cmd;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -40,6 +41,8 @@ enum Command {
         #[command(subcommand)]
         cmd: hw_cmd::HwCommand,
     },
+    /// Explore topologies and scenarios in a terminal UI.
+    Tui(tui_cmd::TuiArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -155,6 +158,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Topo { cmd } => topo(cmd),
         Command::Bench(a) => bench(a),
         Command::Hw { cmd } => hw_cmd::run(cmd),
+        Command::Tui(a) => tui_cmd::run(a),
     }
 }
 

@@ -1,0 +1,49 @@
+//! # contend-tui
+//!
+//! A terminal UI (ratatui + crossterm) to explore a machine and a scenario
+//! and see where PCIe contention happens: the topology as a tree with every
+//! link's generation, width and rate (hot links highlighted from the
+//! simulated run), scenario controls (workload, ranks, algorithms,
+//! placement, fidelity) that re-run the simulator on a worker thread, and
+//! the results: time per algorithm with the winner named, latency against
+//! size with the crossovers marked, link use, and a per-rank timeline of one
+//! allreduce.
+//!
+//! The app follows ratatui's todo-list example: [`App::handle_key`] only
+//! changes state (and may hand jobs to the [`Worker`]); drawing
+//! ([`ui::draw`], or `impl Widget for &App`) only reads it. The worker is
+//! injected, so tests run simulations inline and deterministically:
+//!
+//! ```
+//! use contend_tui::{App, InlineWorker};
+//! use contend_workload::default_scenario;
+//! use crossterm::event::{KeyCode, KeyEvent};
+//! use ratatui::{Terminal, backend::TestBackend};
+//!
+//! let sc = default_scenario(None).unwrap();
+//! let mut app = App::new(sc, Default::default(), vec![], Box::new(InlineWorker::paused()));
+//! app.handle_key(KeyEvent::from(KeyCode::Down));
+//! let mut term = Terminal::new(TestBackend::new(80, 24)).unwrap();
+//! term.draw(|f| contend_tui::ui::draw(&app, f)).unwrap();
+//! assert!(term.backend().to_string().contains("Topology"));
+//! ```
+
+mod app;
+mod heat;
+mod measure;
+mod term;
+mod tree;
+pub mod ui;
+mod worker;
+
+pub use app::{
+    AlgResult, App, AppOptions, Crossover, FIELDS, Field, Focus, JobState, SimResults,
+    SweepResults, TABS, Tab, WorkloadChoice, default_sweep_sizes,
+};
+pub use heat::{Channel, ChannelMap, Heat, Level, level};
+pub use measure::{MeasureError, load_measurements, measurements_beside, parse_measurements};
+pub use term::{TuiError, install_panic_hook, restore, run};
+pub use tree::{Row, RowKind, Selected, link_label, node_label, rows};
+pub use worker::{
+    InlineWorker, Job, JobKind, ThreadWorker, WORKER_THREAD_PREFIX, Worker, WorkerMsg, execute,
+};

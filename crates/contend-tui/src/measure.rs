@@ -1,0 +1,113 @@
+//! Measured points to lay over the simulated ones: JSON Lines of the shared
+//! [`ResultRecord`] schema, as `contend hw run` and `contend hw nccl` write.
+
+use contend_workload::{Placement, ResultRecord, Source};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// A measurements file that cannot be used, and where.
+#[derive(Debug, Error)]
+pub enum MeasureError {
+    #[error("{file}: cannot read measurements: {source}")]
+    Read {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{file}:{line}: not a result record: {message}")]
+    Parse {
+        file: String,
+        line: usize,
+        message: String,
+    },
+}
+
+/// Parses JSON Lines of result records; blank lines and `#` comments are skipped.
+pub fn parse_measurements(file: &str, text: &str) -> Result<Vec<ResultRecord>, MeasureError> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        let rec: ResultRecord = serde_json::from_str(t).map_err(|e| MeasureError::Parse {
+            file: file.to_string(),
+            line: i + 1,
+            message: e.to_string(),
+        })?;
+        out.push(rec);
+    }
+    Ok(out)
+}
+
+/// Reads a measurements file (JSON Lines of result records).
+pub fn load_measurements(path: &Path) -> Result<Vec<ResultRecord>, MeasureError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| MeasureError::Read {
+        file: file.clone(),
+        source,
+    })?;
+    parse_measurements(&file, &text)
+}
+
+/// The measurement files that sit beside a calibrated params file
+/// (`calibration/<machine>/params.toml` next to its `*.jsonl`), sorted.
+pub fn measurements_beside(params: &Path) -> Vec<PathBuf> {
+    let dir = match params.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let Ok(rd) = std::fs::read_dir(&dir) else {
+        return vec![];
+    };
+    let mut v: Vec<PathBuf> = rd
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// What the charts compare a measurement by.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct MeasureKey<'a> {
+    pub workload: &'a str,
+    pub ranks: usize,
+    pub placement: Placement,
+}
+
+/// Whether a hardware record belongs on the current charts.
+pub(crate) fn matches(r: &ResultRecord, k: &MeasureKey) -> bool {
+    r.source != Source::Sim
+        && r.workload == k.workload
+        && r.ranks.len() == k.ranks
+        && r.placement.is_none_or(|p| p == k.placement)
+        && r.verified != Some(false)
+}
+
+/// Label of a measured series: the algorithm, or `nccl` for NCCL's records.
+pub(crate) fn series_name(r: &ResultRecord) -> String {
+    if r.source == Source::Nccl {
+        "nccl".to_string()
+    } else {
+        r.algorithm.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_line_is_located() {
+        let e = parse_measurements("m.jsonl", "\n# comment\n{\"source\": \"hw\"}\n").unwrap_err();
+        let s = e.to_string();
+        assert!(s.starts_with("m.jsonl:3: not a result record"), "{s}");
+    }
+
+    #[test]
+    fn empty_file_is_no_points() {
+        assert!(parse_measurements("m.jsonl", "\n\n").unwrap().is_empty());
+    }
+}

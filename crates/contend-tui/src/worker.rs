@@ -1,0 +1,264 @@
+//! Simulations off the UI thread. The app hands [`Job`]s to a [`Worker`] and
+//! reads [`WorkerMsg`]s back; [`ThreadWorker`] runs them on background
+//! threads (one lane for the scenario, one for the size sweep, so a sweep
+//! never delays the main result), [`InlineWorker`] runs them on the caller's
+//! thread when polled, so tests are synchronous and deterministic.
+
+use contend_sim::{ModelParams, Run, runs_of, simulate_one};
+use contend_workload::{Fidelity, Scenario};
+use std::cell::Cell;
+use std::collections::VecDeque;
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::thread::JoinHandle;
+
+/// Threads the worker starts are named with this prefix (the panic hook
+/// leaves the terminal alone for them: their panics become job errors).
+pub const WORKER_THREAD_PREFIX: &str = "contend-tui-worker";
+
+/// Which result a job produces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum JobKind {
+    /// The scenario as set in the controls: one run per algorithm.
+    Scenario,
+    /// Every algorithm over a ladder of allreduce sizes at flow fidelity.
+    Sweep,
+}
+
+impl JobKind {
+    fn lane(self) -> usize {
+        match self {
+            JobKind::Scenario => 0,
+            JobKind::Sweep => 1,
+        }
+    }
+}
+
+/// A batch of simulations: every run of `scenario` at `fidelity`.
+#[derive(Clone, Debug)]
+pub struct Job {
+    /// Increases with every job the app submits; results of a job that a
+    /// newer one of the same kind replaced are dropped.
+    pub id: u64,
+    pub kind: JobKind,
+    pub scenario: Arc<Scenario>,
+    pub params: Arc<ModelParams>,
+    pub fidelity: Fidelity,
+}
+
+/// What a worker reports.
+#[derive(Debug)]
+pub enum WorkerMsg {
+    Progress {
+        kind: JobKind,
+        id: u64,
+        done: usize,
+        total: usize,
+    },
+    Done {
+        kind: JobKind,
+        id: u64,
+        result: Result<Vec<Run>, String>,
+    },
+}
+
+/// Runs jobs somewhere and hands back what they produced.
+pub trait Worker: fmt::Debug {
+    /// Queues a job; a newer job of the same kind supersedes an older one.
+    fn submit(&mut self, job: Job);
+    /// Messages that arrived since the last call; never blocks for long.
+    fn poll(&mut self) -> Vec<WorkerMsg>;
+}
+
+/// Runs every simulation of a job in order, reporting progress; stops early
+/// (returning `None`) when `cancelled` says a newer job replaced it.
+pub fn execute(
+    job: &Job,
+    progress: &mut dyn FnMut(usize, usize),
+    cancelled: &dyn Fn() -> bool,
+) -> Option<Result<Vec<Run>, String>> {
+    let specs = runs_of(&job.scenario, &[job.fidelity]);
+    let total = specs.len();
+    progress(0, total);
+    let mut runs = Vec::with_capacity(total);
+    for (i, spec) in specs.into_iter().enumerate() {
+        if cancelled() {
+            return None;
+        }
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            simulate_one(&job.scenario, &job.params, spec)
+        }));
+        match r {
+            Ok(Ok(run)) => runs.push(run),
+            Ok(Err(e)) => return Some(Err(e.to_string())),
+            Err(p) => {
+                let msg = p
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| p.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".into());
+                return Some(Err(format!("the simulator panicked: {msg}")));
+            }
+        }
+        progress(i + 1, total);
+    }
+    Some(Ok(runs))
+}
+
+struct Lane {
+    tx: Option<Sender<Job>>,
+    latest: Arc<AtomicU64>,
+    _handle: Option<JoinHandle<()>>,
+}
+
+/// Runs jobs on two background threads and returns results over a channel.
+pub struct ThreadWorker {
+    lanes: Vec<Lane>,
+    rx: Receiver<WorkerMsg>,
+}
+
+impl fmt::Debug for ThreadWorker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ThreadWorker")
+            .field("lanes", &self.lanes.len())
+            .finish()
+    }
+}
+
+impl ThreadWorker {
+    /// Starts the worker threads; fails only if the OS refuses a thread.
+    pub fn start() -> std::io::Result<ThreadWorker> {
+        let (out_tx, rx) = channel();
+        let mut lanes = Vec::new();
+        for name in ["scenario", "sweep"] {
+            let (tx, jobs) = channel::<Job>();
+            let latest = Arc::new(AtomicU64::new(0));
+            let (l2, out) = (latest.clone(), out_tx.clone());
+            let handle = std::thread::Builder::new()
+                .name(format!("{WORKER_THREAD_PREFIX}-{name}"))
+                .spawn(move || lane_loop(&jobs, &l2, &out))?;
+            lanes.push(Lane {
+                tx: Some(tx),
+                latest,
+                _handle: Some(handle),
+            });
+        }
+        Ok(ThreadWorker { lanes, rx })
+    }
+}
+
+fn lane_loop(jobs: &Receiver<Job>, latest: &AtomicU64, out: &Sender<WorkerMsg>) {
+    while let Ok(mut job) = jobs.recv() {
+        // Only the newest queued job matters.
+        while let Ok(j) = jobs.try_recv() {
+            job = j;
+        }
+        if latest.load(Ordering::SeqCst) != job.id {
+            continue;
+        }
+        let (kind, id) = (job.kind, job.id);
+        let mut gone = false;
+        let result = execute(
+            &job,
+            &mut |done, total| {
+                gone |= out
+                    .send(WorkerMsg::Progress {
+                        kind,
+                        id,
+                        done,
+                        total,
+                    })
+                    .is_err()
+            },
+            &|| latest.load(Ordering::SeqCst) != id,
+        );
+        if let Some(result) = result
+            && out.send(WorkerMsg::Done { kind, id, result }).is_err()
+        {
+            return;
+        }
+        if gone {
+            return;
+        }
+    }
+}
+
+impl Worker for ThreadWorker {
+    fn submit(&mut self, job: Job) {
+        let lane = &mut self.lanes[job.kind.lane()];
+        lane.latest.store(job.id, Ordering::SeqCst);
+        if let Some(tx) = &lane.tx
+            && tx.send(job).is_err()
+        {
+            lane.tx = None;
+        }
+    }
+    fn poll(&mut self) -> Vec<WorkerMsg> {
+        self.rx.try_iter().collect()
+    }
+}
+
+impl Drop for ThreadWorker {
+    fn drop(&mut self) {
+        // Closing the queues ends the threads after their current run; they
+        // are not joined, so quitting never waits for a long simulation.
+        for l in &mut self.lanes {
+            l.latest.store(u64::MAX, Ordering::SeqCst);
+            l.tx = None;
+        }
+    }
+}
+
+/// Runs queued jobs on the caller's thread when polled (tests). A paused
+/// worker keeps jobs queued, so the screen shows them as running.
+#[derive(Debug, Default)]
+pub struct InlineWorker {
+    queue: VecDeque<Job>,
+    paused: Rc<Cell<bool>>,
+    submitted: Rc<Cell<usize>>,
+}
+
+impl InlineWorker {
+    pub fn new() -> InlineWorker {
+        InlineWorker::default()
+    }
+    /// A worker that queues jobs but runs none until unpaused.
+    pub fn paused() -> InlineWorker {
+        let w = InlineWorker::default();
+        w.paused.set(true);
+        w
+    }
+    /// Shared switch: set to true to stop running jobs, false to resume.
+    pub fn pause_handle(&self) -> Rc<Cell<bool>> {
+        self.paused.clone()
+    }
+    /// Shared count of the jobs submitted so far.
+    pub fn submitted_handle(&self) -> Rc<Cell<usize>> {
+        self.submitted.clone()
+    }
+}
+
+impl Worker for InlineWorker {
+    fn submit(&mut self, job: Job) {
+        self.submitted.set(self.submitted.get() + 1);
+        self.queue.retain(|j| j.kind != job.kind);
+        self.queue.push_back(job);
+    }
+    fn poll(&mut self) -> Vec<WorkerMsg> {
+        let mut out = Vec::new();
+        if self.paused.get() {
+            return out;
+        }
+        while let Some(job) = self.queue.pop_front() {
+            let (kind, id) = (job.kind, job.id);
+            if let Some(result) = execute(&job, &mut |_, _| {}, &|| false) {
+                out.push(WorkerMsg::Done { kind, id, result });
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,74 @@
+//! `contend tui`: the terminal UI over a topology and a scenario.
+
+use anyhow::{Context, Result, bail};
+use contend_sim::ModelParams;
+use contend_topo::{Topology, load_topology, shipped};
+use contend_tui::{App, ThreadWorker, load_measurements, measurements_beside};
+use contend_workload::{default_scenario, load_scenario};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args, Debug)]
+pub struct TuiArgs {
+    /// Topology to explore: a file or a shipped name (default: the scenario's,
+    /// else 8x RTX PRO 6000 on two sockets).
+    topology: Option<String>,
+    /// Scenario (TOML) to start from: ranks, algorithms, placement, workload.
+    /// Without it: the EAGLE-3 verify step on all GPUs, every algorithm, flow fidelity.
+    #[arg(long)]
+    scenario: Option<PathBuf>,
+    /// Model constants (TOML), e.g. a calibrated params.toml; measurement
+    /// files (*.jsonl) beside it are laid over the charts.
+    #[arg(long)]
+    params: Option<PathBuf>,
+    /// Measured results to lay over the charts: JSON Lines of result records
+    /// (`contend hw run --out`, `contend hw nccl --out`).
+    #[arg(long)]
+    measurements: Option<PathBuf>,
+}
+
+fn topology(t: &str) -> Result<Topology> {
+    let p = Path::new(t);
+    if p.is_file() {
+        return Ok(load_topology(p)?);
+    }
+    match shipped::get(t) {
+        Some(r) => Ok(r?),
+        None => bail!(
+            "`{t}` is neither a topology file nor a shipped topology ({})",
+            shipped::SHIPPED
+                .iter()
+                .map(|(s, _)| *s)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+pub fn run(args: TuiArgs) -> Result<()> {
+    let topo = args.topology.as_deref().map(topology).transpose()?;
+    let sc = match &args.scenario {
+        Some(p) => load_scenario(p, topo)?,
+        None => default_scenario(topo)?,
+    };
+    let params = match &args.params {
+        Some(p) => ModelParams::load(p)?,
+        None => ModelParams::default(),
+    };
+    let mut measurements = vec![];
+    let files = match (&args.measurements, &args.params) {
+        (Some(m), _) => vec![m.clone()],
+        (None, Some(p)) => measurements_beside(p),
+        (None, None) => vec![],
+    };
+    for f in &files {
+        measurements.extend(load_measurements(f)?);
+    }
+    if !std::io::stdout().is_terminal() {
+        bail!("contend tui draws on a terminal, and standard output is not one");
+    }
+    let worker = ThreadWorker::start().context("cannot start the simulation worker thread")?;
+    let mut app = App::new(sc, params, measurements, Box::new(worker));
+    contend_tui::run(&mut app)?;
+    Ok(())
+}
