@@ -1,5 +1,6 @@
 //! `contend`: predict and measure allreduce under PCIe contention.
 
+mod calib_cmd;
 mod hw_cmd;
 mod output;
 mod tui_cmd;
@@ -43,6 +44,12 @@ enum Command {
     },
     /// Explore topologies and scenarios in a terminal UI.
     Tui(tui_cmd::TuiArgs),
+    /// Fit the model's constants to measurements (microbenchmarks) and predict the held-out allreduces.
+    Calibrate(calib_cmd::CalibrateArgs),
+    /// Write a calibration folder's Markdown report with SVG charts.
+    Report(calib_cmd::ReportArgs),
+    /// Print which allreduce algorithm wins up to which size, per world size.
+    Advise(calib_cmd::AdviseArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -137,6 +144,8 @@ enum SweepFormat {
     Table,
     Csv,
     Json,
+    /// nccl-tests style tables (one per algorithm and placement), to diff against nccl-tests logs.
+    NcclTests,
 }
 
 fn parse_bytes(s: &str) -> Result<Bytes, String> {
@@ -158,6 +167,9 @@ fn run(cli: Cli) -> Result<()> {
         Command::Topo { cmd } => topo(cmd),
         Command::Bench(a) => bench(a),
         Command::Hw { cmd } => hw_cmd::run(cmd),
+        Command::Calibrate(a) => calib_cmd::calibrate(a),
+        Command::Report(a) => calib_cmd::report(a),
+        Command::Advise(a) => calib_cmd::advise(a),
         Command::Tui(a) => tui_cmd::run(a),
     }
 }
@@ -283,6 +295,12 @@ fn sweep(a: SweepArgs) -> Result<()> {
         SweepFormat::Table => print!("{}", output::sweep_table(&sc, &runs)),
         SweepFormat::Csv => print!("{}", output::sweep_csv(&runs)),
         SweepFormat::Json => println!("{}", output::json(&sc, &runs)?),
+        SweepFormat::NcclTests => print!(
+            "{}",
+            contend_calib::nccl_tests_table(
+                &runs.iter().map(|r| r.record().clone()).collect::<Vec<_>>()
+            )
+        ),
     }
     Ok(())
 }

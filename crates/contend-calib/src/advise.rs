@@ -1,0 +1,201 @@
+//! Thresholds a serving engine needs: for each world size (the first k GPUs
+//! of a topology), the size ranges where one-shot, two-shot, hierarchical or
+//! NCCL's ring wins, from the (fitted) model.
+
+use crate::error::CalibError;
+use crate::eval::ranges;
+use crate::fit::Progress;
+use contend_sim::{ModelParams, RunSpec, simulate_one};
+use contend_topo::{Bytes, Topology};
+use contend_workload::{Algorithm, Fidelity, Placement, parse_scenario};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// The family an algorithm belongs to in the advice.
+pub fn family(a: Algorithm) -> &'static str {
+    match a {
+        Algorithm::OneShotPull | Algorithm::OneShotPush => "one-shot",
+        Algorithm::TwoShotPull | Algorithm::TwoShotPush => "two-shot",
+        Algorithm::Hierarchical => "hierarchical",
+        Algorithm::RingLl | Algorithm::RingSimple => "nccl-ring",
+    }
+}
+
+/// One size range where one family wins.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Range {
+    pub from_bytes: u64,
+    pub to_bytes: u64,
+    /// `one-shot`, `two-shot`, `hierarchical`, `nccl-ring`.
+    pub family: String,
+    /// The fastest algorithm of the family at each size of the range, in order (deduplicated).
+    pub algorithms: Vec<String>,
+}
+
+/// The advice for one world size.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct WorldAdvice {
+    pub world: usize,
+    pub ranks: Vec<String>,
+    pub placement: Placement,
+    pub ranges: Vec<Range>,
+    /// Per size: (size, winner, its time ns, runner-up family's time ns).
+    pub sizes: Vec<(u64, String, f64, f64)>,
+}
+
+/// Sizes `from`, `from * 2`, ... up to `to`.
+pub fn sizes(from: u64, to: u64) -> Vec<u64> {
+    let mut v = vec![];
+    let mut x = from.max(1);
+    while x <= to {
+        v.push(x);
+        x = x.saturating_mul(2);
+    }
+    v
+}
+
+/// Simulates every algorithm at every size for each world size 2..=GPUs.
+pub fn advise(
+    topo: &Topology,
+    params: &ModelParams,
+    placement: Placement,
+    sizes: &[u64],
+    progress: Progress<'_>,
+) -> Result<Vec<WorldAdvice>, CalibError> {
+    let gpus: Vec<String> = topo
+        .gpus()
+        .iter()
+        .map(|g| topo.node(*g).id.0.clone())
+        .collect();
+    if gpus.len() < 2 {
+        return Err(CalibError::Fit(format!(
+            "topology `{}` has {} GPU(s): an allreduce needs two",
+            topo.name,
+            gpus.len()
+        )));
+    }
+    let mut out = vec![];
+    let worlds: Vec<usize> = (2..=gpus.len()).collect();
+    let total = worlds.len() * sizes.len() * Algorithm::ALL.len();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    for k in worlds {
+        let ranks = &gpus[..k];
+        let text = format!(
+            "name = \"advise\"\ntopology = \"advise\"\nranks = [{}]\nplacement = \"{placement}\"\n[workload]\nkind = \"allreduce\"\nsizes = [{}]\nrepeats = 3\n",
+            ranks
+                .iter()
+                .map(|r| format!("{r:?}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            sizes
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let sc = parse_scenario("advise", &text, None, Some(topo.clone()))
+            .map_err(|e| CalibError::Fit(e.to_string()))?;
+        let jobs: Vec<(u64, Algorithm)> = sizes
+            .iter()
+            .flat_map(|&s| Algorithm::ALL.iter().map(move |&a| (s, a)))
+            .collect();
+        let times: Vec<(u64, Algorithm, f64)> = jobs
+            .par_iter()
+            .map(|&(s, a)| {
+                let run = simulate_one(
+                    &sc,
+                    params,
+                    RunSpec {
+                        algorithm: Some(a),
+                        placement,
+                        fidelity: Fidelity::Flow,
+                        size: Some(Bytes(s)),
+                    },
+                )
+                .map_err(|e| CalibError::Fit(e.to_string()))?;
+                let d = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                progress("advise", d, total);
+                Ok((s, a, run.record().stats.median_ns))
+            })
+            .collect::<Result<_, CalibError>>()?;
+        let mut per_size = vec![];
+        for &s in sizes {
+            let mut best: Vec<(&'static str, Algorithm, f64)> = vec![];
+            for &(z, a, t) in times.iter().filter(|x| x.0 == s) {
+                let _ = z;
+                match best.iter_mut().find(|b| b.0 == family(a)) {
+                    Some(b) if t < b.2 => *b = (family(a), a, t),
+                    Some(_) => {}
+                    None => best.push((family(a), a, t)),
+                }
+            }
+            best.sort_by(|a, b| a.2.total_cmp(&b.2));
+            if let Some(w) = best.first() {
+                let second = best.get(1).map_or(w.2, |b| b.2);
+                per_size.push((s, w.0.to_string(), w.1, w.2, second));
+            }
+        }
+        let fam_rows: Vec<(u64, String)> = per_size.iter().map(|r| (r.0, r.1.clone())).collect();
+        let ranges = ranges(&fam_rows)
+            .into_iter()
+            .map(|(a, b, fam)| {
+                let mut algs: Vec<String> = vec![];
+                for r in per_size.iter().filter(|r| r.0 >= a && r.0 <= b) {
+                    let n = r.2.name().to_string();
+                    if algs.last() != Some(&n) {
+                        algs.push(n);
+                    }
+                }
+                Range {
+                    from_bytes: a,
+                    to_bytes: b,
+                    family: fam,
+                    algorithms: algs,
+                }
+            })
+            .collect();
+        out.push(WorldAdvice {
+            world: k,
+            ranks: ranks.to_vec(),
+            placement,
+            ranges,
+            sizes: per_size
+                .iter()
+                .map(|r| (r.0, r.2.name().to_string(), r.3, r.4))
+                .collect(),
+        });
+    }
+    Ok(out)
+}
+
+/// The advice as a table.
+pub fn advice_table(topo_name: &str, advice: &[WorldAdvice]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "topology  {topo_name}");
+    for w in advice {
+        let _ = writeln!(
+            s,
+            "\nworld size {} ({}), {} placement",
+            w.world,
+            w.ranks.join(" "),
+            w.placement
+        );
+        let _ = writeln!(
+            s,
+            "  {:>10}  {:>10}  {:<13} {}",
+            "from", "to", "use", "algorithm(s)"
+        );
+        for r in &w.ranges {
+            let _ = writeln!(
+                s,
+                "  {:>10}  {:>10}  {:<13} {}",
+                Bytes(r.from_bytes).to_string(),
+                Bytes(r.to_bytes).to_string(),
+                r.family,
+                r.algorithms.join(", ")
+            );
+        }
+    }
+    s
+}

@@ -1,0 +1,43 @@
+//! Everything that stops a calibration, each naming where it went wrong.
+
+use thiserror::Error;
+
+/// Why a measurement file, a fit or a report could not be used or made.
+#[derive(Debug, Error)]
+pub enum CalibError {
+    /// A line of a measurement file: `file:line: message`.
+    #[error("{file}:{line}: {message}")]
+    Record {
+        file: String,
+        line: usize,
+        message: String,
+    },
+    /// A whole file (unreadable, empty, wrong format).
+    #[error("{file}: {message}")]
+    File { file: String, message: String },
+    /// The simulated twin of a measurement could not be built or run.
+    #[error("{file}:{line}: simulated twin: {message}")]
+    Twin {
+        file: String,
+        line: usize,
+        message: String,
+    },
+    /// Fitting could not proceed (no fit points, the optimiser failed).
+    #[error("fit: {0}")]
+    Fit(String),
+    /// A calibration folder or report that cannot be read or written.
+    #[error("{path}: {message}")]
+    Io { path: String, message: String },
+    /// Drawing a chart failed.
+    #[error("chart {path}: {message}")]
+    Chart { path: String, message: String },
+}
+
+impl CalibError {
+    pub(crate) fn io(path: &std::path::Path, e: impl std::fmt::Display) -> CalibError {
+        CalibError::Io {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        }
+    }
+}

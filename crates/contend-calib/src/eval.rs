@@ -1,0 +1,192 @@
+//! Error statistics on the held-out set (median, p90, max absolute percent
+//! error per placement, per algorithm and size), winner agreement between
+//! the model and the hardware, and the verdict: which algorithm to use up to
+//! which size.
+
+use crate::calibrate::PointResult;
+use crate::measure::Role;
+use contend_workload::{LaunchMode, Placement};
+use serde::{Deserialize, Serialize};
+use statrs::statistics::{Data, OrderStatistics};
+use std::collections::BTreeMap;
+
+/// Which prediction to score.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Which {
+    Default,
+    Fitted,
+}
+
+impl Which {
+    pub fn of(self, p: &PointResult) -> Option<f64> {
+        match self {
+            Which::Default => p.default_ns,
+            Which::Fitted => p.fitted_ns,
+        }
+    }
+}
+
+/// Absolute percent error of a prediction.
+pub fn abs_pct(pred: f64, measured: f64) -> f64 {
+    100.0 * (pred - measured).abs() / measured
+}
+
+/// Median, p90 and max of a set of absolute percent errors.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ErrStats {
+    pub n: usize,
+    pub median: f64,
+    pub p90: f64,
+    pub max: f64,
+}
+
+impl ErrStats {
+    pub fn of(v: &[f64]) -> ErrStats {
+        if v.is_empty() {
+            return ErrStats::default();
+        }
+        let mut d = Data::new(v.to_vec());
+        ErrStats {
+            n: v.len(),
+            median: d.median(),
+            p90: d.percentile(90),
+            max: v.iter().copied().fold(0.0, f64::max),
+        }
+    }
+    /// The targets: median <= 10 %, p90 <= 25 %.
+    pub fn meets_target(&self) -> bool {
+        self.n > 0 && self.median <= 10.0 && self.p90 <= 25.0
+    }
+}
+
+/// Held-out points (allreduce and verify step) with a prediction.
+pub fn held_out(points: &[PointResult]) -> impl Iterator<Item = &PointResult> {
+    points
+        .iter()
+        .filter(|p| p.role == Role::HeldOut && p.collective().is_some())
+}
+
+/// Held-out errors per placement.
+pub fn by_placement(points: &[PointResult], which: Which) -> BTreeMap<Placement, ErrStats> {
+    let mut m: BTreeMap<Placement, Vec<f64>> = BTreeMap::new();
+    for p in held_out(points) {
+        let (_, _, pl, _, _) = p.collective().expect("held-out points are collectives");
+        if let Some(pred) = which.of(p) {
+            m.entry(pl).or_default().push(abs_pct(pred, p.measured_ns));
+        }
+    }
+    m.into_iter().map(|(k, v)| (k, ErrStats::of(&v))).collect()
+}
+
+/// Held-out errors per (workload, algorithm, placement).
+pub fn by_algorithm(
+    points: &[PointResult],
+    which: Which,
+) -> BTreeMap<(String, String, Placement), ErrStats> {
+    let mut m: BTreeMap<(String, String, Placement), Vec<f64>> = BTreeMap::new();
+    for p in held_out(points) {
+        let (w, a, pl, _, launch) = p.collective().expect("collective");
+        let w = if w == "verify-step" {
+            format!("verify-step ({launch})")
+        } else {
+            w.to_string()
+        };
+        if let Some(pred) = which.of(p) {
+            m.entry((w, a.to_string(), pl))
+                .or_default()
+                .push(abs_pct(pred, p.measured_ns));
+        }
+    }
+    m.into_iter().map(|(k, v)| (k, ErrStats::of(&v))).collect()
+}
+
+/// Signed error (percent) of each held-out bf16 allreduce, by placement,
+/// algorithm and size: the residual pattern over size.
+pub fn residuals(
+    points: &[PointResult],
+    which: Which,
+) -> BTreeMap<(Placement, String), Vec<(u64, f64)>> {
+    let mut m: BTreeMap<(Placement, String), Vec<(u64, f64)>> = BTreeMap::new();
+    for p in held_out(points) {
+        let (w, a, pl, size, _) = p.collective().expect("collective");
+        if w != "allreduce" {
+            continue;
+        }
+        if let Some(pred) = which.of(p) {
+            m.entry((pl, a.to_string()))
+                .or_default()
+                .push((size, 100.0 * (pred - p.measured_ns) / p.measured_ns));
+        }
+    }
+    for v in m.values_mut() {
+        v.sort_by_key(|x| x.0);
+    }
+    m
+}
+
+/// At one placement and size: the fastest algorithm on the hardware and in the model.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WinnerRow {
+    pub workload: String,
+    pub placement: Placement,
+    pub size: u64,
+    pub launch: LaunchMode,
+    pub hw: String,
+    pub hw_ns: f64,
+    pub default: Option<String>,
+    pub fitted: Option<String>,
+    /// Runner-up's margin on the hardware (percent slower than the winner).
+    pub hw_margin_pct: f64,
+}
+
+/// Winner per (workload, placement, size, launch) among the algorithms measured there.
+pub fn winners(points: &[PointResult]) -> Vec<WinnerRow> {
+    type Key = (String, Placement, u64, LaunchMode);
+    let mut g: BTreeMap<Key, Vec<&PointResult>> = BTreeMap::new();
+    for p in held_out(points) {
+        let (w, _, pl, size, launch) = p.collective().expect("collective");
+        g.entry((w.to_string(), pl, size, launch))
+            .or_default()
+            .push(p);
+    }
+    let best = |v: &[&PointResult], f: &dyn Fn(&PointResult) -> Option<f64>| -> Option<String> {
+        v.iter()
+            .filter_map(|p| f(p).map(|t| (t, p.collective().map(|c| c.1).unwrap_or("?"))))
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, a)| a.to_string())
+    };
+    g.into_iter()
+        .filter(|(_, v)| v.len() >= 2)
+        .map(|((w, pl, size, launch), v)| {
+            let mut hw: Vec<(f64, &str)> = v
+                .iter()
+                .map(|p| (p.measured_ns, p.collective().map(|c| c.1).unwrap_or("?")))
+                .collect();
+            hw.sort_by(|a, b| a.0.total_cmp(&b.0));
+            WinnerRow {
+                workload: w,
+                placement: pl,
+                size,
+                launch,
+                hw: hw[0].1.to_string(),
+                hw_ns: hw[0].0,
+                default: best(&v, &|p| p.default_ns),
+                fitted: best(&v, &|p| p.fitted_ns),
+                hw_margin_pct: 100.0 * (hw[1].0 - hw[0].0) / hw[0].0,
+            }
+        })
+        .collect()
+}
+
+/// Size ranges over which one algorithm wins: `(from, to, algorithm)`.
+pub fn ranges(rows: &[(u64, String)]) -> Vec<(u64, u64, String)> {
+    let mut out: Vec<(u64, u64, String)> = vec![];
+    for (size, a) in rows {
+        match out.last_mut() {
+            Some(last) if last.2 == *a => last.1 = *size,
+            _ => out.push((*size, *size, a.clone())),
+        }
+    }
+    out
+}

@@ -1,0 +1,479 @@
+//! Fitting a chosen subset of [`ModelParams`] to microbenchmarks: Nelder–Mead
+//! (argmin) on the weighted mean squared log ratio of predicted to measured
+//! time, in a bounded, log-scaled parameter space; uncertainty by bootstrap
+//! over the fit points (rayon runs the replicates in parallel, statrs gives
+//! the percentiles).
+
+use crate::error::CalibError;
+use crate::twin::Twin;
+use argmin::core::{CostFunction, Executor, State};
+use argmin::solver::neldermead::NelderMead;
+use contend_sim::ModelParams;
+use contend_workload::Fidelity;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use statrs::statistics::{Data, OrderStatistics, Statistics};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A model constant calibration may fit, with the range it searches.
+#[derive(Clone, Copy, Debug)]
+pub struct FitParam {
+    /// Dotted TOML name: `pcie.dllp_overhead`.
+    pub name: &'static str,
+    pub lo: f64,
+    pub hi: f64,
+    /// Stored as an integer (the fit moves a continuous proxy and rounds).
+    pub integer: bool,
+    pub get: fn(&ModelParams) -> f64,
+    pub set: fn(&mut ModelParams, f64),
+}
+
+impl FitParam {
+    fn log_scale(&self) -> bool {
+        self.lo > 0.0 && self.hi / self.lo > 20.0
+    }
+    fn to_unit(&self, x: f64) -> f64 {
+        let x = x.clamp(self.lo, self.hi);
+        let t = if self.log_scale() {
+            (x.ln() - self.lo.ln()) / (self.hi.ln() - self.lo.ln())
+        } else {
+            (x - self.lo) / (self.hi - self.lo)
+        };
+        let t = t.clamp(1e-4, 1.0 - 1e-4);
+        (t / (1.0 - t)).ln()
+    }
+    fn from_unit(&self, u: f64) -> f64 {
+        let t = 1.0 / (1.0 + (-u).exp());
+        let x = if self.log_scale() {
+            (self.lo.ln() + t * (self.hi.ln() - self.lo.ln())).exp()
+        } else {
+            self.lo + t * (self.hi - self.lo)
+        };
+        if self.integer { x.round().max(1.0) } else { x }
+    }
+}
+
+macro_rules! fp {
+    ($name:literal, $lo:expr, $hi:expr, $int:expr, $($f:ident).+) => {
+        FitParam {
+            name: $name,
+            lo: $lo,
+            hi: $hi,
+            integer: $int,
+            get: |p| p.$($f).+ as f64,
+            set: |p, v| p.$($f).+ = v as _,
+        }
+    };
+}
+
+/// Every constant calibration knows how to fit.
+pub fn catalogue() -> Vec<FitParam> {
+    vec![
+        fp!("pcie.dllp_overhead", 0.0, 0.35, false, pcie.dllp_overhead),
+        fp!(
+            "pcie.link_latency_ns",
+            5.0,
+            2000.0,
+            false,
+            pcie.link_latency_ns
+        ),
+        fp!(
+            "root_complex.latency_ns",
+            10.0,
+            4000.0,
+            false,
+            root_complex.latency_ns
+        ),
+        fp!(
+            "host.memory_latency_ns",
+            10.0,
+            4000.0,
+            false,
+            host.memory_latency_ns
+        ),
+        fp!(
+            "gpu.memory_latency_ns",
+            10.0,
+            5000.0,
+            false,
+            gpu.memory_latency_ns
+        ),
+        fp!(
+            "gpu.max_outstanding_loads_per_sm",
+            1.0,
+            512.0,
+            true,
+            gpu.max_outstanding_loads_per_sm
+        ),
+        fp!(
+            "gpu.load_request_bytes",
+            32.0,
+            128.0,
+            true,
+            gpu.load_request_bytes
+        ),
+        fp!(
+            "gpu.loads_in_flight_per_thread",
+            1.0,
+            32.0,
+            true,
+            gpu.loads_in_flight_per_thread
+        ),
+        fp!(
+            "gpu.launch_eager_ns",
+            200.0,
+            30000.0,
+            false,
+            gpu.launch_eager_ns
+        ),
+        fp!(
+            "gpu.launch_graph_ns",
+            50.0,
+            30000.0,
+            false,
+            gpu.launch_graph_ns
+        ),
+        fp!("gpu.copy_setup_ns", 50.0, 30000.0, false, gpu.copy_setup_ns),
+        fp!("gpu.fence_ns", 10.0, 10000.0, false, gpu.fence_ns),
+        fp!("gpu.local_poll_ns", 10.0, 10000.0, false, gpu.local_poll_ns),
+        fp!("gpu.store_window", 1.0, 4096.0, true, gpu.store_window),
+        fp!(
+            "gpu.store_tlp_bytes",
+            32.0,
+            512.0,
+            true,
+            gpu.store_tlp_bytes
+        ),
+        fp!(
+            "root_complex.p2p_bandwidth_gbps",
+            1.0,
+            200.0,
+            false,
+            root_complex.p2p_bandwidth_gbps
+        ),
+    ]
+}
+
+/// The constants the microbenchmarks of `contend hw probe` pin down. Not
+/// among them: `gpu.launch_graph_ns` (no probe runs a CUDA graph) and
+/// `gpu.fence_ns` (no probe writes a flag after data, so no probe pays a
+/// fence: fitting it would let it drift along a flat direction).
+pub const DEFAULT_SUBSET: &[&str] = &[
+    "pcie.dllp_overhead",
+    "pcie.link_latency_ns",
+    "root_complex.latency_ns",
+    "host.memory_latency_ns",
+    "gpu.memory_latency_ns",
+    "gpu.max_outstanding_loads_per_sm",
+    "gpu.loads_in_flight_per_thread",
+    "gpu.launch_eager_ns",
+    "gpu.copy_setup_ns",
+    "gpu.local_poll_ns",
+];
+
+/// Looks up constants by name; an unknown name is an error listing the known ones.
+pub fn select(names: &[String]) -> Result<Vec<FitParam>, CalibError> {
+    let cat = catalogue();
+    names
+        .iter()
+        .map(|n| {
+            cat.iter().find(|p| p.name == n).copied().ok_or_else(|| {
+                CalibError::Fit(format!(
+                    "unknown constant `{n}` (fittable: {})",
+                    cat.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+                ))
+            })
+        })
+        .collect()
+}
+
+/// One fit point: a microbenchmark and its twin.
+#[derive(Debug)]
+pub struct FitPoint {
+    pub twin: Twin,
+    pub measured_ns: f64,
+    /// Relative weight (each family of probes counts the same in total).
+    pub weight: f64,
+}
+
+/// How to fit.
+#[derive(Clone, Debug)]
+pub struct FitOptions {
+    pub max_iters: u64,
+    /// Bootstrap replicates (0: none).
+    pub bootstrap: usize,
+    /// Nelder–Mead iterations of each bootstrap refit (started from the fit).
+    pub bootstrap_iters: u64,
+    pub seed: u64,
+    pub fidelity: Fidelity,
+}
+
+impl Default for FitOptions {
+    fn default() -> Self {
+        FitOptions {
+            max_iters: 400,
+            bootstrap: 24,
+            bootstrap_iters: 120,
+            seed: 1,
+            fidelity: Fidelity::Flow,
+        }
+    }
+}
+
+/// A fitted constant with its bootstrap spread.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FittedConstant {
+    pub name: String,
+    pub default: f64,
+    pub value: f64,
+    pub lo_bound: f64,
+    pub hi_bound: f64,
+    /// Bootstrap 5th and 95th percentiles and standard deviation (None without bootstrap).
+    pub p05: Option<f64>,
+    pub p95: Option<f64>,
+    pub std: Option<f64>,
+    /// True when the fit ended within 1 % (of the log range) of a search bound.
+    pub at_bound: bool,
+}
+
+/// What a fit produced.
+#[derive(Clone, Debug)]
+pub struct FitOutcome {
+    pub params: ModelParams,
+    pub constants: Vec<FittedConstant>,
+    pub loss_default: f64,
+    pub loss: f64,
+    pub iterations: u64,
+    pub evaluations: usize,
+}
+
+/// Progress callback: (stage, done, total).
+pub type Progress<'a> = &'a (dyn Fn(&str, usize, usize) + Sync);
+
+struct Problem<'a> {
+    base: &'a ModelParams,
+    params: &'a [FitParam],
+    points: &'a [FitPoint],
+    /// Per point: weight times bootstrap multiplicity.
+    weights: Vec<f64>,
+    fidelity: Fidelity,
+    evals: &'a AtomicUsize,
+}
+
+fn apply(base: &ModelParams, params: &[FitParam], u: &[f64]) -> ModelParams {
+    let mut p = base.clone();
+    for (fp, &x) in params.iter().zip(u) {
+        (fp.set)(&mut p, fp.from_unit(x));
+    }
+    p
+}
+
+/// Weighted mean squared log ratio of predicted to measured; a twin that
+/// fails to simulate under these constants makes them infeasible.
+fn loss(
+    params: &ModelParams,
+    points: &[FitPoint],
+    weights: &[f64],
+    fid: Fidelity,
+) -> Result<f64, String> {
+    if params.check().is_err() {
+        return Ok(1e6);
+    }
+    let terms: Vec<Result<(f64, f64), String>> = points
+        .par_iter()
+        .zip(weights.par_iter())
+        .filter(|(_, w)| **w > 0.0)
+        .map(|(pt, &w)| {
+            let pred = pt.twin.predict(params, fid)?;
+            let r = (pred.max(1e-3) / pt.measured_ns).ln();
+            Ok((w * r * r, w))
+        })
+        .collect();
+    let (mut s, mut sw) = (0.0, 0.0);
+    for t in terms {
+        let (a, b) = t?;
+        s += a;
+        sw += b;
+    }
+    Ok(if sw > 0.0 { s / sw } else { 0.0 })
+}
+
+impl CostFunction for Problem<'_> {
+    type Param = Vec<f64>;
+    type Output = f64;
+    fn cost(&self, u: &Vec<f64>) -> Result<f64, argmin::core::Error> {
+        self.evals.fetch_add(1, Ordering::Relaxed);
+        let p = apply(self.base, self.params, u);
+        Ok(loss(&p, self.points, &self.weights, self.fidelity).unwrap_or(1e6))
+    }
+}
+
+fn nelder_mead(
+    problem: Problem<'_>,
+    start: Vec<f64>,
+    iters: u64,
+) -> Result<(Vec<f64>, f64, u64), CalibError> {
+    let n = start.len();
+    let mut simplex = vec![start.clone()];
+    for i in 0..n {
+        let mut v = start.clone();
+        v[i] += if v[i] > 2.0 { -0.8 } else { 0.8 };
+        simplex.push(v);
+    }
+    let solver = NelderMead::new(simplex)
+        .with_sd_tolerance(1e-7)
+        .map_err(|e| CalibError::Fit(e.to_string()))?;
+    let res = Executor::new(problem, solver)
+        .configure(|s| s.max_iters(iters))
+        .run()
+        .map_err(|e| CalibError::Fit(e.to_string()))?;
+    let st = res.state();
+    let best = st.get_best_param().cloned().unwrap_or(start);
+    Ok((best, st.get_best_cost(), st.get_iter()))
+}
+
+/// A small deterministic generator for bootstrap resampling (splitmix64).
+struct SplitMix(u64);
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// Fits `params` (starting from `base`) to the points.
+pub fn fit(
+    base: &ModelParams,
+    params: &[FitParam],
+    points: &[FitPoint],
+    opts: &FitOptions,
+    progress: Progress<'_>,
+) -> Result<FitOutcome, CalibError> {
+    if points.is_empty() {
+        return Err(CalibError::Fit(
+            "no microbenchmark to fit on (the files hold no transfer probes)".into(),
+        ));
+    }
+    if params.is_empty() {
+        return Err(CalibError::Fit("no constant to fit".into()));
+    }
+    let weights: Vec<f64> = points.iter().map(|p| p.weight).collect();
+    let loss_default = loss(base, points, &weights, opts.fidelity).map_err(CalibError::Fit)?;
+    let evals = AtomicUsize::new(0);
+    let start: Vec<f64> = params.iter().map(|p| p.to_unit((p.get)(base))).collect();
+    progress("fitting", 0, 1);
+    let (best, best_cost, iterations) = nelder_mead(
+        Problem {
+            base,
+            params,
+            points,
+            weights: weights.clone(),
+            fidelity: opts.fidelity,
+            evals: &evals,
+        },
+        start,
+        opts.max_iters,
+    )?;
+    // Polish: restart from the best point while that still helps (Nelder–Mead
+    // stalls on the plateaus that rounding integer constants makes).
+    let (mut best, mut best_cost, mut iterations) = (best, best_cost, iterations);
+    for _ in 0..3 {
+        let (b, c, i) = nelder_mead(
+            Problem {
+                base,
+                params,
+                points,
+                weights: weights.clone(),
+                fidelity: opts.fidelity,
+                evals: &evals,
+            },
+            best.clone(),
+            opts.max_iters / 2,
+        )?;
+        iterations += i;
+        if c < best_cost - 1e-6 {
+            (best, best_cost) = (b, c);
+        } else {
+            break;
+        }
+    }
+    progress("fitting", 1, 1);
+    let fitted = apply(base, params, &best);
+
+    // Bootstrap: resample points with replacement, refit from the fit.
+    let done = AtomicUsize::new(0);
+    let reps: Vec<Vec<f64>> = (0..opts.bootstrap)
+        .into_par_iter()
+        .map(|b| {
+            let mut rng = SplitMix(opts.seed ^ (b as u64 + 1).wrapping_mul(0xA076_1D64_78BD_642F));
+            let mut w = vec![0.0; points.len()];
+            for _ in 0..points.len() {
+                let i = (rng.next() % points.len() as u64) as usize;
+                w[i] += weights[i];
+            }
+            let r = nelder_mead(
+                Problem {
+                    base,
+                    params,
+                    points,
+                    weights: w,
+                    fidelity: opts.fidelity,
+                    evals: &evals,
+                },
+                best.clone(),
+                opts.bootstrap_iters,
+            );
+            let d = done.fetch_add(1, Ordering::Relaxed) + 1;
+            progress("bootstrap", d, opts.bootstrap);
+            r.map(|(u, _, _)| {
+                params
+                    .iter()
+                    .zip(&u)
+                    .map(|(fp, &x)| fp.from_unit(x))
+                    .collect()
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    let default_params = ModelParams::default();
+    let constants = params
+        .iter()
+        .enumerate()
+        .map(|(i, fp)| {
+            let value = (fp.get)(&fitted);
+            let (p05, p95, std) = if reps.len() >= 2 {
+                let v: Vec<f64> = reps.iter().map(|r| r[i]).collect();
+                let mut d = Data::new(v.clone());
+                (
+                    Some(d.percentile(5)),
+                    Some(d.percentile(95)),
+                    Some(v.std_dev()),
+                )
+            } else {
+                (None, None, None)
+            };
+            let u = fp.to_unit(value);
+            FittedConstant {
+                name: fp.name.to_string(),
+                default: (fp.get)(&default_params),
+                value,
+                lo_bound: fp.lo,
+                hi_bound: fp.hi,
+                p05,
+                p95,
+                std,
+                at_bound: u.abs() > 4.5,
+            }
+        })
+        .collect();
+    Ok(FitOutcome {
+        params: fitted,
+        constants,
+        loss_default,
+        loss: best_cost,
+        iterations,
+        evaluations: evals.load(Ordering::Relaxed),
+    })
+}

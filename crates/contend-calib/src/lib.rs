@@ -1,0 +1,41 @@
+//! # contend-calib
+//!
+//! Closes the loop between the simulator and the hardware: loads
+//! measurements (the hardware backend's JSON Lines, nccl-tests logs), pairs
+//! each with its simulated twin, fits a chosen subset of
+//! [`contend_sim::ModelParams`] on the microbenchmarks only, predicts the
+//! held-out allreduce and verify-step measurements with the default and the
+//! fitted constants, and reports errors, winner agreement and a verdict with
+//! SVG charts. Also: `advise` (which algorithm wins up to which size, per
+//! world size) and nccl-tests export of predictions.
+//!
+//! ```
+//! use contend_calib::{nccl_tests_table, parse_nccl_tests};
+//! let log = "# nThread 1 nGpus 2 minBytes 1024 maxBytes 1024 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
+//! #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+//!         1024           512  bfloat16     sum      -1     8.90    0.12    0.12      0     8.80    0.12    0.12      0
+//! ";
+//! let recs: Vec<_> = parse_nccl_tests("log", log).unwrap().into_iter().map(|r| r.1).collect();
+//! assert_eq!(recs[0].stats.median_ns, 8900.0);
+//! let again: Vec<_> = parse_nccl_tests("again", &nccl_tests_table(&recs)).unwrap()
+//!     .into_iter().map(|r| r.1).collect();
+//! assert_eq!(recs, again);
+//! ```
+
+pub mod advise;
+pub mod calibrate;
+mod error;
+pub mod eval;
+pub mod fit;
+pub mod measure;
+pub mod nccl_tests;
+pub mod report;
+pub mod twin;
+
+pub use advise::{WorldAdvice, advice_table, advise};
+pub use calibrate::{CalibrateOptions, FitSummary, PointResult, calibrate};
+pub use error::CalibError;
+pub use fit::{DEFAULT_SUBSET, FitOptions, FitParam, catalogue, select};
+pub use measure::{Measurement, load_measurements};
+pub use nccl_tests::{nccl_tests_table, parse_nccl_tests};
+pub use report::write_report;

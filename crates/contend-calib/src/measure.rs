@@ -1,0 +1,661 @@
+//! Loading measurements: the hardware backend's JSON Lines and nccl-tests
+//! text logs, each record checked against the topology it is said to come
+//! from and classified (microbenchmark to fit on, allreduce or verify step
+//! to hold out). Bad input is an error naming `file:line`; nothing is
+//! skipped silently, so a fit never runs on data that failed a check.
+
+use crate::error::CalibError;
+use contend_topo::{LinkKind, NodeIdx, NodeKind, Topology};
+use contend_workload::{Algorithm, Dtype, LaunchMode, Placement, ResultRecord, Source};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::str::FromStr;
+
+/// What a transfer microbenchmark did (the hardware backend's probe labels).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProbeOp {
+    CopyH2d,
+    CopyD2h,
+    CopyPeer,
+    SmLoad,
+    SmStore,
+    PingPong,
+}
+
+impl ProbeOp {
+    pub const ALL: &'static [(&'static str, ProbeOp)] = &[
+        ("copy-h2d", ProbeOp::CopyH2d),
+        ("copy-d2h", ProbeOp::CopyD2h),
+        ("copy-peer", ProbeOp::CopyPeer),
+        ("sm-load", ProbeOp::SmLoad),
+        ("sm-store", ProbeOp::SmStore),
+        ("ping-pong", ProbeOp::PingPong),
+    ];
+    pub fn name(self) -> &'static str {
+        ProbeOp::ALL
+            .iter()
+            .find(|(_, o)| *o == self)
+            .map_or("?", |(n, _)| n)
+    }
+    /// An SM kernel (its per-op time includes one kernel launch).
+    pub fn is_kernel(self) -> bool {
+        matches!(self, ProbeOp::SmLoad | ProbeOp::SmStore)
+    }
+}
+
+/// An allreduce algorithm as measured: one of contend's kernels, or NCCL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum AlgoRef {
+    Custom(Algorithm),
+    Nccl,
+}
+
+impl AlgoRef {
+    pub fn name(self) -> &'static str {
+        match self {
+            AlgoRef::Custom(a) => a.name(),
+            AlgoRef::Nccl => "nccl",
+        }
+    }
+    pub fn parse(s: &str) -> Option<AlgoRef> {
+        if s == "nccl" {
+            return Some(AlgoRef::Nccl);
+        }
+        Algorithm::from_str(s).ok().map(AlgoRef::Custom)
+    }
+}
+
+/// One stream of a transfer microbenchmark, by node id.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProbeStream {
+    pub from: String,
+    pub to: String,
+}
+
+/// What a measurement is, with everything its simulated twin needs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Kind {
+    /// A transfer between a GPU and host memory or another GPU.
+    Probe {
+        op: ProbeOp,
+        /// This record's stream first, then the streams that ran at the same time.
+        streams: Vec<ProbeStream>,
+        bytes: u64,
+        blocks: u32,
+        threads: u32,
+        iterations: u32,
+    },
+    /// SM loads or stores of the GPU's own memory (closed-form fit of
+    /// `gpu.local_efficiency`; the simulator has no local transfer stream).
+    Local {
+        op: ProbeOp,
+        gpu: String,
+        bytes: u64,
+        blocks: u32,
+    },
+    /// An allreduce at one size (repeated back to back).
+    Allreduce {
+        algorithm: AlgoRef,
+        placement: Placement,
+        ranks: Vec<String>,
+        size: u64,
+        blocks: u32,
+        threads: u32,
+        dtype: Dtype,
+        launch: LaunchMode,
+    },
+    /// An EAGLE verify step: `allreduces` allreduces of `size` bytes back to back.
+    VerifyStep {
+        algorithm: AlgoRef,
+        placement: Placement,
+        ranks: Vec<String>,
+        size: u64,
+        allreduces: u32,
+        blocks: u32,
+        threads: u32,
+        dtype: Dtype,
+        launch: LaunchMode,
+    },
+}
+
+/// How calibration uses a measurement.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// A microbenchmark: the fit minimises its error.
+    Fit,
+    /// Fitted in closed form (local memory bandwidth).
+    Direct,
+    /// An allreduce or verify step: predicted, never fitted on.
+    HeldOut,
+    /// A known microbenchmark that the simulator cannot express (the reason).
+    Skipped(String),
+}
+
+/// One measured result, where it came from, and what it is.
+#[derive(Clone, Debug)]
+pub struct Measurement {
+    pub file: String,
+    pub line: usize,
+    pub record: ResultRecord,
+    pub kind: Kind,
+    pub role: Role,
+}
+
+impl Measurement {
+    /// The measured time the model is compared with: the median per-op time
+    /// (one transfer, one round trip, one allreduce, one verify step), ns.
+    pub fn measured_ns(&self) -> f64 {
+        self.record.stats.median_ns
+    }
+    /// Short label: `sm-load host 256 MiB 4x512`, `one-shot-pull host 42 KiB`.
+    pub fn label(&self) -> String {
+        match &self.kind {
+            Kind::Probe {
+                op,
+                streams,
+                bytes,
+                blocks,
+                ..
+            } => {
+                let conc = if streams.len() > 1 {
+                    format!(" x{} concurrent", streams.len())
+                } else {
+                    String::new()
+                };
+                let blk = if op.is_kernel() {
+                    format!(" {blocks} blocks")
+                } else {
+                    String::new()
+                };
+                format!(
+                    "{} {}->{} {}{blk}{conc}",
+                    op.name(),
+                    streams[0].from,
+                    streams[0].to,
+                    contend_topo::Bytes(*bytes)
+                )
+            }
+            Kind::Local {
+                op, gpu, blocks, ..
+            } => format!("{} {gpu} local {blocks} blocks", op.name()),
+            Kind::Allreduce {
+                algorithm,
+                placement,
+                size,
+                dtype,
+                ..
+            } => format!(
+                "{} {placement} {} {dtype}",
+                algorithm.name(),
+                contend_topo::Bytes(*size)
+            ),
+            Kind::VerifyStep {
+                algorithm,
+                placement,
+                launch,
+                allreduces,
+                ..
+            } => format!(
+                "verify-step {} {placement} {launch} ({allreduces} allreduces)",
+                algorithm.name()
+            ),
+        }
+    }
+}
+
+/// Loads every file (JSON Lines, or an nccl-tests log for any file not
+/// ending in `.jsonl`/`.json`), checks every record against `topo`, and
+/// joins concurrent probe streams. The first problem is an error.
+pub fn load_measurements(paths: &[&Path], topo: &Topology) -> Result<Vec<Measurement>, CalibError> {
+    let mut all = vec![];
+    for p in paths {
+        let name = p.display().to_string();
+        let text = std::fs::read_to_string(p).map_err(|e| CalibError::File {
+            file: name.clone(),
+            message: format!("cannot read: {e}"),
+        })?;
+        let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
+        let recs = if ext == "jsonl" || ext == "json" {
+            parse_jsonl(&name, &text)?
+        } else {
+            crate::nccl_tests::parse_nccl_tests(&name, &text)?
+        };
+        if recs.is_empty() {
+            return Err(CalibError::File {
+                file: name,
+                message: "holds no measurements".into(),
+            });
+        }
+        all.extend(classify(&name, recs, topo)?);
+    }
+    Ok(all)
+}
+
+/// Parses JSON Lines into records with their line numbers. A line that is not
+/// one complete record (truncated, invalid JSON, missing fields) is an error.
+pub fn parse_jsonl(file: &str, text: &str) -> Result<Vec<(usize, ResultRecord)>, CalibError> {
+    let mut out = vec![];
+    for (i, line) in text.lines().enumerate() {
+        let n = i + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let rec: ResultRecord = serde_json::from_str(line).map_err(|e| CalibError::Record {
+            file: file.to_string(),
+            line: n,
+            message: if e.is_eof() {
+                format!("truncated record (the line ends inside the JSON object: {e})")
+            } else {
+                format!("not a valid result record: {e}")
+            },
+        })?;
+        out.push((n, rec));
+    }
+    if !text.is_empty() && !text.ends_with('\n') && !out.is_empty() {
+        // A last line without its newline is how an interrupted writer leaves
+        // a file; it parsed, so it is complete: accept it.
+    }
+    Ok(out)
+}
+
+fn extra_u64(r: &ResultRecord, key: &str) -> Option<u64> {
+    r.extra.get(key).and_then(|v| v.as_u64())
+}
+fn extra_str<'a>(r: &'a ResultRecord, key: &str) -> Option<&'a str> {
+    r.extra.get(key).and_then(|v| v.as_str())
+}
+
+/// Checks the record's machine fingerprint against the topology.
+fn check_machine(r: &ResultRecord, topo: &Topology) -> Result<(), String> {
+    let Some(m) = &r.machine else {
+        return Ok(());
+    };
+    let gpus = topo.gpus();
+    if !m.gpus.is_empty() && m.gpus.len() != gpus.len() {
+        return Err(format!(
+            "topology mismatch: the measured machine has {} GPUs ({}), topology `{}` has {}",
+            m.gpus.len(),
+            m.gpus.join(", "),
+            topo.name,
+            gpus.len()
+        ));
+    }
+    for (i, link) in m.pcie_links.iter().enumerate() {
+        let Some(&g) = gpus.get(i) else { continue };
+        let Some((gen_, width)) = parse_pcie(link) else {
+            continue;
+        };
+        let topo_link = topo.links().iter().find_map(|l| match &l.kind {
+            LinkKind::Pcie(p) if l.a == g || l.b == g => Some((p.generation.0, p.width)),
+            _ => None,
+        });
+        if let Some((tg, tw)) = topo_link
+            && (tg, tw) != (gen_, width)
+        {
+            return Err(format!(
+                "topology mismatch: GPU {i} measured on a {link} link, topology `{}` gives {} Gen{tg} x{tw}",
+                topo.name,
+                topo.node(g).id.0
+            ));
+        }
+    }
+    for (i, row) in m.link_matrix.iter().enumerate() {
+        for (j, cell) in row.iter().enumerate() {
+            if i >= j || i >= gpus.len() || j >= gpus.len() {
+                continue;
+            }
+            let measured_nv = cell.starts_with("NV");
+            let topo_nv = topo.links().iter().any(|l| {
+                matches!(l.kind, LinkKind::Nvlink { .. })
+                    && ((l.a == gpus[i] && l.b == gpus[j]) || (l.a == gpus[j] && l.b == gpus[i]))
+            });
+            if measured_nv != topo_nv {
+                return Err(format!(
+                    "topology mismatch: GPUs {i} and {j} are joined by `{cell}` on the measured machine, \
+                     but topology `{}` {} an NVLink between {} and {}",
+                    topo.name,
+                    if topo_nv { "has" } else { "has no" },
+                    topo.node(gpus[i]).id.0,
+                    topo.node(gpus[j]).id.0
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `Gen5 x16` -> (5, 16).
+fn parse_pcie(s: &str) -> Option<(u8, u8)> {
+    let mut it = s.split_whitespace();
+    let g = it.next()?.strip_prefix("Gen")?.parse().ok()?;
+    let w = it.next()?.strip_prefix('x')?.parse().ok()?;
+    Some((g, w))
+}
+
+fn gpu_of(topo: &Topology, id: &str) -> Result<NodeIdx, String> {
+    topo.lookup(id)
+        .filter(|i| matches!(topo.node(*i).kind, NodeKind::Gpu(_)))
+        .ok_or_else(|| {
+            format!(
+                "topology mismatch: `{id}` is not a GPU of topology `{}` (its GPUs: {})",
+                topo.name,
+                topo.gpus()
+                    .iter()
+                    .map(|g| topo.node(*g).id.0.clone())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+}
+
+/// The node a probe's target names: `host` is the GPU's nearest host memory.
+fn target_of(topo: &Topology, gpu: NodeIdx, id: &str) -> Result<String, String> {
+    if id == "host" {
+        return topo
+            .nearest_host_memory(gpu)
+            .map(|m| topo.node(m).id.0.clone())
+            .ok_or_else(|| format!("topology `{}` has no host memory", topo.name));
+    }
+    match topo.lookup(id).map(|i| &topo.node(i).kind) {
+        Some(NodeKind::Gpu(_) | NodeKind::HostMemory { .. }) => Ok(id.to_string()),
+        _ => Err(format!(
+            "topology mismatch: `{id}` is neither a GPU nor host memory of topology `{}`",
+            topo.name
+        )),
+    }
+}
+
+/// Checks and classifies the records of one file.
+pub fn classify(
+    file: &str,
+    recs: Vec<(usize, ResultRecord)>,
+    topo: &Topology,
+) -> Result<Vec<Measurement>, CalibError> {
+    let mut out = vec![];
+    for (line, r) in recs {
+        let err = |message: String| CalibError::Record {
+            file: file.to_string(),
+            line,
+            message,
+        };
+        let (kind, role) = classify_one(&r, topo).map_err(err)?;
+        out.push(Measurement {
+            file: file.to_string(),
+            line,
+            record: r,
+            kind,
+            role,
+        });
+    }
+    join_concurrent(file, &mut out)?;
+    Ok(out)
+}
+
+fn classify_one(r: &ResultRecord, topo: &Topology) -> Result<(Kind, Role), String> {
+    if r.source == Source::Sim {
+        return Err("source is `sim`: a simulator result, not a measurement".into());
+    }
+    if r.verified == Some(false) {
+        return Err(format!(
+            "{} {} failed verification: its timing must not be used",
+            r.algorithm, r.size_bytes
+        ));
+    }
+    let med = r.stats.median_ns;
+    if !(med.is_finite() && med > 0.0) {
+        return Err(format!("median time {med} ns is not a positive number"));
+    }
+    check_machine(r, topo)?;
+    let need = |key: &str| {
+        extra_u64(r, key).ok_or_else(|| {
+            format!(
+                "`{}` record without `extra.{key}`: cannot build its simulated twin",
+                r.algorithm
+            )
+        })
+    };
+    match r.workload.as_str() {
+        "transfer" => {
+            let op = ProbeOp::ALL
+                .iter()
+                .find(|(n, _)| *n == r.algorithm)
+                .map(|(_, o)| *o)
+                .ok_or_else(|| {
+                    format!(
+                        "unknown transfer probe `{}` (one of: {})",
+                        r.algorithm,
+                        ProbeOp::ALL
+                            .iter()
+                            .map(|(n, _)| *n)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })?;
+            if r.ranks.len() != 2 {
+                return Err(format!(
+                    "a transfer names two endpoints, this one has {:?}",
+                    r.ranks
+                ));
+            }
+            let g = gpu_of(topo, &r.ranks[0])?;
+            let (blocks, threads) = if op.is_kernel() {
+                (need("blocks")? as u32, need("threads")? as u32)
+            } else {
+                (1, 32)
+            };
+            if r.ranks[0] == r.ranks[1] {
+                if !op.is_kernel() {
+                    return Err(format!("a `{}` from a GPU to itself", r.algorithm));
+                }
+                return Ok((
+                    Kind::Local {
+                        op,
+                        gpu: r.ranks[0].clone(),
+                        bytes: r.size_bytes,
+                        blocks,
+                    },
+                    Role::Direct,
+                ));
+            }
+            let to = target_of(topo, g, &r.ranks[1])?;
+            let flags_in_host = extra_str(r, "flags").is_some_and(|f| f.contains("host"));
+            let role = if op == ProbeOp::PingPong
+                && flags_in_host
+                && matches!(
+                    topo.lookup(&to).map(|i| &topo.node(i).kind),
+                    Some(NodeKind::Gpu(_))
+                ) {
+                Role::Skipped(
+                    "GPU-GPU ping-pong with flags in host memory: the simulator's GPU ping-pong keeps flags in device memory"
+                        .into(),
+                )
+            } else {
+                Role::Fit
+            };
+            if r.size_bytes == 0 {
+                return Err("a transfer of zero bytes".into());
+            }
+            Ok((
+                Kind::Probe {
+                    op,
+                    streams: vec![ProbeStream {
+                        from: r.ranks[0].clone(),
+                        to,
+                    }],
+                    bytes: r.size_bytes,
+                    blocks,
+                    threads,
+                    iterations: extra_u64(r, "iterations").unwrap_or(1) as u32,
+                },
+                role,
+            ))
+        }
+        "allreduce" | "verify-step" => {
+            let algorithm = AlgoRef::parse(&r.algorithm).ok_or_else(|| {
+                format!(
+                    "unknown algorithm `{}` (one of: {}, nccl)",
+                    r.algorithm,
+                    Algorithm::ALL
+                        .iter()
+                        .map(|a| a.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })?;
+            if r.ranks.len() < 2 {
+                return Err(format!(
+                    "an allreduce needs two ranks or more, got {:?}",
+                    r.ranks
+                ));
+            }
+            if r.ranks.len() > topo.gpus().len() {
+                return Err(format!(
+                    "topology mismatch: {} ranks measured, topology `{}` has {} GPUs",
+                    r.ranks.len(),
+                    topo.name,
+                    topo.gpus().len()
+                ));
+            }
+            for id in &r.ranks {
+                gpu_of(topo, id)?;
+            }
+            let placement = match (algorithm, r.placement) {
+                (_, Some(p)) => p,
+                // NCCL picks its own path: P2P (NVLink or PCIe) unless told not to,
+                // then it stages through host memory.
+                (AlgoRef::Nccl, None) => {
+                    if extra_str(r, "NCCL_P2P_DISABLE") == Some("1") {
+                        Placement::Host
+                    } else {
+                        Placement::Peer
+                    }
+                }
+                (AlgoRef::Custom(a), None) => {
+                    return Err(format!("`{a}` record without a placement"));
+                }
+            };
+            let (blocks, threads) = match algorithm {
+                // The backend launches `grid` blocks (fewer than asked for small messages).
+                AlgoRef::Custom(_) => (
+                    extra_u64(r, "grid")
+                        .or(extra_u64(r, "blocks"))
+                        .ok_or_else(|| {
+                            format!(
+                                "`{}` record without `extra.grid` or `extra.blocks`",
+                                r.algorithm
+                            )
+                        })? as u32,
+                    need("threads")? as u32,
+                ),
+                AlgoRef::Nccl => (1, 512),
+            };
+            if blocks == 0 || threads == 0 || threads % 32 != 0 || threads > 1024 {
+                return Err(format!(
+                    "kernel shape {blocks} x {threads} is not launchable"
+                ));
+            }
+            let dtype = match extra_str(r, "dtype") {
+                None => Dtype::Bf16,
+                Some(d) => Dtype::from_str(d)?,
+            };
+            if r.size_bytes == 0 {
+                return Err("an allreduce of zero bytes".into());
+            }
+            let ranks = r.ranks.clone();
+            if r.workload == "allreduce" {
+                Ok((
+                    Kind::Allreduce {
+                        algorithm,
+                        placement,
+                        ranks,
+                        size: r.size_bytes,
+                        blocks,
+                        threads,
+                        dtype,
+                        launch: r.launch,
+                    },
+                    Role::HeldOut,
+                ))
+            } else {
+                let allreduces = extra_u64(r, "allreduces").unwrap_or(122) as u32;
+                if allreduces == 0 {
+                    return Err("a verify step of zero allreduces".into());
+                }
+                Ok((
+                    Kind::VerifyStep {
+                        algorithm,
+                        placement,
+                        ranks,
+                        size: r.size_bytes,
+                        allreduces,
+                        blocks,
+                        threads,
+                        dtype,
+                        launch: r.launch,
+                    },
+                    Role::HeldOut,
+                ))
+            }
+        }
+        other => Err(format!(
+            "unknown scenario `{}`: workload kind `{other}` is not one of allreduce, verify-step, transfer",
+            r.scenario
+        )),
+    }
+}
+
+/// Streams measured at the same time (`extra.concurrent_streams` > 1) are
+/// one scenario: each record's twin runs all of them. A group whose size
+/// does not match `concurrent_streams` means a record is missing.
+fn join_concurrent(file: &str, ms: &mut [Measurement]) -> Result<(), CalibError> {
+    type Key = (String, String, u64, u64, String);
+    let mut groups: BTreeMap<Key, Vec<usize>> = BTreeMap::new();
+    for (i, m) in ms.iter().enumerate() {
+        let n = extra_u64(&m.record, "concurrent_streams").unwrap_or(1);
+        if n > 1 && matches!(m.kind, Kind::Probe { .. }) {
+            let key = (
+                extra_str(&m.record, "group").unwrap_or("").to_string(),
+                m.record.algorithm.clone(),
+                m.record.size_bytes,
+                n,
+                m.record.scenario.clone(),
+            );
+            groups.entry(key).or_default().push(i);
+        }
+    }
+    for ((_, alg, size, n, _), idx) in groups {
+        if idx.len() as u64 % n != 0 {
+            let m = &ms[idx[0]];
+            return Err(CalibError::Record {
+                file: file.to_string(),
+                line: m.line,
+                message: format!(
+                    "`{alg}` {size} B ran as {n} concurrent streams, but {} record(s) of that run are in the file (truncated?)",
+                    idx.len()
+                ),
+            });
+        }
+        for chunk in idx.chunks(n as usize) {
+            let all: Vec<ProbeStream> = chunk
+                .iter()
+                .filter_map(|&i| match &ms[i].kind {
+                    Kind::Probe { streams, .. } => streams.first().cloned(),
+                    _ => None,
+                })
+                .collect();
+            for &i in chunk {
+                if let Kind::Probe { streams, .. } = &mut ms[i].kind {
+                    let me = streams[0].clone();
+                    *streams = std::iter::once(me.clone())
+                        .chain(all.iter().filter(|s| **s != me).cloned())
+                        .collect();
+                }
+            }
+        }
+    }
+    Ok(())
+}

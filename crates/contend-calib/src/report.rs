@@ -1,0 +1,627 @@
+//! `report.md` and its SVG charts from a calibration folder's `fit.json`:
+//! held-out errors (default and fitted constants), winner agreement, the
+//! verdict, the fitted constants with their uncertainty, the machine
+//! fingerprint, and measured vs predicted latency over size per algorithm
+//! and placement.
+
+use crate::calibrate::{FitSummary, PointResult};
+use crate::error::CalibError;
+use crate::eval::{
+    ErrStats, Which, abs_pct, by_algorithm, by_placement, held_out, ranges, residuals, winners,
+};
+use crate::measure::{Kind, Role};
+use contend_topo::Bytes;
+use contend_workload::{LaunchMode, Placement};
+use plotters::prelude::*;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Reads `DIR/fit.json`.
+pub fn load_summary(dir: &Path) -> Result<FitSummary, CalibError> {
+    let p = dir.join("fit.json");
+    let text = std::fs::read_to_string(&p).map_err(|e| CalibError::io(&p, e))?;
+    serde_json::from_str(&text).map_err(|e| CalibError::io(&p, format!("not a fit summary: {e}")))
+}
+
+fn us(ns: f64) -> String {
+    let u = ns / 1000.0;
+    if u >= 100.0 {
+        format!("{u:.0} µs")
+    } else {
+        format!("{u:.1} µs")
+    }
+}
+
+fn stats_cells(s: Option<&ErrStats>) -> String {
+    match s {
+        Some(s) if s.n > 0 => format!("{:.1} | {:.1} | {:.1}", s.median, s.p90, s.max),
+        _ => "- | - | -".into(),
+    }
+}
+
+fn chart_err<E: std::fmt::Display>(path: &Path) -> impl Fn(E) -> CalibError + '_ {
+    move |e| CalibError::Chart {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// Bf16 allreduce series per algorithm: (size, measured, default, fitted).
+type Series = BTreeMap<String, Vec<(f64, f64, Option<f64>, Option<f64>)>>;
+
+fn series(points: &[PointResult], placement: Placement) -> Series {
+    let mut m: Series = BTreeMap::new();
+    for p in held_out(points) {
+        let Some((w, a, pl, size, _)) = p.collective() else {
+            continue;
+        };
+        if w == "allreduce" && pl == placement {
+            m.entry(a.to_string()).or_default().push((
+                size as f64,
+                p.measured_ns,
+                p.default_ns,
+                p.fitted_ns,
+            ));
+        }
+    }
+    for v in m.values_mut() {
+        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    m
+}
+
+fn size_label(x: f64) -> String {
+    Bytes(x.round() as u64).to_string().replace(' ', "")
+}
+
+fn latency_chart(path: &Path, title: &str, s: &Series) -> Result<(), CalibError> {
+    let e = chart_err(path);
+    let all: Vec<f64> = s
+        .values()
+        .flatten()
+        .flat_map(|p| [Some(p.1), p.2, p.3])
+        .flatten()
+        .map(|ns| ns / 1000.0)
+        .collect();
+    let xs: Vec<f64> = s.values().flatten().map(|p| p.0).collect();
+    if all.is_empty() {
+        return Ok(());
+    }
+    let (ylo, yhi) = (
+        all.iter().copied().fold(f64::INFINITY, f64::min) * 0.8,
+        all.iter().copied().fold(0.0, f64::max) * 1.25,
+    );
+    let (xlo, xhi) = (
+        xs.iter().copied().fold(f64::INFINITY, f64::min) / 1.3,
+        xs.iter().copied().fold(0.0, f64::max) * 1.3,
+    );
+    let root = SVGBackend::new(path, (960, 600)).into_drawing_area();
+    root.fill(&WHITE).map_err(&e)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 20))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(64)
+        .build_cartesian_2d((xlo..xhi).log_scale(), (ylo..yhi).log_scale())
+        .map_err(&e)?;
+    chart
+        .configure_mesh()
+        .x_desc("allreduce size")
+        .y_desc("time per allreduce (µs)")
+        .x_label_formatter(&|x| size_label(*x))
+        .y_label_formatter(&|y| format!("{y:.0}"))
+        .draw()
+        .map_err(&e)?;
+    for (i, (alg, pts)) in s.iter().enumerate() {
+        let c = Palette99::pick(i).to_rgba();
+        let fitted: Vec<(f64, f64)> = pts
+            .iter()
+            .filter_map(|p| p.3.map(|f| (p.0, f / 1000.0)))
+            .collect();
+        let default: Vec<(f64, f64)> = pts
+            .iter()
+            .filter_map(|p| p.2.map(|f| (p.0, f / 1000.0)))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(fitted, c.stroke_width(2)))
+            .map_err(&e)?
+            .label(format!("{alg}: fitted model (line), measured (dots)"))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+        chart
+            .draw_series(LineSeries::new(default, c.mix(0.35).stroke_width(1)))
+            .map_err(&e)?;
+        chart
+            .draw_series(
+                pts.iter()
+                    .map(|p| Circle::new((p.0, p.1 / 1000.0), 4, c.filled())),
+            )
+            .map_err(&e)?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(&e)?;
+    root.present().map_err(&e)?;
+    Ok(())
+}
+
+fn error_chart(path: &Path, title: &str, s: &Series) -> Result<(), CalibError> {
+    let e = chart_err(path);
+    let xs: Vec<f64> = s.values().flatten().map(|p| p.0).collect();
+    if xs.is_empty() {
+        return Ok(());
+    }
+    let ymax = s
+        .values()
+        .flatten()
+        .flat_map(|p| {
+            [p.2, p.3]
+                .into_iter()
+                .flatten()
+                .map(move |v| abs_pct(v, p.1))
+        })
+        .fold(30.0, f64::max)
+        .min(400.0)
+        * 1.1;
+    let (xlo, xhi) = (
+        xs.iter().copied().fold(f64::INFINITY, f64::min) / 1.3,
+        xs.iter().copied().fold(0.0, f64::max) * 1.3,
+    );
+    let root = SVGBackend::new(path, (960, 520)).into_drawing_area();
+    root.fill(&WHITE).map_err(&e)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 20))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(56)
+        .build_cartesian_2d((xlo..xhi).log_scale(), 0.0..ymax)
+        .map_err(&e)?;
+    chart
+        .configure_mesh()
+        .x_desc("allreduce size")
+        .y_desc("absolute error (%)")
+        .x_label_formatter(&|x| size_label(*x))
+        .draw()
+        .map_err(&e)?;
+    for y in [10.0, 25.0] {
+        chart
+            .draw_series(LineSeries::new(
+                vec![(xlo, y), (xhi, y)],
+                BLACK.mix(0.4).stroke_width(1),
+            ))
+            .map_err(&e)?;
+    }
+    for (i, (alg, pts)) in s.iter().enumerate() {
+        let c = Palette99::pick(i).to_rgba();
+        chart
+            .draw_series(pts.iter().filter_map(|p| {
+                p.3.map(|f| Circle::new((p.0, abs_pct(f, p.1).min(ymax)), 4, c.filled()))
+            }))
+            .map_err(&e)?
+            .label(format!("{alg}: fitted (filled), default (hollow)"))
+            .legend(move |(x, y)| Circle::new((x + 10, y), 4, c.filled()));
+        chart
+            .draw_series(pts.iter().filter_map(|p| {
+                p.2.map(|f| Circle::new((p.0, abs_pct(f, p.1).min(ymax)), 4, c.stroke_width(1)))
+            }))
+            .map_err(&e)?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(&e)?;
+    root.present().map_err(&e)?;
+    Ok(())
+}
+
+fn probe_chart(path: &Path, points: &[PointResult]) -> Result<(), CalibError> {
+    let e = chart_err(path);
+    let pts: Vec<(f64, Option<f64>, Option<f64>)> = points
+        .iter()
+        .filter(|p| p.role == Role::Fit)
+        .map(|p| {
+            (
+                p.measured_ns / 1000.0,
+                p.default_ns.map(|v| v / 1000.0),
+                p.fitted_ns.map(|v| v / 1000.0),
+            )
+        })
+        .collect();
+    if pts.is_empty() {
+        return Ok(());
+    }
+    let all: Vec<f64> = pts
+        .iter()
+        .flat_map(|p| [Some(p.0), p.1, p.2])
+        .flatten()
+        .collect();
+    let lo = all.iter().copied().fold(f64::INFINITY, f64::min) / 1.5;
+    let hi = all.iter().copied().fold(0.0, f64::max) * 1.5;
+    let root = SVGBackend::new(path, (720, 640)).into_drawing_area();
+    root.fill(&WHITE).map_err(&e)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "Microbenchmarks (fit set): predicted vs measured",
+            ("sans-serif", 18),
+        )
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(64)
+        .build_cartesian_2d((lo..hi).log_scale(), (lo..hi).log_scale())
+        .map_err(&e)?;
+    chart
+        .configure_mesh()
+        .x_desc("measured (µs)")
+        .y_desc("predicted (µs)")
+        .draw()
+        .map_err(&e)?;
+    chart
+        .draw_series(LineSeries::new(vec![(lo, lo), (hi, hi)], BLACK.mix(0.5)))
+        .map_err(&e)?;
+    let blue = BLUE.to_rgba();
+    let red = RED.to_rgba();
+    chart
+        .draw_series(
+            pts.iter()
+                .filter_map(|p| p.1.map(|d| Cross::new((p.0, d), 4, red.stroke_width(1)))),
+        )
+        .map_err(&e)?
+        .label("default constants")
+        .legend(move |(x, y)| Cross::new((x + 10, y), 4, red.stroke_width(1)));
+    chart
+        .draw_series(
+            pts.iter()
+                .filter_map(|p| p.2.map(|f| Circle::new((p.0, f), 4, blue.filled()))),
+        )
+        .map_err(&e)?
+        .label("fitted constants")
+        .legend(move |(x, y)| Circle::new((x + 10, y), 4, blue.filled()));
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(&e)?;
+    root.present().map_err(&e)?;
+    Ok(())
+}
+
+fn fmt_value(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+/// Writes `DIR/report.md` and its charts; returns the files written.
+pub fn write_report(dir: &Path) -> Result<Vec<PathBuf>, CalibError> {
+    let s = load_summary(dir)?;
+    let mut written = vec![];
+    let placements: BTreeSet<Placement> = held_out(&s.points)
+        .filter_map(|p| p.collective().map(|c| c.2))
+        .collect();
+    for pl in &placements {
+        let ser = series(&s.points, *pl);
+        let lp = dir.join(format!("latency-{pl}.svg"));
+        latency_chart(
+            &lp,
+            &format!("Allreduce (bf16), {pl} placement: measured vs predicted"),
+            &ser,
+        )?;
+        written.push(lp);
+        let ep = dir.join(format!("error-{pl}.svg"));
+        error_chart(
+            &ep,
+            &format!("Held-out error per point, {pl} placement (lines at 10 % and 25 %)"),
+            &ser,
+        )?;
+        written.push(ep);
+    }
+    let pp = dir.join("probes.svg");
+    probe_chart(&pp, &s.points)?;
+    written.push(pp);
+
+    let md = render_markdown(&s, &placements);
+    let rp = dir.join("report.md");
+    std::fs::write(&rp, md).map_err(|e| CalibError::io(&rp, e))?;
+    written.push(rp);
+    Ok(written)
+}
+
+/// The Markdown text of the report (charts referenced by relative path).
+pub fn render_markdown(s: &FitSummary, placements: &BTreeSet<Placement>) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "# Calibration report: {}\n", s.topology_name);
+    let _ = writeln!(
+        o,
+        "Generated by `contend report` from `fit.json` (written by `contend calibrate`). Topology file: `{}`. Measurements: {}.\n",
+        s.topology_file,
+        s.files
+            .iter()
+            .map(|f| format!("`{f}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let _ = writeln!(
+        o,
+        "The fit used only the microbenchmarks (`contend hw probe` transfers); every allreduce and verify-step measurement below is held out: predicted, never fitted on. Predictions at {} fidelity.\n",
+        s.fidelity
+    );
+
+    // Headline.
+    let d = by_placement(&s.points, Which::Default);
+    let f = by_placement(&s.points, Which::Fitted);
+    o.push_str("## Held-out error (allreduce and verify step)\n\n");
+    o.push_str("Absolute percent error of the predicted time per allreduce (per verify step for verify steps). Target: median ≤ 10 %, p90 ≤ 25 % per placement.\n\n");
+    o.push_str("| placement | points | default: median | p90 | max | fitted: median | p90 | max | target met (fitted) |\n|---|---|---|---|---|---|---|---|---|\n");
+    for pl in placements {
+        let fs = f.get(pl);
+        let _ = writeln!(
+            o,
+            "| {pl} | {} | {} | {} | {} |",
+            fs.map_or(0, |x| x.n),
+            stats_cells(d.get(pl)),
+            stats_cells(fs),
+            if fs.is_some_and(|x| x.meets_target()) {
+                "yes"
+            } else {
+                "**no**"
+            }
+        );
+    }
+    o.push('\n');
+
+    // Verdict.
+    let w = winners(&s.points);
+    o.push_str("## Verdict: which algorithm to use up to which size on this machine\n\n");
+    o.push_str("From the measurements (bf16 allreduce, eager launches; NCCL included where measured: with P2P for `peer`, with `NCCL_P2P_DISABLE=1` for `host`).\n\n");
+    for pl in placements {
+        let rows: Vec<(u64, String)> = w
+            .iter()
+            .filter(|r| {
+                r.workload == "allreduce" && r.placement == *pl && r.launch == LaunchMode::Eager
+            })
+            .map(|r| (r.size, r.hw.clone()))
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let _ = writeln!(o, "- **{pl}**:");
+        for (a, b, alg) in ranges(&rows) {
+            let _ = writeln!(o, "  - {} – {}: `{alg}`", Bytes(a), Bytes(b));
+        }
+        let model: Vec<(u64, String)> = w
+            .iter()
+            .filter(|r| {
+                r.workload == "allreduce" && r.placement == *pl && r.launch == LaunchMode::Eager
+            })
+            .filter_map(|r| r.fitted.clone().map(|a| (r.size, a)))
+            .collect();
+        let _ = writeln!(
+            o,
+            "  - the fitted model says: {}",
+            ranges(&model)
+                .iter()
+                .map(|(a, b, alg)| format!("{}–{} `{alg}`", Bytes(*a), Bytes(*b)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    for r in w.iter().filter(|r| r.workload == "verify-step") {
+        let _ = writeln!(
+            o,
+            "- verify step ({}, {}): fastest measured `{}` ({}); fitted model picks `{}`",
+            r.placement,
+            r.launch,
+            r.hw,
+            us(r.hw_ns),
+            r.fitted.as_deref().unwrap_or("-")
+        );
+    }
+    o.push('\n');
+
+    // Winner agreement.
+    o.push_str("## Winner agreement\n\n");
+    let total = w.len();
+    let agree_d = w
+        .iter()
+        .filter(|r| r.default.as_deref() == Some(&r.hw))
+        .count();
+    let agree_f = w
+        .iter()
+        .filter(|r| r.fitted.as_deref() == Some(&r.hw))
+        .count();
+    let _ = writeln!(
+        o,
+        "The model picks the hardware's winner at {agree_d}/{total} (default constants) and {agree_f}/{total} (fitted) of the (workload, placement, size, launch) cells. The margin column is how much slower the hardware's runner-up was: a small margin makes a miss cheap.\n"
+    );
+    o.push_str("| workload | placement | size | launch | hardware winner | margin % | default picks | fitted picks |\n|---|---|---|---|---|---|---|---|\n");
+    for r in &w {
+        let mark = |m: &Option<String>| match m {
+            Some(a) if *a == r.hw => format!("{a} ✓"),
+            Some(a) => format!("{a} ✗"),
+            None => "-".into(),
+        };
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | {:.1} | {} | {} |",
+            r.workload,
+            r.placement,
+            Bytes(r.size),
+            r.launch,
+            r.hw,
+            r.hw_margin_pct,
+            mark(&r.default),
+            mark(&r.fitted)
+        );
+    }
+    o.push('\n');
+
+    // Charts.
+    o.push_str("## Measured vs predicted\n\n");
+    for pl in placements {
+        let _ = writeln!(
+            o,
+            "![latency, {pl}](latency-{pl}.svg)\n\nDots: measured; bold lines: fitted model; faint lines: default constants.\n\n![error, {pl}](error-{pl}.svg)\n"
+        );
+    }
+
+    // Per algorithm.
+    o.push_str("## Held-out error per algorithm\n\n| workload | algorithm | placement | points | default: median | p90 | max | fitted: median | p90 | max |\n|---|---|---|---|---|---|---|---|---|---|\n");
+    let da = by_algorithm(&s.points, Which::Default);
+    for ((wl, a, pl), fs) in by_algorithm(&s.points, Which::Fitted) {
+        let ds = da.get(&(wl.clone(), a.clone(), pl));
+        let _ = writeln!(
+            o,
+            "| {wl} | {a} | {pl} | {} | {} | {} |",
+            fs.n,
+            stats_cells(ds),
+            stats_cells(Some(&fs))
+        );
+    }
+    o.push('\n');
+
+    // Residual pattern.
+    o.push_str("## Residuals over size (fitted constants, bf16 allreduce)\n\nSigned error, percent: positive means the model is too slow. A pattern that grows with size points at a bandwidth mechanism, one that shrinks at a fixed cost.\n\n");
+    let res = residuals(&s.points, Which::Fitted);
+    let sizes: BTreeSet<u64> = res.values().flatten().map(|x| x.0).collect();
+    let _ = write!(o, "| placement | algorithm |");
+    for z in &sizes {
+        let _ = write!(o, " {} |", Bytes(*z).to_string().replace(' ', ""));
+    }
+    o.push_str("\n|---|---|");
+    for _ in &sizes {
+        o.push_str("---|");
+    }
+    o.push('\n');
+    for ((pl, a), v) in &res {
+        let _ = write!(o, "| {pl} | {a} |");
+        for z in &sizes {
+            match v.iter().find(|x| x.0 == *z) {
+                Some((_, e)) => {
+                    let _ = write!(o, " {e:+.0} |");
+                }
+                None => o.push_str(" |"),
+            }
+        }
+        o.push('\n');
+    }
+    o.push('\n');
+
+    // Constants.
+    o.push_str("## Fitted constants\n\nUncertainty: 5th–95th percentile over bootstrap refits (points resampled with replacement). A wide interval means the microbenchmarks do not pin the constant down (several constants trade off against each other).\n\n| constant | default | fitted | bootstrap 5 % – 95 % | note |\n|---|---|---|---|---|\n");
+    for c in s.constants.iter().chain(s.local_efficiency.iter()) {
+        let ci = match (c.p05, c.p95) {
+            (Some(a), Some(b)) => format!("{} – {}", fmt_value(a), fmt_value(b)),
+            _ => "-".into(),
+        };
+        let note = if c.name == "gpu.local_efficiency" {
+            "closed form from local-memory SM loads"
+        } else if c.at_bound {
+            "at a search bound"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            o,
+            "| `{}` | {} | {} | {ci} | {note} |",
+            c.name,
+            fmt_value(c.default),
+            fmt_value(c.value)
+        );
+    }
+    let _ = writeln!(
+        o,
+        "\nLoss (weighted mean squared log ratio on the fit set): {:.4} with the default constants, {:.4} fitted ({} Nelder–Mead iterations, {} simulations of the fit set, {} bootstrap refits). `gpu.launch_graph_ns` is not fitted: no microbenchmark runs a CUDA graph.\n",
+        s.loss_default, s.loss_fit, s.iterations, s.evaluations, s.bootstrap
+    );
+
+    // Probe fit.
+    o.push_str("## Fit set: microbenchmarks\n\n![probes](probes.svg)\n\n| probe | measured | default | fitted | fitted error % |\n|---|---|---|---|---|\n");
+    for p in s.points.iter().filter(|p| p.role == Role::Fit) {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} |",
+            p.label,
+            us(p.measured_ns),
+            p.default_ns.map_or("-".into(), us),
+            p.fitted_ns.map_or("-".into(), us),
+            p.fitted_ns.map_or("-".into(), |v| format!(
+                "{:+.1}",
+                100.0 * (v - p.measured_ns) / p.measured_ns
+            ))
+        );
+    }
+    o.push('\n');
+    if !s.skipped.is_empty() {
+        o.push_str("Not simulated (the model cannot express them):\n\n");
+        for k in &s.skipped {
+            let _ = writeln!(o, "- {k}");
+        }
+        o.push('\n');
+    }
+    let local: Vec<&PointResult> = s
+        .points
+        .iter()
+        .filter(|p| matches!(p.kind, Kind::Local { .. }))
+        .collect();
+    if !local.is_empty() {
+        let _ = writeln!(
+            o,
+            "{} local-memory probes (a GPU loading or storing its own memory) feed `gpu.local_efficiency` in closed form.\n",
+            local.len()
+        );
+    }
+
+    // TLP.
+    if !s.tlp_checks.is_empty() {
+        o.push_str("## Flow vs TLP fidelity (fitted constants)\n\n| point | flow | tlp | difference % |\n|---|---|---|---|\n");
+        for t in &s.tlp_checks {
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {:+.1} |",
+                t.label,
+                us(t.flow_ns),
+                us(t.tlp_ns),
+                100.0 * (t.flow_ns - t.tlp_ns) / t.tlp_ns
+            );
+        }
+        o.push('\n');
+    }
+
+    // Machine.
+    o.push_str("## Machine fingerprint\n\n");
+    match &s.machine {
+        Some(m) => {
+            let _ = writeln!(
+                o,
+                "| field | value |\n|---|---|\n| host | {} |\n| GPUs | {} |\n| PCI | {} |\n| driver / CUDA | {} / {} |\n| GPU links | {} |\n| PCIe | {} |\n",
+                m.hostname,
+                m.gpus.join(", "),
+                m.pci_addresses.join(", "),
+                m.driver,
+                m.cuda,
+                m.link_matrix
+                    .iter()
+                    .map(|r| r.join(" "))
+                    .collect::<Vec<_>>()
+                    .join(" / "),
+                m.pcie_links.join(", ")
+            );
+        }
+        None => o.push_str("No fingerprint in the measurements.\n\n"),
+    }
+    o.push_str("## Twins\n\nEach measurement is paired with a simulated twin on the same topology, ranks, placement, algorithm, size, kernel shape (the blocks the backend actually launched) and launch mode. SM probes add one `gpu.launch_eager_ns` to the simulated transfer (the simulator's transfer streams model no launch; the hardware's per-op time holds one). Host-to-device copies are twinned by device-to-host copies (the simulator's copy engine only pushes). NCCL is twinned by the faster of the model's ring protocols (LL, Simple).\n");
+    o
+}

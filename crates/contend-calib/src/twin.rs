@@ -1,0 +1,239 @@
+//! The simulated twin of a measurement: the same topology, ranks, placement,
+//! algorithm, size, kernel shape and launch mode, as a scenario the
+//! simulator runs, and the number from its result that matches the measured
+//! one.
+//!
+//! Two adaptations, both stated in the report:
+//! - the simulator's transfer streams model no kernel launch, while the
+//!   hardware's per-op time of an SM probe (CUDA events between back-to-back
+//!   launches) holds one: the twin adds `gpu.launch_eager_ns` to SM probes;
+//! - the simulator's copy engine only pushes data, so a host-to-device copy
+//!   is twinned by its mirror, device to host (measured within 1 % of each other).
+
+use crate::error::CalibError;
+use crate::measure::{AlgoRef, Kind, Measurement, ProbeOp, Role};
+use contend_sim::{ModelParams, RunSpec, simulate_one};
+use contend_topo::{Bytes, Topology};
+use contend_workload::{Algorithm, Fidelity, Placement, Scenario, parse_scenario};
+
+/// Ping-pong round trips the twin runs (the per-round-trip time is steady
+/// after the first few; the hardware ran 1000).
+const TWIN_PING_PONGS: u32 = 20;
+/// Allreduces back to back in the twin of one allreduce measurement.
+const TWIN_REPEATS: u32 = 3;
+
+/// A scenario and which of its results is the measurement's twin.
+#[derive(Clone, Debug)]
+pub struct Twin {
+    pub scenario: Scenario,
+    what: What,
+}
+
+#[derive(Clone, Debug)]
+enum What {
+    /// The first stream's time (plus one launch for SM kernels).
+    Stream { kernel: bool },
+    /// The median allreduce time; the fastest of several algorithms (NCCL:
+    /// the ring protocols, NCCL picks one per size).
+    Allreduce {
+        algorithms: Vec<Algorithm>,
+        placement: Placement,
+        size: Bytes,
+    },
+    /// The whole verify step.
+    Verify {
+        algorithms: Vec<Algorithm>,
+        placement: Placement,
+    },
+}
+
+fn algorithms(a: AlgoRef) -> Vec<Algorithm> {
+    match a {
+        AlgoRef::Custom(a) => vec![a],
+        AlgoRef::Nccl => vec![Algorithm::RingLl, Algorithm::RingSimple],
+    }
+}
+
+fn list(v: &[String]) -> String {
+    format!(
+        "[{}]",
+        v.iter()
+            .map(|s| format!("{s:?}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+/// The twin of `m` on `topo`, or `None` for measurements that are not
+/// simulated (closed-form and skipped ones).
+pub fn build_twin(m: &Measurement, topo: &Topology) -> Result<Option<Twin>, CalibError> {
+    if matches!(m.role, Role::Direct | Role::Skipped(_)) {
+        return Ok(None);
+    }
+    let (text, what) = match &m.kind {
+        Kind::Local { .. } => return Ok(None),
+        Kind::Probe {
+            op,
+            streams,
+            bytes,
+            blocks,
+            threads,
+            iterations,
+        } => {
+            let (sim_op, it) = match op {
+                ProbeOp::CopyH2d | ProbeOp::CopyD2h | ProbeOp::CopyPeer => ("copy", 1),
+                ProbeOp::SmLoad => ("load", 1),
+                ProbeOp::SmStore => ("store", 1),
+                ProbeOp::PingPong => ("ping-pong", (*iterations).clamp(1, TWIN_PING_PONGS)),
+            };
+            let mut t = format!(
+                "name = \"twin\"\ntopology = \"twin\"\nlaunch = \"eager\"\n[kernel]\nblocks = {blocks}\nthreads = {threads}\n[workload]\nkind = \"transfer\"\n"
+            );
+            for s in streams {
+                t.push_str(&format!(
+                    "[[workload.stream]]\nfrom = {:?}\nto = {:?}\nop = \"{sim_op}\"\nbytes = {bytes}\niterations = {it}\n",
+                    s.from, s.to
+                ));
+            }
+            (
+                t,
+                What::Stream {
+                    kernel: op.is_kernel(),
+                },
+            )
+        }
+        Kind::Allreduce {
+            algorithm,
+            placement,
+            ranks,
+            size,
+            blocks,
+            threads,
+            dtype,
+            launch,
+        } => {
+            let algs = algorithms(*algorithm);
+            let names: Vec<String> = algs.iter().map(|a| a.name().to_string()).collect();
+            (
+                format!(
+                    "name = \"twin\"\ntopology = \"twin\"\nranks = {}\nalgorithms = {}\nplacement = \"{placement}\"\nlaunch = \"{launch}\"\nseed = 1\n[kernel]\nblocks = {blocks}\nthreads = {threads}\n[workload]\nkind = \"allreduce\"\nsizes = [{size}]\ndtype = \"{dtype}\"\nrepeats = {TWIN_REPEATS}\n",
+                    list(ranks),
+                    list(&names)
+                ),
+                What::Allreduce {
+                    algorithms: algs,
+                    placement: *placement,
+                    size: Bytes(*size),
+                },
+            )
+        }
+        Kind::VerifyStep {
+            algorithm,
+            placement,
+            ranks,
+            size,
+            allreduces,
+            blocks,
+            threads,
+            dtype,
+            launch,
+        } => {
+            let algs = algorithms(*algorithm);
+            let names: Vec<String> = algs.iter().map(|a| a.name().to_string()).collect();
+            let (layers, per) = if allreduces % 2 == 0 {
+                (allreduces / 2, 2)
+            } else {
+                (*allreduces, 1)
+            };
+            let elems = size / dtype.size();
+            if elems * dtype.size() != *size {
+                return Err(CalibError::Twin {
+                    file: m.file.clone(),
+                    line: m.line,
+                    message: format!("{size} B is not a whole number of {dtype} elements"),
+                });
+            }
+            (
+                format!(
+                    "name = \"twin\"\ntopology = \"twin\"\nranks = {}\nalgorithms = {}\nplacement = \"{placement}\"\nlaunch = \"{launch}\"\nseed = 1\n[kernel]\nblocks = {blocks}\nthreads = {threads}\n[workload]\nkind = \"verify-step\"\nlayers = {layers}\nallreduces_per_layer = {per}\nhidden = {elems}\ntokens = 1\ndtype = \"{dtype}\"\n",
+                    list(ranks),
+                    list(&names)
+                ),
+                What::Verify {
+                    algorithms: algs,
+                    placement: *placement,
+                },
+            )
+        }
+    };
+    let scenario =
+        parse_scenario("twin", &text, None, Some(topo.clone())).map_err(|e| CalibError::Twin {
+            file: m.file.clone(),
+            line: m.line,
+            message: e.to_string(),
+        })?;
+    Ok(Some(Twin { scenario, what }))
+}
+
+impl Twin {
+    /// The twin's time under `params`, ns.
+    pub fn predict(&self, params: &ModelParams, fidelity: Fidelity) -> Result<f64, String> {
+        let sc = &self.scenario;
+        match &self.what {
+            What::Stream { kernel } => {
+                let spec = RunSpec {
+                    algorithm: None,
+                    placement: Placement::Peer,
+                    fidelity,
+                    size: None,
+                };
+                let run = simulate_one(sc, params, spec).map_err(|e| e.to_string())?;
+                let t = run
+                    .records
+                    .first()
+                    .and_then(|r| r.per_op_ns.first().copied())
+                    .ok_or("the twin produced no record")?;
+                Ok(t + if *kernel {
+                    params.gpu.launch_eager_ns
+                } else {
+                    0.0
+                })
+            }
+            What::Allreduce {
+                algorithms,
+                placement,
+                size,
+            } => {
+                let mut best = f64::INFINITY;
+                for &a in algorithms {
+                    let spec = RunSpec {
+                        algorithm: Some(a),
+                        placement: *placement,
+                        fidelity,
+                        size: Some(*size),
+                    };
+                    let run = simulate_one(sc, params, spec).map_err(|e| e.to_string())?;
+                    best = best.min(run.record().stats.median_ns);
+                }
+                Ok(best)
+            }
+            What::Verify {
+                algorithms,
+                placement,
+            } => {
+                let mut best = f64::INFINITY;
+                for &a in algorithms {
+                    let spec = RunSpec {
+                        algorithm: Some(a),
+                        placement: *placement,
+                        fidelity,
+                        size: None,
+                    };
+                    let run = simulate_one(sc, params, spec).map_err(|e| e.to_string())?;
+                    best = best.min(run.record().total_ns);
+                }
+                Ok(best)
+            }
+        }
+    }
+}

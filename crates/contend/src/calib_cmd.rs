@@ -1,0 +1,275 @@
+//! `contend calibrate`, `contend report`, `contend advise`: fit the model to
+//! measurements, write the report, print algorithm thresholds.
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, ValueEnum};
+use contend_calib::eval::{Which, by_placement, winners};
+use contend_calib::{
+    CalibrateOptions, DEFAULT_SUBSET, FitOptions, advice_table, advise as run_advise,
+    calibrate as run_calibrate, select, write_report,
+};
+use contend_sim::ModelParams;
+use contend_topo::{Bytes, Topology, load_topology, shipped};
+use contend_workload::{Fidelity, Placement};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+#[derive(Args, Debug)]
+pub struct CalibrateArgs {
+    /// Measurement files: the hardware backend's JSON Lines (`.jsonl`) or nccl-tests logs (any other name).
+    #[arg(required = true)]
+    pub measurements: Vec<PathBuf>,
+    /// Topology the measurements were taken on (a file or a shipped name).
+    #[arg(long)]
+    pub topology: String,
+    /// Folder for params.toml and fit.json.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Starting constants (TOML); default: ModelParams' documented defaults.
+    #[arg(long)]
+    pub params: Option<PathBuf>,
+    /// Constants to fit (repeat); default: the ones the microbenchmarks pin down.
+    #[arg(long = "fit")]
+    pub fit: Vec<String>,
+    /// Nelder–Mead iterations of the main fit.
+    #[arg(long, default_value_t = 400)]
+    pub max_iters: u64,
+    /// Bootstrap replicates for the uncertainty (0: none).
+    #[arg(long, default_value_t = 24)]
+    pub bootstrap: usize,
+    /// Nelder–Mead iterations of each bootstrap refit.
+    #[arg(long, default_value_t = 120)]
+    pub bootstrap_iters: u64,
+    /// Held-out points re-simulated at TLP fidelity as a check.
+    #[arg(long, default_value_t = 6)]
+    pub tlp_checks: usize,
+    /// Bootstrap seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Calibration folder (holds fit.json from `contend calibrate`).
+    pub dir: PathBuf,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq)]
+pub enum AdviseFormat {
+    Table,
+    Json,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq)]
+pub enum PlacementArg {
+    Peer,
+    Host,
+}
+
+#[derive(Args, Debug)]
+pub struct AdviseArgs {
+    /// Topology (a file or a shipped name); ranks are its first k GPUs for k = 2..=GPUs.
+    #[arg(long)]
+    pub topology: String,
+    /// Model constants (e.g. a calibration's params.toml); default: ModelParams' defaults.
+    #[arg(long)]
+    pub params: Option<PathBuf>,
+    /// Buffer placement.
+    #[arg(long, value_enum, default_value_t = PlacementArg::Peer)]
+    pub placement: PlacementArg,
+    /// Smallest size.
+    #[arg(long, default_value = "1KiB", value_parser = Bytes::parse)]
+    pub from: Bytes,
+    /// Largest size.
+    #[arg(long, default_value = "64MiB", value_parser = Bytes::parse)]
+    pub to: Bytes,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = AdviseFormat::Table)]
+    pub format: AdviseFormat,
+}
+
+fn topology(t: &str) -> Result<Topology> {
+    let p = Path::new(t);
+    if p.is_file() {
+        return Ok(load_topology(p)?);
+    }
+    match shipped::get(t) {
+        Some(r) => Ok(r?),
+        None => bail!("`{t}` is neither a topology file nor a shipped topology"),
+    }
+}
+
+/// A progress bar driven by the library's (stage, done, total) callback.
+fn progress_bar() -> (ProgressBar, impl Fn(&str, usize, usize) + Sync) {
+    let pb = ProgressBar::new(0);
+    pb.set_style(
+        ProgressStyle::with_template("{spinner} {msg:10} [{bar:30}] {pos}/{len} {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let stage = Mutex::new(String::new());
+    let pb2 = pb.clone();
+    let f = move |s: &str, done: usize, total: usize| {
+        if let Ok(mut st) = stage.lock()
+            && *st != s
+        {
+            *st = s.to_string();
+            pb2.set_message(s.to_string());
+            pb2.set_length(total as u64);
+        }
+        pb2.set_position(done as u64);
+    };
+    (pb, f)
+}
+
+pub fn calibrate(a: CalibrateArgs) -> Result<()> {
+    let topo = topology(&a.topology)?;
+    let base = match &a.params {
+        Some(p) => ModelParams::load(p)?,
+        None => ModelParams::default(),
+    };
+    let names: Vec<String> = if a.fit.is_empty() {
+        DEFAULT_SUBSET.iter().map(|s| s.to_string()).collect()
+    } else {
+        a.fit.clone()
+    };
+    let opts = CalibrateOptions {
+        fit: FitOptions {
+            max_iters: a.max_iters,
+            bootstrap: a.bootstrap,
+            bootstrap_iters: a.bootstrap_iters,
+            seed: a.seed,
+            fidelity: Fidelity::Flow,
+        },
+        params: select(&names)?,
+        tlp_checks: a.tlp_checks,
+    };
+    let files: Vec<&Path> = a.measurements.iter().map(|p| p.as_path()).collect();
+    let (pb, cb) = progress_bar();
+    let summary = run_calibrate(&files, &topo, &a.topology, &base, &opts, &cb);
+    pb.finish_and_clear();
+    let summary = summary?;
+    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    let pp = a.out.join("params.toml");
+    std::fs::write(
+        &pp,
+        format!(
+            "# Fitted by `contend calibrate` on topology `{}` from {}.\n# The report: `contend report {}`.\n{}",
+            a.topology,
+            summary.files.join(", "),
+            a.out.display(),
+            summary.params_toml
+        ),
+    )
+    .with_context(|| format!("writing {}", pp.display()))?;
+    // The file must load as what `contend simulate --params` reads.
+    ModelParams::load(&pp)?;
+    let fp = a.out.join("fit.json");
+    std::fs::write(&fp, serde_json::to_string_pretty(&summary)? + "\n")
+        .with_context(|| format!("writing {}", fp.display()))?;
+
+    println!(
+        "fit: loss {:.4} -> {:.4} ({} iterations, {} simulations of the fit set, {} bootstrap refits)",
+        summary.loss_default,
+        summary.loss_fit,
+        summary.iterations,
+        summary.evaluations,
+        summary.bootstrap
+    );
+    println!(
+        "{:36} {:>12} {:>12} {:>26}",
+        "constant", "default", "fitted", "bootstrap 5%..95%"
+    );
+    for c in summary
+        .constants
+        .iter()
+        .chain(summary.local_efficiency.iter())
+    {
+        let ci = match (c.p05, c.p95) {
+            (Some(l), Some(h)) => format!("{l:.4}..{h:.4}"),
+            _ => "-".into(),
+        };
+        println!(
+            "{:36} {:>12.4} {:>12.4} {:>26}{}",
+            c.name,
+            c.default,
+            c.value,
+            ci,
+            if c.at_bound { "  (at bound)" } else { "" }
+        );
+    }
+    let d = by_placement(&summary.points, Which::Default);
+    let f = by_placement(&summary.points, Which::Fitted);
+    println!("held-out absolute % error (median / p90 / max), allreduce + verify step:");
+    for (pl, fs) in &f {
+        let ds = d.get(pl).copied().unwrap_or_default();
+        println!(
+            "  {pl:5} n={:3}  default {:6.1} / {:6.1} / {:6.1}   fitted {:6.1} / {:6.1} / {:6.1}   target {}",
+            fs.n,
+            ds.median,
+            ds.p90,
+            ds.max,
+            fs.median,
+            fs.p90,
+            fs.max,
+            if fs.meets_target() { "met" } else { "NOT met" }
+        );
+    }
+    let w = winners(&summary.points);
+    println!(
+        "winner agreement: default {}/{}, fitted {}/{}",
+        w.iter()
+            .filter(|r| r.default.as_deref() == Some(&r.hw))
+            .count(),
+        w.len(),
+        w.iter()
+            .filter(|r| r.fitted.as_deref() == Some(&r.hw))
+            .count(),
+        w.len()
+    );
+    for s in &summary.skipped {
+        println!("not simulated: {s}");
+    }
+    println!("wrote {} and {}", pp.display(), fp.display());
+    Ok(())
+}
+
+pub fn report(a: ReportArgs) -> Result<()> {
+    let files = write_report(&a.dir)?;
+    for f in files {
+        println!("wrote {}", f.display());
+    }
+    Ok(())
+}
+
+pub fn advise(a: AdviseArgs) -> Result<()> {
+    let topo = topology(&a.topology)?;
+    let params = match &a.params {
+        Some(p) => ModelParams::load(p)?,
+        None => ModelParams::default(),
+    };
+    if a.from.0 == 0 || a.to < a.from {
+        bail!("--from must be above zero and at most --to");
+    }
+    let placement = match a.placement {
+        PlacementArg::Peer => Placement::Peer,
+        PlacementArg::Host => Placement::Host,
+    };
+    let sizes = contend_calib::advise::sizes(a.from.0, a.to.0);
+    let (pb, cb) = progress_bar();
+    let adv = run_advise(&topo, &params, placement, &sizes, &cb);
+    pb.finish_and_clear();
+    let adv = adv?;
+    match a.format {
+        AdviseFormat::Table => print!("{}", advice_table(&topo.name, &adv)),
+        AdviseFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "topology": topo.name,
+                "params": a.params.as_ref().map(|p| p.display().to_string()),
+                "advice": adv,
+            }))?
+        ),
+    }
+    Ok(())
+}
