@@ -183,8 +183,8 @@ pub fn advice_table(topo_name: &str, advice: &[WorldAdvice]) -> String {
         );
         let _ = writeln!(
             s,
-            "  {:>10}  {:>10}  {:<13} {}",
-            "from", "to", "use", "algorithm(s)"
+            "  {:>10}  {:>10}  {:<13} algorithm(s)",
+            "from", "to", "use"
         );
         for r in &w.ranges {
             let _ = writeln!(

@@ -32,7 +32,7 @@ impl FitParam {
     fn log_scale(&self) -> bool {
         self.lo > 0.0 && self.hi / self.lo > 20.0
     }
-    fn to_unit(&self, x: f64) -> f64 {
+    fn unit_of(&self, x: f64) -> f64 {
         let x = x.clamp(self.lo, self.hi);
         let t = if self.log_scale() {
             (x.ln() - self.lo.ln()) / (self.hi.ln() - self.lo.ln())
@@ -42,7 +42,7 @@ impl FitParam {
         let t = t.clamp(1e-4, 1.0 - 1e-4);
         (t / (1.0 - t)).ln()
     }
-    fn from_unit(&self, u: f64) -> f64 {
+    fn value_at(&self, u: f64) -> f64 {
         let t = 1.0 / (1.0 + (-u).exp());
         let x = if self.log_scale() {
             (self.lo.ln() + t * (self.hi.ln() - self.lo.ln())).exp()
@@ -263,7 +263,7 @@ struct Problem<'a> {
 fn apply(base: &ModelParams, params: &[FitParam], u: &[f64]) -> ModelParams {
     let mut p = base.clone();
     for (fp, &x) in params.iter().zip(u) {
-        (fp.set)(&mut p, fp.from_unit(x));
+        (fp.set)(&mut p, fp.value_at(x));
     }
     p
 }
@@ -363,7 +363,7 @@ pub fn fit(
     let weights: Vec<f64> = points.iter().map(|p| p.weight).collect();
     let loss_default = loss(base, points, &weights, opts.fidelity).map_err(CalibError::Fit)?;
     let evals = AtomicUsize::new(0);
-    let start: Vec<f64> = params.iter().map(|p| p.to_unit((p.get)(base))).collect();
+    let start: Vec<f64> = params.iter().map(|p| p.unit_of((p.get)(base))).collect();
     progress("fitting", 0, 1);
     let (best, best_cost, iterations) = nelder_mead(
         Problem {
@@ -432,7 +432,7 @@ pub fn fit(
                 params
                     .iter()
                     .zip(&u)
-                    .map(|(fp, &x)| fp.from_unit(x))
+                    .map(|(fp, &x)| fp.value_at(x))
                     .collect()
             })
         })
@@ -454,7 +454,7 @@ pub fn fit(
             } else {
                 (None, None, None)
             };
-            let u = fp.to_unit(value);
+            let u = fp.unit_of(value);
             FittedConstant {
                 name: fp.name.to_string(),
                 default: (fp.get)(&default_params),

@@ -11,8 +11,9 @@
 //!
 //! ```
 //! use contend_calib::{nccl_tests_table, parse_nccl_tests};
-//! let log = "# nThread 1 nGpus 2 minBytes 1024 maxBytes 1024 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
-//! #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+//! // (`\x23` is `#`: rustdoc would hide lines that start with `# `)
+//! let log = "\x23 nThread 1 nGpus 2 minBytes 1024 maxBytes 1024 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
+//! \x23       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
 //!         1024           512  bfloat16     sum      -1     8.90    0.12    0.12      0     8.80    0.12    0.12      0
 //! ";
 //! let recs: Vec<_> = parse_nccl_tests("log", log).unwrap().into_iter().map(|r| r.1).collect();

@@ -255,10 +255,6 @@ pub fn parse_jsonl(file: &str, text: &str) -> Result<Vec<(usize, ResultRecord)>,
         })?;
         out.push((n, rec));
     }
-    if !text.is_empty() && !text.ends_with('\n') && !out.is_empty() {
-        // A last line without its newline is how an interrupted writer leaves
-        // a file; it parsed, so it is complete: accept it.
-    }
     Ok(out)
 }
 
@@ -628,7 +624,7 @@ fn join_concurrent(file: &str, ms: &mut [Measurement]) -> Result<(), CalibError>
         }
     }
     for ((_, alg, size, n, _), idx) in groups {
-        if idx.len() as u64 % n != 0 {
+        if !(idx.len() as u64).is_multiple_of(n) {
             let m = &ms[idx[0]];
             return Err(CalibError::Record {
                 file: file.to_string(),

@@ -1,0 +1,355 @@
+//! Calibration end to end on small inputs: bad measurement files get located
+//! errors, nccl-tests logs round-trip, a fit on data simulated with known
+//! constants recovers them, and the report writes its Markdown and charts.
+
+use contend_calib::eval::{Which, by_placement};
+use contend_calib::fit::FitOptions;
+use contend_calib::measure::load_measurements;
+use contend_calib::twin::build_twin;
+use contend_calib::{
+    CalibrateOptions, calibrate, nccl_tests_table, parse_nccl_tests, select, write_report,
+};
+use contend_sim::ModelParams;
+use contend_topo::{Topology, load_topology};
+use contend_workload::{Fidelity, ResultRecord};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+fn h200x2() -> Topology {
+    load_topology(&root().join("topologies/h200-2x.toml")).unwrap()
+}
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("contend-calib-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn load_err(name: &str) -> String {
+    let p = fixture(name);
+    match load_measurements(&[p.as_path()], &h200x2()) {
+        Ok(ms) => panic!("{name}: expected an error, got {} measurements", ms.len()),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn truncated_line_is_located() {
+    let e = load_err("bad/truncated.jsonl");
+    assert!(e.contains("truncated.jsonl:3: truncated record"), "{e}");
+}
+
+#[test]
+fn unknown_scenario_is_refused() {
+    let e = load_err("bad/unknown-scenario.jsonl");
+    assert!(
+        e.contains(
+            "unknown-scenario.jsonl:2: unknown scenario `mystery-bench`: workload kind `gemm`"
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn unknown_algorithm_is_refused() {
+    let e = load_err("bad/unknown-algorithm.jsonl");
+    assert!(
+        e.contains("unknown-algorithm.jsonl:1: unknown algorithm `three-shot-pull`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn mismatched_topology_is_refused() {
+    let e = load_err("bad/mismatched-topology.jsonl");
+    assert!(
+        e.contains(
+            "mismatched-topology.jsonl:1: topology mismatch: the measured machine has 8 GPUs"
+        ),
+        "{e}"
+    );
+    let e = load_err("bad/too-many-ranks.jsonl");
+    assert!(
+        e.contains("too-many-ranks.jsonl:1: topology mismatch: 4 ranks measured"),
+        "{e}"
+    );
+    // A single-GPU topology cannot describe two-GPU measurements either.
+    let one = load_topology(&root().join("topologies/h200-1x.toml")).unwrap();
+    let p = root().join("calibration/h200x2/probe.jsonl");
+    let e = load_measurements(&[p.as_path()], &one)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("probe.jsonl:1: topology mismatch"), "{e}");
+}
+
+#[test]
+fn bad_file_never_fits() {
+    let good = root().join("calibration/h200x2/probe.jsonl");
+    let bad = fixture("bad/truncated.jsonl");
+    let opts = CalibrateOptions {
+        fit: FitOptions {
+            max_iters: 2,
+            bootstrap: 0,
+            ..FitOptions::default()
+        },
+        params: select(&["gpu.launch_eager_ns".into()]).unwrap(),
+        tlp_checks: 0,
+    };
+    let r = calibrate(
+        &[good.as_path(), bad.as_path()],
+        &h200x2(),
+        "h200-2x",
+        &ModelParams::default(),
+        &opts,
+        &|_, _, _| {},
+    );
+    assert!(r.is_err());
+}
+
+#[test]
+fn measured_files_pair() {
+    let files: Vec<PathBuf> = [
+        "probe.jsonl",
+        "hw.jsonl",
+        "nccl.jsonl",
+        "nccl-p2p-disabled.jsonl",
+    ]
+    .iter()
+    .map(|f| root().join("calibration/h200x2").join(f))
+    .collect();
+    let paths: Vec<&Path> = files.iter().map(|p| p.as_path()).collect();
+    let ms = load_measurements(&paths, &h200x2()).unwrap();
+    assert!(ms.len() > 300);
+    for m in ms.iter().take(5) {
+        assert!(build_twin(m, &h200x2()).is_ok());
+    }
+}
+
+#[test]
+fn nccl_tests_log_round_trips() {
+    let text = std::fs::read_to_string(fixture("nccl-tests-h200x2.log")).unwrap();
+    let a: Vec<ResultRecord> = parse_nccl_tests("log", &text)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.1)
+        .collect();
+    assert_eq!(a.len(), 17);
+    assert_eq!(a[0].size_bytes, 1024);
+    assert_eq!(a[0].ranks, vec!["gpu0", "gpu1"]);
+    assert_eq!(a[0].algorithm, "nccl");
+    assert_eq!(a[16].stats.median_ns, 250_910.0);
+    assert_eq!(a[0].machine.as_ref().unwrap().gpus.len(), 2);
+    let out = nccl_tests_table(&a);
+    let b: Vec<ResultRecord> = parse_nccl_tests("again", &out)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.1)
+        .collect();
+    assert_eq!(a, b);
+    // ... and they are measurements calibration accepts on the topology.
+    let p = fixture("nccl-tests-h200x2.log");
+    let ms = load_measurements(&[p.as_path()], &h200x2()).unwrap();
+    assert_eq!(ms.len(), 17);
+}
+
+#[test]
+fn nccl_tests_errors_are_located() {
+    let e = parse_nccl_tests(
+        "x.log",
+        "        1024   512  bfloat16 sum -1 8.0 0.1 0.1 0 8.0 0.1 0.1 0\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("x.log:1: a data row before the nccl-tests column header"),
+        "{e}"
+    );
+    let text = std::fs::read_to_string(fixture("nccl-tests-h200x2.log")).unwrap();
+    let cut: String =
+        text.lines().take(14).collect::<Vec<_>>().join("\n") + "\n    4096  2048  bfloat16\n";
+    let e = parse_nccl_tests("cut.log", &cut).unwrap_err().to_string();
+    assert!(e.contains("cut.log:15: expected 13 columns"), "{e}");
+}
+
+fn probe(
+    alg: &str,
+    to: &str,
+    placement: Option<&str>,
+    bytes: u64,
+    blocks: Option<u32>,
+) -> serde_json::Value {
+    let mut extra = json!({"concurrent_streams": 1, "group": "synthetic", "target": placement.unwrap_or("local")});
+    if let Some(b) = blocks {
+        extra["blocks"] = json!(b);
+        extra["threads"] = json!(512);
+    }
+    if alg == "ping-pong" {
+        extra["iterations"] = json!(20);
+    }
+    json!({
+        "source": "hw", "scenario": "probe", "topology": "synthetic", "workload": "transfer",
+        "algorithm": alg, "placement": placement, "fidelity": null, "launch": "eager",
+        "ranks": ["gpu0", to], "size_bytes": bytes, "total_ns": 1.0, "per_op_ns": [1.0],
+        "stats": {"count": 1, "median_ns": 1.0, "p10_ns": 1.0, "p90_ns": 1.0, "p99_ns": 1.0, "min_ns": 1.0, "max_ns": 1.0},
+        "bandwidth_gbps": null, "verified": null, "events": null, "wall_ns": null, "busiest_link": null,
+        "machine": null, "extra": extra
+    })
+}
+
+fn allreduce(alg: &str, bytes: u64, grid: u32) -> serde_json::Value {
+    let mut v = probe(alg, "gpu1", Some("host"), bytes, None);
+    v["workload"] = json!("allreduce");
+    v["scenario"] = json!("synthetic-allreduce");
+    v["ranks"] = json!(["gpu0", "gpu1"]);
+    v["verified"] = json!(true);
+    v["extra"] = json!({"grid": grid, "blocks": 132, "threads": 512, "dtype": "bf16"});
+    v
+}
+
+/// Writes probe records whose times the simulator produced with `truth`.
+fn synthetic(dir: &Path, truth: &ModelParams) -> PathBuf {
+    let topo = h200x2();
+    let mut recs = vec![];
+    for b in [4096, 1 << 20, 64 << 20] {
+        recs.push(probe("copy-d2h", "host", Some("host"), b, None));
+    }
+    for blocks in [1, 2, 132] {
+        recs.push(probe(
+            "sm-load",
+            "host",
+            Some("host"),
+            16 << 20,
+            Some(blocks),
+        ));
+    }
+    recs.push(probe("sm-load", "host", Some("host"), 4096, Some(132)));
+    recs.push(probe("sm-store", "host", Some("host"), 16 << 20, Some(132)));
+    recs.push(probe("ping-pong", "host", Some("host"), 4, None));
+    recs.push(allreduce("one-shot-pull", 65536, 8));
+    recs.push(allreduce("two-shot-push", 1 << 20, 64));
+    let template = dir.join("template.jsonl");
+    let text: String = recs.iter().map(|r| r.to_string() + "\n").collect();
+    std::fs::write(&template, text).unwrap();
+    let ms = load_measurements(&[template.as_path()], &topo).unwrap();
+    let mut out = String::new();
+    for (m, mut r) in ms.iter().zip(recs) {
+        let t = build_twin(m, &topo)
+            .unwrap()
+            .unwrap()
+            .predict(truth, Fidelity::Flow)
+            .unwrap();
+        r["stats"]["median_ns"] = json!(t);
+        r["per_op_ns"] = json!([t]);
+        out.push_str(&(r.to_string() + "\n"));
+    }
+    let p = dir.join("synthetic.jsonl");
+    std::fs::write(&p, out).unwrap();
+    p
+}
+
+#[test]
+fn fit_recovers_known_constants_and_reports() {
+    let dir = tmp("recover");
+    let mut truth = ModelParams::default();
+    truth.pcie.dllp_overhead = 0.15;
+    truth.gpu.launch_eager_ns = 6500.0;
+    truth.gpu.copy_setup_ns = 3200.0;
+    truth.host.memory_latency_ns = 700.0;
+    let file = synthetic(&dir, &truth);
+    let names: Vec<String> = [
+        "pcie.dllp_overhead",
+        "gpu.launch_eager_ns",
+        "gpu.copy_setup_ns",
+        "host.memory_latency_ns",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let opts = CalibrateOptions {
+        fit: FitOptions {
+            max_iters: 200,
+            bootstrap: 2,
+            bootstrap_iters: 20,
+            seed: 1,
+            fidelity: Fidelity::Flow,
+        },
+        params: select(&names).unwrap(),
+        tlp_checks: 1,
+    };
+    let s = calibrate(
+        &[file.as_path()],
+        &h200x2(),
+        "topologies/h200-2x.toml",
+        &ModelParams::default(),
+        &opts,
+        &|_, _, _| {},
+    )
+    .unwrap();
+    assert!(
+        s.loss_fit < 1e-4 && s.loss_fit < s.loss_default,
+        "loss {} -> {}",
+        s.loss_default,
+        s.loss_fit
+    );
+    let want = [0.15, 6500.0, 3200.0, 700.0];
+    for (c, w) in s.constants.iter().zip(want) {
+        let rel = (c.value - w).abs() / w;
+        assert!(
+            rel < 0.05,
+            "{} fitted {} (true {w}, default {})",
+            c.name,
+            c.value,
+            c.default
+        );
+    }
+    // The held-out allreduces, simulated with the same truth, are predicted
+    // almost exactly by the fitted constants and worse by the defaults.
+    let f = by_placement(&s.points, Which::Fitted);
+    let d = by_placement(&s.points, Which::Default);
+    let host = contend_workload::Placement::Host;
+    assert!(f[&host].max < 2.0, "{:?}", f[&host]);
+    assert!(d[&host].median > f[&host].median);
+    let p = ModelParams::from_toml("params.toml", &s.params_toml).unwrap();
+    assert!((p.gpu.launch_eager_ns - 6500.0).abs() < 325.0);
+
+    // Report: fit.json in, report.md and charts out.
+    std::fs::write(dir.join("fit.json"), serde_json::to_string(&s).unwrap()).unwrap();
+    let files = write_report(&dir).unwrap();
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(md.contains("## Held-out error"), "{md}");
+    assert!(md.contains("`gpu.launch_eager_ns`"));
+    assert!(md.contains("latency-host.svg"));
+    for f in ["latency-host.svg", "error-host.svg", "probes.svg"] {
+        let svg = std::fs::read_to_string(dir.join(f)).unwrap();
+        assert!(svg.contains("<svg"), "{f}");
+        assert!(files.iter().any(|p| p.ends_with(f)));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn advise_covers_every_size() {
+    let adv = contend_calib::advise(
+        &h200x2(),
+        &ModelParams::default(),
+        contend_workload::Placement::Peer,
+        &[1024, 1 << 20],
+        &|_, _, _| {},
+    )
+    .unwrap();
+    assert_eq!(adv.len(), 1);
+    assert_eq!(adv[0].world, 2);
+    let r = &adv[0].ranges;
+    assert_eq!(r.first().unwrap().from_bytes, 1024);
+    assert_eq!(r.last().unwrap().to_bytes, 1 << 20);
+    let t = contend_calib::advice_table("h200", &adv);
+    assert!(t.contains("world size 2"), "{t}");
+}
