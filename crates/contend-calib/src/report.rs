@@ -332,7 +332,10 @@ pub fn write_report(dir: &Path) -> Result<Vec<PathBuf>, CalibError> {
     probe_chart(&pp, &s.points)?;
     written.push(pp);
 
-    let md = render_markdown(&s, &placements);
+    // A hand-written diagnosis (`notes.md` beside fit.json) goes right after
+    // the headline numbers.
+    let notes = std::fs::read_to_string(dir.join("notes.md")).ok();
+    let md = render_markdown(&s, &placements, notes.as_deref());
     let rp = dir.join("report.md");
     std::fs::write(&rp, md).map_err(|e| CalibError::io(&rp, e))?;
     written.push(rp);
@@ -340,7 +343,11 @@ pub fn write_report(dir: &Path) -> Result<Vec<PathBuf>, CalibError> {
 }
 
 /// The Markdown text of the report (charts referenced by relative path).
-pub fn render_markdown(s: &FitSummary, placements: &BTreeSet<Placement>) -> String {
+pub fn render_markdown(
+    s: &FitSummary,
+    placements: &BTreeSet<Placement>,
+    notes: Option<&str>,
+) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "# Calibration report: {}\n", s.topology_name);
     let _ = writeln!(
@@ -381,6 +388,12 @@ pub fn render_markdown(s: &FitSummary, placements: &BTreeSet<Placement>) -> Stri
         );
     }
     o.push('\n');
+
+    if let Some(n) = notes {
+        o.push_str("## Diagnosis (notes.md)\n\n");
+        o.push_str(n.trim_end());
+        o.push_str("\n\n");
+    }
 
     // Verdict.
     let w = winners(&s.points);
