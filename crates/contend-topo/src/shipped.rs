@@ -55,7 +55,11 @@ pub fn resolve(name: &str) -> Result<Topology, TopoError> {
             None,
             crate::TopoErrorKind::Invalid(format!(
                 "`{name}` is neither a topology file nor a shipped topology ({})",
-                SHIPPED.iter().map(|(s, _)| *s).collect::<Vec<_>>().join(", ")
+                SHIPPED
+                    .iter()
+                    .map(|(s, _)| *s)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )),
         )),
     }

@@ -604,7 +604,11 @@ fn parse_workload(
                     blocks: sr.blocks.unwrap_or(kernel.blocks),
                     threads: sr.threads.unwrap_or(kernel.threads),
                 };
-                if k.blocks == 0 || k.threads == 0 || !k.threads.is_multiple_of(32) || k.threads > 1024 {
+                if k.blocks == 0
+                    || k.threads == 0
+                    || !k.threads.is_multiple_of(32)
+                    || k.threads > 1024
+                {
                     return Err(cx.err(
                         s,
                         "workload.stream.blocks",

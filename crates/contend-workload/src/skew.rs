@@ -23,7 +23,6 @@ pub enum Skew {
     Uniform { max_us: f64 },
 }
 
-
 impl Skew {
     pub fn validate(&self) -> Result<(), String> {
         let v = match *self {

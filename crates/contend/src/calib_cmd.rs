@@ -9,7 +9,7 @@ use contend_calib::{
     calibrate as run_calibrate, select, write_report,
 };
 use contend_sim::ModelParams;
-use contend_topo::{Bytes, Topology, load_topology, shipped};
+use contend_topo::{Bytes, Topology};
 use contend_workload::{Fidelity, Placement};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
@@ -90,14 +90,7 @@ pub struct AdviseArgs {
 }
 
 fn topology(t: &str) -> Result<Topology> {
-    let p = Path::new(t);
-    if p.is_file() {
-        return Ok(load_topology(p)?);
-    }
-    match shipped::get(t) {
-        Some(r) => Ok(r?),
-        None => bail!("`{t}` is neither a topology file nor a shipped topology"),
-    }
+    Ok(contend_topo::shipped::resolve(t)?)
 }
 
 /// A progress bar driven by the library's (stage, done, total) callback.

@@ -138,12 +138,11 @@ fn load_with(
 ) -> Result<contend_workload::Scenario> {
     let topo = match topology {
         None => None,
-        Some("live") => Some(contend_topo::parse_topology("live topology", &live.to_toml())?),
-        Some(t) if Path::new(t).is_file() => Some(contend_topo::load_topology(Path::new(t))?),
-        Some(t) => match contend_topo::shipped::get(t) {
-            Some(r) => Some(r?),
-            None => bail!("--topology `{t}` is neither a file, a shipped topology, nor `live`"),
-        },
+        Some("live") => Some(contend_topo::parse_topology(
+            "live topology",
+            &live.to_toml(),
+        )?),
+        Some(t) => Some(contend_topo::shipped::resolve(t)?),
     };
     Ok(contend_workload::load_scenario(scenario, topo)?)
 }
@@ -198,10 +197,12 @@ mod tests {
             HwCommand::Probe { run: args() },
             HwCommand::Run {
                 scenario: sc.clone(),
+                topology: None,
                 run: args(),
             },
             HwCommand::Nccl {
                 scenario: sc.clone(),
+                topology: Some("live".into()),
                 run: args(),
             },
         ] {

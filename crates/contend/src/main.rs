@@ -8,7 +8,7 @@ mod tui_cmd;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use contend_sim::{ModelParams, Run, RunSpec, runs_of, simulate_one};
-use contend_topo::{Bytes, Topology, load_topology, render_tree, shipped};
+use contend_topo::{Bytes, Topology, render_tree, shipped};
 use contend_workload::{
     Algorithm, Fidelity, Placement, Scenario, Workload, default_scenario, load_scenario,
 };
@@ -176,21 +176,7 @@ fn run(cli: Cli) -> Result<()> {
 
 /// A topology from a file path or a shipped name.
 fn resolve_topology(t: &str) -> Result<Topology> {
-    let p = Path::new(t);
-    if p.is_file() {
-        return Ok(load_topology(p)?);
-    }
-    match shipped::get(t) {
-        Some(r) => Ok(r?),
-        None => bail!(
-            "`{t}` is neither a topology file nor a shipped topology ({})",
-            shipped::SHIPPED
-                .iter()
-                .map(|(s, _)| *s)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
+    Ok(contend_topo::shipped::resolve(t)?)
 }
 
 fn load(

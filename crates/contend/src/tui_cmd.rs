@@ -2,11 +2,11 @@
 
 use anyhow::{Context, Result, bail};
 use contend_sim::ModelParams;
-use contend_topo::{Topology, load_topology, shipped};
+use contend_topo::Topology;
 use contend_tui::{App, ThreadWorker, load_measurements, measurements_beside};
 use contend_workload::{default_scenario, load_scenario};
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct TuiArgs {
@@ -28,21 +28,7 @@ pub struct TuiArgs {
 }
 
 fn topology(t: &str) -> Result<Topology> {
-    let p = Path::new(t);
-    if p.is_file() {
-        return Ok(load_topology(p)?);
-    }
-    match shipped::get(t) {
-        Some(r) => Ok(r?),
-        None => bail!(
-            "`{t}` is neither a topology file nor a shipped topology ({})",
-            shipped::SHIPPED
-                .iter()
-                .map(|(s, _)| *s)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
+    Ok(contend_topo::shipped::resolve(t)?)
 }
 
 pub fn run(args: TuiArgs) -> Result<()> {
