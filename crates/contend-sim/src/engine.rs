@@ -61,7 +61,6 @@ struct Actor {
     epoch: u32,
     waiting: Option<(u32, u32, u32)>,
     wait_since: Picos,
-    dirty: bool,
     span_start: Picos,
     span_kind: Option<SpanKind>,
     begin: Vec<Picos>,
@@ -105,6 +104,11 @@ struct Group {
     departs: VecDeque<Picos>,
     /// A `Depart` event is pending.
     depart_pending: bool,
+    /// SM stores: the rate the kernel's blocks can issue them at, and when
+    /// the next store may be issued (`None`: not paced, e.g. copy engine).
+    issue_rate: Option<BytesPerSec>,
+    next_issue: Picos,
+    issue_pending: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -172,6 +176,8 @@ pub(crate) enum Ev {
     Resume(u32),
     Arrive(u32),
     Depart(u32),
+    /// The SMs of a paced store group can issue again.
+    Issue(u32),
     Wake(u32),
     Fence(u32),
     FlagAt {
@@ -245,7 +251,6 @@ impl<'a, Q: EventQueue<Ev> + Default> Engine<'a, Q> {
                 epoch: 0,
                 waiting: None,
                 wait_since: Picos::ZERO,
-                dirty: false,
                 span_start: Picos::ZERO,
                 span_kind: None,
                 begin: vec![],
@@ -291,6 +296,10 @@ impl<'a, Q: EventQueue<Ev> + Default> Engine<'a, Q> {
                         self.chans[c as usize].wake = None;
                     }
                     self.try_start(c);
+                }
+                Ev::Issue(g) => {
+                    self.groups[g as usize].issue_pending = false;
+                    self.issue(g);
                 }
                 Ev::Depart(g) => {
                     let now = self.now;
@@ -473,21 +482,18 @@ impl<'a, Q: EventQueue<Ev> + Default> Engine<'a, Q> {
             }
             Op::Post { parts, engine } => {
                 self.span(a, Some(SpanKind::Store));
-                self.actors[a as usize].dirty = true;
                 self.start_group(a, XKind::Write, parts, *engine)
             }
             Op::Signal { to, phase } => {
                 self.span(a, Some(SpanKind::Barrier));
-                // A flag after data needs a system fence first: wait it out,
-                // then run this Signal again with nothing left to fence.
-                if std::mem::take(&mut self.actors[a as usize].dirty) {
-                    self.actors[a as usize].pc -= 1;
-                    self.push(self.now + ns(self.p.gpu.fence_ns), Ev::Resume(a));
-                    return true;
-                }
                 let epoch = self.actors[a as usize].epoch;
                 self.send_flag(a, to.0, epoch, phase.0);
                 false
+            }
+            Op::Fence => {
+                self.span(a, Some(SpanKind::Barrier));
+                self.push(self.now + ns(self.p.gpu.fence_ns), Ev::Resume(a));
+                true
             }
             Op::Wait { phase, count } => {
                 self.span(a, Some(SpanKind::Barrier));
@@ -558,6 +564,16 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
         }
     }
 
+    /// The rate this actor's blocks issue SM stores at (one block per SM).
+    fn store_rate(&self, a: u32) -> BytesPerSec {
+        let s = &self.actors[a as usize].spec;
+        let sms = match &self.topo.node(s.gpu).kind {
+            NodeKind::Gpu(g) => g.sms,
+            _ => 1,
+        };
+        BytesPerSec::from_gbps(self.p.gpu.store_gbps_per_sm * s.blocks.min(sms) as f64)
+    }
+
     /// Outstanding read requests a kernel of this actor can keep in flight.
     fn load_window(&self, a: u32, req: u32, nvlink: bool) -> u32 {
         let s = &self.actors[a as usize].spec;
@@ -600,6 +616,9 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
             done: false,
             departs: VecDeque::new(),
             depart_pending: false,
+            issue_rate: None,
+            next_issue: Picos::ZERO,
+            issue_pending: false,
         };
         let mut nvlink = true;
         for (acc, notify) in parts {
@@ -663,7 +682,13 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
             (XKind::Write, Eng::Sm) => self.p.gpu.store_window,
         };
         group.window_init = group.window;
+        if (kind, engine) == (XKind::Write, Eng::Sm) {
+            group.issue_rate = Some(self.store_rate(a));
+        }
         let xs = group.xfers.clone();
+        if xs.is_empty() {
+            return false;
+        }
         self.groups.push(group);
         let setup = if engine == Eng::CopyEngine {
             ns(self.p.gpu.copy_setup_ns)
@@ -734,11 +759,27 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
             }
             let Some((x, rr)) = pick else { break };
             let grp = &mut self.groups[g as usize];
+            if grp.issue_rate.is_some() && grp.next_issue > self.now {
+                // the SMs are still issuing earlier stores
+                if !grp.issue_pending {
+                    grp.issue_pending = true;
+                    let t = grp.next_issue;
+                    self.q.push(t, Ev::Issue(g));
+                }
+                break;
+            }
             grp.rr = rr;
             grp.window -= 1;
             let xf = &mut self.xfers[x as usize];
             let size = (xf.total - xf.issued).min(xf.req as u64) as u32;
             xf.issued += size as u64;
+            let now = self.now;
+            let grp = &mut self.groups[g as usize];
+            if let Some(rate) = grp.issue_rate {
+                grp.next_issue =
+                    grp.next_issue.max(now) + rate.time_for(contend_topo::Bytes(size as u64));
+            }
+            let xf = &mut self.xfers[x as usize];
             let done_issuing = xf.issued == xf.total;
             let (kind, path, notify) = (xf.kind, xf.fwd, xf.notify);
             let mut p = match kind {
@@ -1288,7 +1329,15 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
                         uses.push((c, s.wire(TlpKind::Write, req) as f64 / req as f64));
                     }
                 }
-                (Picos::ZERO, f64::INFINITY)
+                let g = &self.groups[xf.group as usize];
+                let remote = g
+                    .xfers
+                    .iter()
+                    .filter(|&&y| !self.xfers[y as usize].local)
+                    .count()
+                    .max(1) as f64;
+                let cap = g.issue_rate.map_or(f64::INFINITY, |r| r.0 as f64 / remote);
+                (Picos::ZERO, cap)
             }
         };
         let collapse: Vec<(ChId, ChId, NodeIdx)> = if xf.kind == XKind::Write {

@@ -151,6 +151,9 @@ pub struct GpuParams {
     /// Store TLPs a kernel may have queued at its GPU's egress before the
     /// SMs stall (store buffer). Typical.
     pub store_window: u32,
+    /// Rate one block (one SM) issues stores at, GB/s. Seen on H200: one
+    /// block storing to a peer over NVLink reached ~50 GB/s. Typical.
+    pub store_gbps_per_sm: f64,
     /// Kernel launch overhead, eager, back to back, ns. Seen on H200: 3.6–4.0 µs.
     pub launch_eager_ns: f64,
     /// Per-kernel overhead inside a CUDA graph replay, ns. Typical.
@@ -181,6 +184,7 @@ impl Default for GpuParams {
             loads_in_flight_per_thread: 1,
             max_outstanding_loads_per_sm: 64,
             store_window: 256,
+            store_gbps_per_sm: 50.0,
             launch_eager_ns: 4000.0,
             launch_graph_ns: 1000.0,
             fence_ns: 500.0,
@@ -291,6 +295,12 @@ impl ModelParams {
         frac(
             "root_complex.p2p_bandwidth_gbps",
             self.root_complex.p2p_bandwidth_gbps,
+            0.001,
+            1e5,
+        )?;
+        frac(
+            "gpu.store_gbps_per_sm",
+            self.gpu.store_gbps_per_sm,
             0.001,
             1e5,
         )?;

@@ -90,7 +90,13 @@ impl Ctx<'_> {
             p.ops.push(Op::LocalCopy { bytes });
         }
     }
+    /// The kernels' barrier: release fence, a flag to each peer, wait for
+    /// theirs, acquire fence.
     fn barrier(&self, with: &[usize], phase: u32, p: &mut Program) {
+        if with.is_empty() {
+            return;
+        }
+        p.ops.push(Op::Fence);
         for &j in with {
             p.ops.push(Op::Signal {
                 to: Rank(j as u32),
@@ -101,6 +107,7 @@ impl Ctx<'_> {
             phase: Phase(phase),
             count: with.len() as u32,
         });
+        p.ops.push(Op::Fence);
     }
     /// After flags arrived: with host placement the pushed data sits in host
     /// memory and must be loaded.
@@ -170,15 +177,16 @@ pub fn lower(
             Algorithm::RingSimple => (0..n)
                 .map(|r| ring(&cx, r, size, ring_cfg.simple_slice, false))
                 .collect(),
-            Algorithm::Hierarchical => match groups(topo, gpus) {
-                Some(g) => (0..n).map(|r| hierarchical(&cx, r, size, &g)).collect(),
-                None => {
+            Algorithm::Hierarchical => {
+                let g = groups(topo, gpus).unwrap_or_else(|| {
+                    // as the kernel does: every GPU its own group
                     note = Some(
-                        "hierarchical needs two or more equal groups (switches or sockets); ran one-shot pull".into(),
+                        "no two equal switch or socket groups: every GPU is its own group".into(),
                     );
-                    (0..n).map(|r| one_shot_pull(&cx, r, size)).collect()
-                }
-            },
+                    (0..n).map(|r| vec![r]).collect()
+                });
+                (0..n).map(|r| hierarchical(&cx, r, size, &g)).collect()
+            }
         }
     };
     Collective {
@@ -246,6 +254,7 @@ fn one_shot_push(cx: &Ctx, r: usize, s: Bytes) -> Program {
         phase: Phase(0),
         count: peers.len() as u32,
     });
+    p.ops.push(Op::Fence); // the kernel's acquire fence after its wait
     cx.fetch_pushed(r, peers.iter().map(|_| s), &mut p);
     let local = if cx.host() { 2 } else { cx.n() as u64 + 1 };
     p.ops.push(Op::Reduce {
@@ -323,6 +332,7 @@ fn two_shot_push(cx: &Ctx, r: usize, s: Bytes) -> Program {
         phase: Phase(0),
         count: peers.len() as u32,
     });
+    p.ops.push(Op::Fence); // the kernel's acquire fence after its wait
     cx.fetch_pushed(r, peers.iter().map(|_| c[r]), &mut p);
     let local = if cx.host() { 2 } else { cx.n() as u64 + 1 };
     p.ops.push(Op::Reduce {
@@ -351,6 +361,7 @@ fn two_shot_push(cx: &Ctx, r: usize, s: Bytes) -> Program {
         phase: Phase(1),
         count: peers.len() as u32,
     });
+    p.ops.push(Op::Fence); // the kernel's acquire fence after its wait
     cx.fetch_pushed(r, peers.iter().map(|&j| c[j]), &mut p);
     p.ops.push(Op::LocalCopy { bytes: s });
     p
@@ -450,17 +461,22 @@ pub fn groups(topo: &Topology, gpus: &[NodeIdx]) -> Option<Vec<Vec<usize>>> {
         .then(|| groups.into_iter().map(|(_, v)| v).collect())
 }
 
-/// Reduce inside the group by loads (one-shot), then exchange the group sums
-/// with the same-position rank of every other group, then sum.
+/// Reduce inside the group by loads (one-shot among mates) into my gather
+/// region, barrier with the same-position rank of every other group, then load
+/// every group's sum — my own gather region included, which with host
+/// placement is a load from host memory — and add them. With groups of one
+/// (no switch or socket grouping) the first stage is only the publishing copy.
 fn hierarchical(cx: &Ctx, r: usize, s: Bytes, groups: &[Vec<usize>]) -> Program {
     let mut p = Program {
         ops: vec![Op::Launch],
     };
-    let (gi, pos) = groups
+    let Some((gi, pos)) = groups
         .iter()
         .enumerate()
         .find_map(|(gi, g)| g.iter().position(|&x| x == r).map(|pos| (gi, pos)))
-        .expect("every rank is in a group");
+    else {
+        return one_shot_pull(cx, r, s);
+    };
     let mates: Vec<usize> = groups[gi].iter().copied().filter(|&x| x != r).collect();
     let counterparts: Vec<usize> = groups
         .iter()
@@ -468,35 +484,46 @@ fn hierarchical(cx: &Ctx, r: usize, s: Bytes, groups: &[Vec<usize>]) -> Program 
         .filter(|(g, _)| *g != gi)
         .map(|(_, g)| g[pos])
         .collect();
-    cx.stage(r, s, &mut p);
-    cx.barrier(&mates, 0, &mut p);
-    let intra = mates
-        .iter()
-        .map(|&j| Access {
-            mem: cx.buf(j),
-            bytes: s,
-        })
-        .collect();
-    p.ops.push(Op::Fetch {
-        parts: intra,
-        engine: Engine::Sm,
-    });
+    if !mates.is_empty() {
+        cx.stage(r, s, &mut p);
+        cx.barrier(&mates, 0, &mut p);
+        let intra = mates
+            .iter()
+            .map(|&j| Access {
+                mem: cx.buf(j),
+                bytes: s,
+            })
+            .collect();
+        p.ops.push(Op::Fetch {
+            parts: intra,
+            engine: Engine::Sm,
+        });
+    }
     p.ops.push(Op::Reduce {
         bytes: Bytes(2 * s.0),
     });
+    // publish the group sum in my gather region
     cx.stage(r, s, &mut p);
     cx.barrier(&counterparts, 1, &mut p);
-    let inter = counterparts
+    let mut inter: Vec<Access> = counterparts
         .iter()
         .map(|&j| Access {
             mem: cx.buf(j),
             bytes: s,
         })
         .collect();
-    p.ops.push(Op::Fetch {
-        parts: inter,
-        engine: Engine::Sm,
-    });
+    if cx.host() {
+        inter.push(Access {
+            mem: cx.buf(r),
+            bytes: s,
+        });
+    }
+    if !inter.is_empty() {
+        p.ops.push(Op::Fetch {
+            parts: inter,
+            engine: Engine::Sm,
+        });
+    }
     p.ops.push(Op::Reduce {
         bytes: Bytes(2 * s.0),
     });

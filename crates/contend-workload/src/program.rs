@@ -74,6 +74,9 @@ pub enum Op {
     },
     /// A flag write to a rank (after everything this rank posted before it).
     Signal { to: Rank, phase: Phase },
+    /// A system-scope memory fence (`__threadfence_system()`): the kernels'
+    /// barriers fence before their flags (release) and after their waits (acquire).
+    Fence,
     /// Wait until `count` flags of `phase` have reached this rank.
     Wait { phase: Phase, count: u32 },
     /// Local arithmetic over `bytes` of input read from and written to local
