@@ -93,6 +93,10 @@ pub struct FitSummary {
     pub tlp_checks: Vec<TlpCheck>,
     /// The fitted constants as a params file.
     pub params_toml: String,
+    /// What the probes' per-op timing adds (events between launches), ns,
+    /// estimated from records timed both ways; added to SM probe twins.
+    #[serde(default)]
+    pub timing_offset_ns: f64,
 }
 
 /// Options of [`calibrate`].
@@ -135,9 +139,17 @@ pub fn calibrate(
     // Pair: every twin is built and simulated once with the starting
     // constants before any fitting, so a measurement that cannot be paired
     // stops the calibration here.
+    let offset = crate::twin::timing_offset_ns(&ms);
     let twins: Vec<Option<Twin>> = ms
         .iter()
-        .map(|m| build_twin(m, topo))
+        .map(|m| {
+            build_twin(m, topo).map(|t| {
+                t.map(|mut t| {
+                    t.timing_offset_ns = offset;
+                    t
+                })
+            })
+        })
         .collect::<Result<_, _>>()?;
     progress("pairing", 0, ms.len());
     let default_pred: Vec<Option<f64>> = ms
@@ -263,6 +275,7 @@ pub fn calibrate(
         skipped,
         tlp_checks,
         params_toml: params.to_toml(),
+        timing_offset_ns: offset,
     })
 }
 
