@@ -277,10 +277,16 @@ pub fn parse_scenario(
         message: e.message().trim().to_string(),
     })?;
     let cx = Cx { file, text };
-    let topology_ref = raw.topology.get_ref().clone();
-    let topology = match topology_override {
-        Some(t) => t,
-        None => resolve_topology(&cx, &raw.topology, base)?,
+    // Results name the topology they ran on: an override's own name.
+    let (topology, topology_ref) = match topology_override {
+        Some(t) => {
+            let name = t.name.clone();
+            (t, name)
+        }
+        None => (
+            resolve_topology(&cx, &raw.topology, base)?,
+            raw.topology.get_ref().clone(),
+        ),
     };
     let gpus = topology.gpus();
     let ranks = match &raw.ranks {
