@@ -65,6 +65,35 @@ extern "C" __global__ void pong(u32* remote, const u32* local, u32 base, u32 ite
     }
 }
 
+// The same round trip with the allreduce barriers' fences: a system fence
+// before every flag store (release) and after every wait (acquire). Against
+// `ping`/`pong` it measures what `__threadfence_system()` costs.
+extern "C" __global__ void ping_fenced(u32* remote, const u32* local, u32 base, u32 iters, u64 timeout_ns, u32* status) {
+    if (threadIdx.x != 0 || blockIdx.x != 0) return;
+    for (u32 k = 1; k <= iters; ++k) {
+        __threadfence_system();
+        st_flag(remote, base + k);
+        if (!wait_flag(local, base + k, timeout_ns)) {
+            *(volatile u32*)status = 0x100u + k;
+            return;
+        }
+        __threadfence_system();
+    }
+}
+
+extern "C" __global__ void pong_fenced(u32* remote, const u32* local, u32 base, u32 iters, u64 timeout_ns, u32* status) {
+    if (threadIdx.x != 0 || blockIdx.x != 0) return;
+    for (u32 k = 1; k <= iters; ++k) {
+        if (!wait_flag(local, base + k, timeout_ns)) {
+            *(volatile u32*)status = 0x200u + k;
+            return;
+        }
+        __threadfence_system();
+        __threadfence_system();
+        st_flag(remote, base + k);
+    }
+}
+
 // Busy-waits `ns` nanoseconds (one thread): a compute gap between collectives.
 extern "C" __global__ void spin(u64 ns) {
     if (threadIdx.x != 0 || blockIdx.x != 0) return;

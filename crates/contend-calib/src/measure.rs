@@ -87,6 +87,8 @@ pub enum Kind {
         blocks: u32,
         threads: u32,
         iterations: u32,
+        /// Ping-pong with the barriers' system fences (`extra.fenced`).
+        fenced: bool,
     },
     /// SM loads or stores of the GPU's own memory (closed-form fit of
     /// `gpu.local_efficiency`; the simulator has no local transfer stream).
@@ -168,9 +170,12 @@ impl Measurement {
                 streams,
                 bytes,
                 blocks,
+                fenced,
                 ..
             } => {
-                let conc = if streams.len() > 1 {
+                let conc = if *fenced {
+                    " fenced".to_string()
+                } else if streams.len() > 1 {
                     format!(" x{} concurrent", streams.len())
                 } else {
                     String::new()
@@ -495,6 +500,11 @@ fn classify_one(r: &ResultRecord, topo: &Topology) -> Result<(Kind, Role), Strin
                     blocks,
                     threads,
                     iterations: extra_u64(r, "iterations").unwrap_or(1) as u32,
+                    fenced: r
+                        .extra
+                        .get("fenced")
+                        .and_then(|v| v.as_bool())
+                        .unwrap_or(false),
                 },
                 role,
             ))

@@ -105,6 +105,7 @@ pub fn build_twin(m: &Measurement, topo: &Topology) -> Result<Option<Twin>, Cali
             blocks,
             threads,
             iterations,
+            fenced,
         } => {
             let (sim_op, it) = match op {
                 ProbeOp::CopyH2d | ProbeOp::CopyD2h | ProbeOp::CopyPeer => ("copy", 1),
@@ -120,6 +121,9 @@ pub fn build_twin(m: &Measurement, topo: &Topology) -> Result<Option<Twin>, Cali
                     "[[workload.stream]]\nfrom = {:?}\nto = {:?}\nop = \"{sim_op}\"\nbytes = {bytes}\niterations = {it}\n",
                     s.from, s.to
                 ));
+                if *fenced {
+                    t.push_str("fence = true\n");
+                }
             }
             (
                 t,

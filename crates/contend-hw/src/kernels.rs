@@ -43,7 +43,16 @@ pub const ENTRY_POINTS: &[(&str, &[&str])] = &[
     ),
     (
         "microbench.cu",
-        &["sm_load", "sm_store", "ping", "pong", "spin", "hold"],
+        &[
+            "sm_load",
+            "sm_store",
+            "ping",
+            "pong",
+            "ping_fenced",
+            "pong_fenced",
+            "spin",
+            "hold",
+        ],
     ),
 ];
 

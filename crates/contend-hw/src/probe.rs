@@ -51,6 +51,9 @@ pub struct Spec {
     pub iterations: u32,
     /// Ping-pong with a GPU: flags in host memory instead of each GPU's own memory.
     pub flags_in_host: bool,
+    /// Ping-pong: a system fence before every flag and after every wait
+    /// (what the allreduce barriers do).
+    pub fenced: bool,
 }
 
 impl Spec {
@@ -304,7 +307,7 @@ fn enqueue(
                     a_flag_for_resp,
                     b_flag_for_resp,
                     at(j, HF_STATUS_PONG),
-                    "pong",
+                    if s.fenced { "pong_fenced" } else { "pong" },
                     st.s,
                 );
                 g.bind()?;
@@ -315,7 +318,7 @@ fn enqueue(
                 b_flag_for_init,
                 a_flag,
                 at(s.from, HF_STATUS_PING),
-                "ping",
+                if s.fenced { "ping_fenced" } else { "ping" },
                 stream,
             )
         }

@@ -331,6 +331,7 @@ pub fn run_scenario(
                     kernel: st.kernel,
                     iterations: st.iterations,
                     flags_in_host: false,
+                    fenced: false,
                 });
             }
             sink.plan(1);
@@ -629,6 +630,9 @@ fn transfer_record(
             .into(),
         ));
         extra.push(("per_op".into(), "one round trip".into()));
+        if s.fenced {
+            extra.push(("fenced".into(), true.into()));
+        }
     }
     record(
         Source::Hw,
@@ -705,6 +709,7 @@ pub fn run_probe(rig: &Rig, sink: &mut Sink, opts: &Options) -> Result<(), HwErr
         kernel: kc(blocks),
         iterations: 1000,
         flags_in_host: false,
+        fenced: false,
     };
     // 1. Copy engines per direction and size.
     for &b in &copy_sizes {
@@ -741,6 +746,15 @@ pub fn run_probe(rig: &Rig, sink: &mut Sink, opts: &Options) -> Result<(), HwErr
                 ..one(Op::PingPong, Target::Gpu(p), 4, 1)
             }],
         ));
+        // with the barriers' fences: what a system fence costs
+        jobs.push((
+            "ping-pong-fenced".into(),
+            vec![Spec {
+                iterations: 1000,
+                fenced: true,
+                ..one(Op::PingPong, Target::Gpu(p), 4, 1)
+            }],
+        ));
         jobs.push((
             "ping-pong".into(),
             vec![Spec {
@@ -769,6 +783,7 @@ pub fn run_probe(rig: &Rig, sink: &mut Sink, opts: &Options) -> Result<(), HwErr
                     kernel: kc(blocks),
                     iterations: 1,
                     flags_in_host: false,
+                    fenced: false,
                 })
                 .collect::<Vec<_>>()
         };

@@ -460,6 +460,11 @@ fn stream_actors(
                 let mut pa = vec![];
                 let mut pb = vec![];
                 for i in 0..s.iterations {
+                    // fenced: release fence before the flag, acquire after the
+                    // wait, on both sides (the kernels' barrier fences)
+                    if s.fence {
+                        pa.push(Op::Fence);
+                    }
                     pa.push(Op::Signal {
                         to: b,
                         phase: Phase(i),
@@ -472,6 +477,11 @@ fn stream_actors(
                         phase: Phase(i),
                         count: 1,
                     });
+                    if s.fence {
+                        pa.push(Op::Fence);
+                        pb.push(Op::Fence);
+                        pb.push(Op::Fence);
+                    }
                     pb.push(Op::Signal {
                         to: a,
                         phase: Phase(i),

@@ -174,3 +174,24 @@ fn every_shipped_topology_moves_data() {
         assert!(bw > 20.0, "{stem}: {bw} GB/s");
     }
 }
+
+/// A fenced flag ping-pong (the allreduce barriers' release and acquire
+/// fences) costs four fences more per round trip than a plain one: how the
+/// fenced probe pins `gpu.fence_ns`.
+#[test]
+fn fenced_ping_pong_costs_four_fences_more() {
+    let text = |fence: bool| {
+        format!(
+            "name = \"pp\"\ntopology = \"pro6000-4x-1socket\"\n[workload]\nkind = \"transfer\"\n[[workload.stream]]\nfrom = \"gpu0\"\nto = \"gpu1\"\nop = \"ping-pong\"\niterations = 20\nfence = {fence}\n"
+        )
+    };
+    let p = ModelParams::default();
+    for fid in [Fidelity::Tlp, Fidelity::Flow] {
+        let rt = |fence| {
+            let sc = parse_scenario("inline", &text(fence), None, None).unwrap();
+            simulate(&sc, &p, &[fid]).unwrap()[0].records[0].stats.median_ns
+        };
+        let extra = rt(true) - rt(false);
+        assert!((extra - 4.0 * p.gpu.fence_ns).abs() < 1.0, "{fid}: {extra} ns");
+    }
+}

@@ -68,6 +68,9 @@ pub struct Stream {
     pub bytes: Bytes,
     pub kernel: KernelConfig,
     pub iterations: u32,
+    /// Ping-pong only: a system fence before every flag and after every wait,
+    /// as the allreduce kernels' barriers do.
+    pub fence: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -204,6 +207,7 @@ struct RawStream {
     blocks: Option<u32>,
     threads: Option<u32>,
     iterations: Option<u32>,
+    fence: Option<Spanned<bool>>,
 }
 
 #[derive(Deserialize)]
@@ -621,6 +625,15 @@ fn parse_workload(
                         "blocks must be > 0 and threads a multiple of 32 up to 1024",
                     ));
                 }
+                if let Some(f) = &sr.fence
+                    && op != TransferOp::PingPong
+                {
+                    return Err(cx.err(
+                        f,
+                        "workload.stream.fence",
+                        "`fence` applies to ping-pong streams only",
+                    ));
+                }
                 streams.push(Stream {
                     from,
                     to,
@@ -628,6 +641,7 @@ fn parse_workload(
                     bytes,
                     kernel: k,
                     iterations: sr.iterations.unwrap_or(100).max(1),
+                    fence: sr.fence.as_ref().is_some_and(|f| *f.get_ref()),
                 });
             }
             Ok(Workload::Transfer { streams })
