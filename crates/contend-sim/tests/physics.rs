@@ -189,9 +189,14 @@ fn fenced_ping_pong_costs_four_fences_more() {
     for fid in [Fidelity::Tlp, Fidelity::Flow] {
         let rt = |fence| {
             let sc = parse_scenario("inline", &text(fence), None, None).unwrap();
-            simulate(&sc, &p, &[fid]).unwrap()[0].records[0].stats.median_ns
+            simulate(&sc, &p, &[fid]).unwrap()[0].records[0]
+                .stats
+                .median_ns
         };
         let extra = rt(true) - rt(false);
-        assert!((extra - 4.0 * p.gpu.fence_ns).abs() < 1.0, "{fid}: {extra} ns");
+        assert!(
+            (extra - 4.0 * p.gpu.fence_ns).abs() < 1.0,
+            "{fid}: {extra} ns"
+        );
     }
 }
