@@ -99,6 +99,8 @@ struct Group {
     flags_pending: u32,
     window_init: u32,
     done: bool,
+    /// Transfers not yet fully issued.
+    unissued: u32,
     /// Departure times of stores scheduled on the GPU's egress link whose
     /// store-buffer slot has not been handed back yet.
     departs: VecDeque<Picos>,
@@ -108,7 +110,6 @@ struct Group {
     /// the next store may be issued (`None`: not paced, e.g. copy engine).
     issue_rate: Option<BytesPerSec>,
     next_issue: Picos,
-    issue_pending: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -176,8 +177,6 @@ pub(crate) enum Ev {
     Resume(u32),
     Arrive(u32),
     Depart(u32),
-    /// The SMs of a paced store group can issue again.
-    Issue(u32),
     Wake(u32),
     Fence(u32),
     FlagAt {
@@ -215,6 +214,8 @@ pub(crate) struct Engine<'a, Q: EventQueue<Ev>> {
     flows: FlowState,
     pub trace_epoch: Option<u32>,
     pub spans: Vec<Span>,
+    /// `pcie.fc_update_ns` as picoseconds (on the hot path).
+    fc_delay: Picos,
 }
 
 const INF: i64 = i64::MAX / 4;
@@ -276,6 +277,7 @@ impl<'a, Q: EventQueue<Ev> + Default> Engine<'a, Q> {
             flows,
             trace_epoch: None,
             spans: vec![],
+            fc_delay: ns(p.pcie.fc_update_ns),
         }
     }
 
@@ -296,10 +298,6 @@ impl<'a, Q: EventQueue<Ev> + Default> Engine<'a, Q> {
                         self.chans[c as usize].wake = None;
                     }
                     self.try_start(c);
-                }
-                Ev::Issue(g) => {
-                    self.groups[g as usize].issue_pending = false;
-                    self.issue(g);
                 }
                 Ev::Depart(g) => {
                     let now = self.now;
@@ -614,11 +612,11 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
             flags_pending: 0,
             window_init: 0,
             done: false,
+            unissued: 0,
             departs: VecDeque::new(),
             depart_pending: false,
             issue_rate: None,
             next_issue: Picos::ZERO,
-            issue_pending: false,
         };
         let mut nvlink = true;
         for (acc, notify) in parts {
@@ -669,6 +667,9 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
             });
             group.xfers.push(x);
             group.open += 1;
+            if acc.bytes.0 > 0 {
+                group.unissued += 1;
+            }
         }
         let req0 = self
             .xfers
@@ -759,38 +760,40 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
             }
             let Some((x, rr)) = pick else { break };
             let grp = &mut self.groups[g as usize];
-            if grp.issue_rate.is_some() && grp.next_issue > self.now {
-                // the SMs are still issuing earlier stores
-                if !grp.issue_pending {
-                    grp.issue_pending = true;
-                    let t = grp.next_issue;
-                    self.q.push(t, Ev::Issue(g));
-                }
-                break;
-            }
             grp.rr = rr;
             grp.window -= 1;
             let xf = &mut self.xfers[x as usize];
             let size = (xf.total - xf.issued).min(xf.req as u64) as u32;
             xf.issued += size as u64;
+            // Paced SM stores become ready as the blocks issue them; the
+            // egress link sends each no earlier than that.
             let now = self.now;
             let grp = &mut self.groups[g as usize];
-            if let Some(rate) = grp.issue_rate {
-                grp.next_issue =
-                    grp.next_issue.max(now) + rate.time_for(contend_topo::Bytes(size as u64));
-            }
+            let ready = match grp.issue_rate {
+                Some(rate) => {
+                    grp.next_issue =
+                        grp.next_issue.max(now) + rate.time_for(contend_topo::Bytes(size as u64));
+                    grp.next_issue
+                }
+                None => now,
+            };
             let xf = &mut self.xfers[x as usize];
             let done_issuing = xf.issued == xf.total;
+            if done_issuing {
+                let grp = &mut self.groups[g as usize];
+                grp.unissued = grp.unissued.saturating_sub(1);
+            }
             let (kind, path, notify) = (xf.kind, xf.fwd, xf.notify);
             let mut p = match kind {
                 XKind::Read => Self::pkt(PKind::ReadReq, size, path, x),
                 XKind::Write => Self::pkt(PKind::Write, size, path, x),
             };
             p.last = done_issuing;
+            p.ready = ready;
             let pk = self.alloc(p);
             self.enqueue(pk);
             if kind == XKind::Write && done_issuing && matches!(notify, Notify::After { .. }) {
-                self.push(self.now + ns(self.p.gpu.fence_ns), Ev::Fence(x));
+                self.push(ready + ns(self.p.gpu.fence_ns), Ev::Fence(x));
             }
         }
         self.check_write_group(g);
@@ -802,10 +805,7 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
         if grp.kind != XKind::Write || grp.done || self.fid != Fidelity::Tlp {
             return;
         }
-        let all_issued = grp.xfers.iter().all(|&x| {
-            let xf = &self.xfers[x as usize];
-            xf.issued == xf.total
-        });
+        let all_issued = grp.unissued == 0;
         if all_issued && grp.window == grp.window_init && grp.flags_pending == 0 {
             let grp = &mut self.groups[g as usize];
             grp.done = true;
@@ -936,7 +936,7 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
         if spec.credits[class].hdr.is_none() && spec.credits[class].data.is_none() {
             return;
         }
-        let t = at + spec.latency + ns(self.p.pcie.fc_update_ns);
+        let t = at + spec.latency + self.fc_delay;
         let ch = &mut self.chans[c as usize];
         // keep returns sorted by time (usually this appends)
         let pos = ch
@@ -1045,10 +1045,7 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
         if grp.depart_pending || grp.departs.is_empty() {
             return;
         }
-        let all_issued = grp.xfers.iter().all(|&x| {
-            let xf = &self.xfers[x as usize];
-            xf.issued == xf.total
-        });
+        let all_issued = grp.unissued == 0;
         // wait for more stores to be scheduled unless the buffer is full or done
         if grp.window > grp.window_init / 2 && !all_issued {
             return;
@@ -1233,7 +1230,11 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
             // A local part of a post group: done once its local copy is.
             let g = xf.group;
             let xf = &mut self.xfers[x as usize];
-            xf.issued = xf.total;
+            if xf.issued != xf.total {
+                xf.issued = xf.total;
+                let grp = &mut self.groups[g as usize];
+                grp.unissued = grp.unissued.saturating_sub(1);
+            }
             self.check_write_group(g);
             return;
         }
