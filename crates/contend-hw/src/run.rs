@@ -246,18 +246,10 @@ pub fn run_scenario(
                 }
             }
         }
-        Workload::VerifyStep {
-            layers,
-            allreduces_per_layer,
-            hidden,
-            tokens,
-            dtype,
-            gap,
-            skew,
-        } => {
-            let size = Workload::verify_size(*hidden, *tokens, *dtype).0 as usize;
-            let ops = (*layers * *allreduces_per_layer) as usize;
-            let delays = step_delays(sc, ops, ids.len(), *gap, skew);
+        Workload::VerifyStep(v) => {
+            let (size, dtype) = (v.size().0 as usize, &v.dtype);
+            let ops = v.allreduces() as usize;
+            let delays = step_delays(sc, ops, ids.len(), v.gap, &v.skew);
             sink.plan((sc.placements.len() * algs.len() * 2) as u64);
             for &pl in &sc.placements {
                 let team = match Team::new(rig, &ids, pl, size, group) {
@@ -547,18 +539,10 @@ pub fn run_nccl(rig: &Rig, sc: &Scenario, sink: &mut Sink, opts: &Options) -> Re
                 sink.step(&label);
             }
         }
-        Workload::VerifyStep {
-            layers,
-            allreduces_per_layer,
-            hidden,
-            tokens,
-            dtype,
-            gap,
-            skew,
-        } => {
-            let size = Workload::verify_size(*hidden, *tokens, *dtype).0 as usize;
-            let ops = (*layers * *allreduces_per_layer) as usize;
-            let delays = step_delays(sc, ops, ids.len(), *gap, skew);
+        Workload::VerifyStep(v) => {
+            let (size, dtype) = (v.size().0 as usize, &v.dtype);
+            let ops = v.allreduces() as usize;
+            let delays = step_delays(sc, ops, ids.len(), v.gap, &v.skew);
             let team = NcclTeam::new(rig, &ids, size, *dtype)?;
             sink.plan(2);
             for mode in [LaunchMode::Eager, LaunchMode::Graph] {

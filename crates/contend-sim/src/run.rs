@@ -87,7 +87,7 @@ pub fn runs_of(sc: &Scenario, fidelities: &[Fidelity]) -> Vec<RunSpec> {
                 }
             }
         }
-        Workload::VerifyStep { .. } => {
+        Workload::VerifyStep(_) => {
             for &placement in &sc.placements {
                 for &a in &sc.algorithms {
                     for &fidelity in fidelities {
@@ -153,7 +153,7 @@ fn simulate_with<Q: EventQueue<Ev> + Default>(
         what: spec.describe(),
         message,
     };
-    let (actors, collectives, size, dtype_note, note) = match (&sc.workload, spec.algorithm) {
+    let (actors, collectives, size, note) = match (&sc.workload, spec.algorithm) {
         (
             Workload::Allreduce {
                 repeats, gap, skew, ..
@@ -173,35 +173,31 @@ fn simulate_with<Q: EventQueue<Ev> + Default>(
                 skew,
                 eager,
             );
-            (a, *repeats as usize, size, None, n)
+            (a, *repeats as usize, size, n)
         }
-        (
-            Workload::VerifyStep {
-                layers,
-                allreduces_per_layer,
-                hidden,
-                tokens,
-                dtype,
-                gap,
-                skew,
-            },
-            Some(alg),
-        ) => {
-            let size = Workload::verify_size(*hidden, *tokens, *dtype);
-            let count = (*layers * *allreduces_per_layer) as usize;
-            let (a, n) = collective_actors(sc, alg, spec.placement, size, count, *gap, skew, eager);
-            (a, count, size, Some(*dtype), n)
+        (Workload::VerifyStep(v), Some(alg)) => {
+            let count = v.allreduces() as usize;
+            let (a, n) = collective_actors(
+                sc,
+                alg,
+                spec.placement,
+                v.size(),
+                count,
+                v.gap,
+                &v.skew,
+                eager,
+            );
+            (a, count, v.size(), n)
         }
         (Workload::Transfer { streams }, _) => {
             let mut actors = vec![];
             for s in streams {
                 actors.extend(stream_actors(sc, s, params, eager));
             }
-            (actors, 0, Bytes::ZERO, None, None)
+            (actors, 0, Bytes::ZERO, None)
         }
         _ => return Err(fail("a collective workload needs an algorithm".into())),
     };
-    let _ = dtype_note;
     let n_actors = actors.len();
     let mut eng: Engine<Q> = Engine::new(&sc.topology, params, spec.fidelity, actors);
     eng.trace_epoch = Some((collectives / 2) as u32);

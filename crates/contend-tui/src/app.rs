@@ -8,7 +8,8 @@ use crate::worker::{Job, JobKind, Worker, WorkerMsg};
 use contend_sim::{ModelParams, Run};
 use contend_topo::{Bytes, NodeIdx, Picos, Topology};
 use contend_workload::{
-    Algorithm, Dtype, Fidelity, Placement, ResultRecord, Scenario, Skew, Workload, default_scenario,
+    Algorithm, Dtype, Fidelity, Placement, ResultRecord, Scenario, Skew, VerifyStep, Workload,
+    default_scenario,
 };
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::collections::BTreeSet;
@@ -161,7 +162,7 @@ pub struct App {
     pub(crate) field: usize,
     pub(crate) workloads: Vec<WorkloadChoice>,
     pub(crate) workload: usize,
-    verify_tpl: (u32, u32, u64, u64, Dtype, Picos, Skew),
+    verify: VerifyStep,
     allreduce_tpl: (Dtype, u32, Picos, Skew),
     pub(crate) rank_sets: Vec<(String, Vec<NodeIdx>)>,
     pub(crate) ranks: usize,
@@ -223,60 +224,17 @@ impl App {
         opts: AppOptions,
     ) -> App {
         let topo = &base.topology;
-        let fallback = default_scenario(None).ok();
-        let fallback_verify = fallback.as_ref().and_then(|s| match s.workload {
-            Workload::VerifyStep {
-                layers,
-                allreduces_per_layer,
-                hidden,
-                tokens,
-                dtype,
-                gap,
-                skew,
-            } => Some((
-                layers,
-                allreduces_per_layer,
-                hidden,
-                tokens,
-                dtype,
-                gap,
-                skew,
-            )),
-            _ => None,
-        });
-        let default_verify = fallback_verify.unwrap_or((
-            61,
-            2,
-            7168,
-            3,
-            Dtype::Bf16,
-            Picos::from_us(20),
-            Skew::None,
-        ));
+        // The embedded default's verify step (with its compute gap and skew).
+        let default_verify = match default_scenario(None).map(|s| s.workload) {
+            Ok(Workload::VerifyStep(v)) => v,
+            _ => VerifyStep {
+                gap: Picos::from_us(20),
+                ..VerifyStep::default()
+            },
+        };
         let mut notice = None;
-        let (verify_tpl, allreduce_tpl, mut sizes, start_verify) = match &base.workload {
-            Workload::VerifyStep {
-                layers,
-                allreduces_per_layer,
-                hidden,
-                tokens,
-                dtype,
-                gap,
-                skew,
-            } => (
-                (
-                    *layers,
-                    *allreduces_per_layer,
-                    *hidden,
-                    *tokens,
-                    *dtype,
-                    *gap,
-                    *skew,
-                ),
-                (0u32, *dtype, *gap, *skew),
-                vec![],
-                true,
-            ),
+        let (verify, allreduce_tpl, mut sizes, start_verify) = match &base.workload {
+            Workload::VerifyStep(v) => (*v, (0u32, v.dtype, v.gap, v.skew), vec![], true),
             Workload::Allreduce {
                 sizes,
                 dtype,
@@ -295,7 +253,7 @@ impl App {
                 );
                 (
                     default_verify,
-                    (0u32, Dtype::Bf16, default_verify.5, default_verify.6),
+                    (0u32, Dtype::Bf16, default_verify.gap, default_verify.skew),
                     vec![],
                     true,
                 )
@@ -339,7 +297,7 @@ impl App {
             field: 0,
             workloads,
             workload,
-            verify_tpl,
+            verify,
             allreduce_tpl: (allreduce_tpl.1, repeats, allreduce_tpl.2, allreduce_tpl.3),
             ranks: 0,
             algs: 0,
@@ -409,7 +367,6 @@ impl App {
             .unwrap_or_else(|| Algorithm::ALL.to_vec());
         sc.placements = vec![self.placement];
         sc.fidelities = vec![self.fidelity];
-        let (layers, per, hidden, tokens, vdtype, vgap, vskew) = self.verify_tpl;
         let (dtype, repeats, gap, skew) = self.allreduce_tpl;
         sc.workload = match self
             .workloads
@@ -417,15 +374,7 @@ impl App {
             .copied()
             .unwrap_or(WorkloadChoice::Verify)
         {
-            WorkloadChoice::Verify => Workload::VerifyStep {
-                layers,
-                allreduces_per_layer: per,
-                hidden,
-                tokens,
-                dtype: vdtype,
-                gap: vgap,
-                skew: vskew,
-            },
+            WorkloadChoice::Verify => Workload::VerifyStep(self.verify),
             WorkloadChoice::Allreduce(s) => Workload::Allreduce {
                 sizes: vec![s],
                 dtype,
@@ -539,17 +488,10 @@ impl App {
 
     fn sim_results(&self, sc: &Scenario, runs: Vec<Run>) -> SimResults {
         let (workload, metric, size, kind) = match &sc.workload {
-            Workload::VerifyStep {
-                layers,
-                allreduces_per_layer,
-                hidden,
-                tokens,
-                dtype,
-                ..
-            } => {
-                let size = Workload::verify_size(*hidden, *tokens, *dtype);
+            Workload::VerifyStep(v) => {
+                let size = v.size();
                 (
-                    format!("verify step: {} × {size}", layers * allreduces_per_layer),
+                    format!("verify step: {} × {size}", v.allreduces()),
                     "step time",
                     size,
                     "verify-step",
@@ -922,12 +864,8 @@ impl App {
             Field::Workload => match self.workloads.get(self.workload) {
                 Some(WorkloadChoice::Allreduce(s)) => format!("allreduce {s}"),
                 _ => {
-                    let (layers, per, hidden, tokens, dtype, _, _) = self.verify_tpl;
-                    format!(
-                        "verify step {}×{}",
-                        layers * per,
-                        Workload::verify_size(hidden, tokens, dtype)
-                    )
+                    let v = &self.verify;
+                    format!("verify step {}×{}", v.allreduces(), v.size())
                 }
             },
             Field::Ranks => self

@@ -9,8 +9,9 @@
 //! use contend_workload::{default_scenario, lower, Algorithm, Placement, RingConfig, Workload};
 //! let sc = default_scenario(None).unwrap();
 //! assert_eq!(sc.ranks.len(), 8);
-//! let Workload::VerifyStep { hidden, tokens, dtype, .. } = sc.workload else { panic!() };
-//! let size = Workload::verify_size(hidden, tokens, dtype);
+//! let Workload::VerifyStep(v) = sc.workload else { panic!() };
+//! let size = v.size();
+//! assert_eq!(v.allreduces(), 122);
 //! assert_eq!(size.0, 43_008);
 //! let c = lower(Algorithm::OneShotPull, &sc.topology, &sc.ranks, Placement::Peer, size, RingConfig::default());
 //! // every rank loads the 7 peers' inputs
@@ -30,6 +31,6 @@ pub use program::{Access, Engine, MemLoc, Notify, Op, Phase, Program, Rank};
 pub use record::{LinkUse, Machine, ResultRecord, Source, Stats};
 pub use scenario::{
     DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME, KernelConfig, Scenario, ScenarioError, Stream,
-    TransferOp, Workload, default_scenario, load_scenario, parse_scenario,
+    TransferOp, VerifyStep, Workload, default_scenario, load_scenario, parse_scenario,
 };
 pub use skew::Skew;

@@ -84,30 +84,57 @@ pub enum Workload {
         gap: Picos,
         skew: Skew,
     },
-    /// An EAGLE verify step: layers × allreduces_per_layer allreduces of
-    /// hidden × tokens × dtype bytes with a compute gap before each.
-    VerifyStep {
-        layers: u32,
-        allreduces_per_layer: u32,
-        hidden: u64,
-        tokens: u64,
-        dtype: Dtype,
-        gap: Picos,
-        skew: Skew,
-    },
+    /// An EAGLE verify step.
+    VerifyStep(VerifyStep),
     /// Point-to-point streams, all started together.
     Transfer { streams: Vec<Stream> },
 }
 
-impl Workload {
-    /// Bytes per allreduce for the verify step.
-    pub fn verify_size(hidden: u64, tokens: u64, dtype: Dtype) -> Bytes {
-        Bytes(hidden * tokens * dtype.size())
+/// An EAGLE verify step: layers × allreduces_per_layer allreduces of
+/// hidden × tokens × dtype bytes, each after a compute gap and arrival skew.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct VerifyStep {
+    pub layers: u32,
+    pub allreduces_per_layer: u32,
+    pub hidden: u64,
+    pub tokens: u64,
+    pub dtype: Dtype,
+    pub gap: Picos,
+    pub skew: Skew,
+}
+
+impl Default for VerifyStep {
+    /// EAGLE-3 on a 61-layer model: 61 × 2 allreduces of 7168 × 3 × bf16
+    /// (43,008 B), back to back.
+    fn default() -> Self {
+        VerifyStep {
+            layers: 61,
+            allreduces_per_layer: 2,
+            hidden: 7168,
+            tokens: 3,
+            dtype: Dtype::Bf16,
+            gap: Picos::ZERO,
+            skew: Skew::None,
+        }
     }
+}
+
+impl VerifyStep {
+    /// Bytes per allreduce.
+    pub fn size(&self) -> Bytes {
+        Bytes(self.hidden * self.tokens * self.dtype.size())
+    }
+    /// Allreduces in one step.
+    pub fn allreduces(&self) -> u32 {
+        self.layers * self.allreduces_per_layer
+    }
+}
+
+impl Workload {
     pub fn kind_name(&self) -> &'static str {
         match self {
             Workload::Allreduce { .. } => "allreduce",
-            Workload::VerifyStep { .. } => "verify-step",
+            Workload::VerifyStep(_) => "verify-step",
             Workload::Transfer { .. } => "transfer",
         }
     }
@@ -517,11 +544,12 @@ fn parse_workload(
         }
         "verify-step" => {
             only(&["layers", "allreduces_per_layer", "hidden", "tokens", "skew"])?;
+            let d = VerifyStep::default();
             let (layers, per, hidden, tokens) = (
-                r.layers.unwrap_or(61),
-                r.allreduces_per_layer.unwrap_or(2),
-                r.hidden.unwrap_or(7168),
-                r.tokens.unwrap_or(3),
+                r.layers.unwrap_or(d.layers),
+                r.allreduces_per_layer.unwrap_or(d.allreduces_per_layer),
+                r.hidden.unwrap_or(d.hidden),
+                r.tokens.unwrap_or(d.tokens),
             );
             if layers == 0 || per == 0 || hidden == 0 || tokens == 0 {
                 return Err(cx.err(
@@ -530,7 +558,7 @@ fn parse_workload(
                     "layers, allreduces_per_layer, hidden and tokens must be above zero",
                 ));
             }
-            Ok(Workload::VerifyStep {
+            Ok(Workload::VerifyStep(VerifyStep {
                 layers,
                 allreduces_per_layer: per,
                 hidden,
@@ -538,7 +566,7 @@ fn parse_workload(
                 dtype,
                 gap,
                 skew,
-            })
+            }))
         }
         "transfer" => {
             only(&["stream"])?;

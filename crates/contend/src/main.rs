@@ -257,9 +257,8 @@ fn sweep(a: SweepArgs) -> Result<()> {
         x = x.saturating_mul(a.factor);
     }
     let (skew, gap) = match &sc.workload {
-        Workload::VerifyStep { skew, gap, .. } | Workload::Allreduce { skew, gap, .. } => {
-            (*skew, *gap)
-        }
+        Workload::VerifyStep(v) => (v.skew, v.gap),
+        Workload::Allreduce { skew, gap, .. } => (*skew, *gap),
         Workload::Transfer { .. } => {
             bail!("a sweep needs a collective scenario, not a transfer scenario")
         }

@@ -62,20 +62,17 @@ fn header(sc: &Scenario) -> String {
         sc.rank_names().join(" ")
     );
     let w = match &sc.workload {
-        Workload::VerifyStep {
-            layers,
-            allreduces_per_layer,
-            hidden,
-            tokens,
-            dtype,
-            gap,
-            skew,
-        } => format!(
-            "verify step: {} allreduces ({layers} layers x {allreduces_per_layer}) of {} ({hidden} x {tokens} x {dtype}), compute gap {}, {}",
-            layers * allreduces_per_layer,
-            Workload::verify_size(*hidden, *tokens, *dtype).0,
-            dur(gap.as_ns_f64()),
-            describe_skew(skew)
+        Workload::VerifyStep(v) => format!(
+            "verify step: {} allreduces ({} layers x {}) of {} ({} x {} x {}), compute gap {}, {}",
+            v.allreduces(),
+            v.layers,
+            v.allreduces_per_layer,
+            v.size().0,
+            v.hidden,
+            v.tokens,
+            v.dtype,
+            dur(v.gap.as_ns_f64()),
+            describe_skew(&v.skew)
         ),
         Workload::Allreduce { sizes, repeats, .. } => format!(
             "allreduce: {} sizes, {repeats} back to back each",
@@ -161,7 +158,7 @@ pub fn table(sc: &Scenario, runs: &[Run]) -> String {
         v.dedup();
         v
     };
-    let verify = matches!(sc.workload, Workload::VerifyStep { .. });
+    let verify = matches!(sc.workload, Workload::VerifyStep(_));
     for (pl, fid) in combos(runs) {
         for &size in &sizes {
             let rows: Vec<&Run> = runs
