@@ -109,23 +109,77 @@ impl Ctx<'_> {
         });
         p.ops.push(Op::Fence);
     }
+    /// One load op for all `parts`, in flight together (none if empty).
+    fn fetch_parts(&self, parts: Vec<Access>, p: &mut Program) {
+        if !parts.is_empty() {
+            p.ops.push(Op::Fetch {
+                parts,
+                engine: Engine::Sm,
+            });
+        }
+    }
+    /// Loads `size(j)` bytes from the exchange buffer of every rank j in `from`.
+    fn fetch(&self, from: &[usize], size: impl Fn(usize) -> Bytes, p: &mut Program) {
+        let parts = from
+            .iter()
+            .map(|&j| Access {
+                mem: self.buf(j),
+                bytes: size(j),
+            })
+            .collect();
+        self.fetch_parts(parts, p);
+    }
     /// After flags arrived: with host placement the pushed data sits in host
     /// memory and must be loaded.
     fn fetch_pushed(&self, r: usize, sizes: impl Iterator<Item = Bytes>, p: &mut Program) {
         if self.host() {
-            let parts: Vec<Access> = sizes
+            let parts = sizes
                 .map(|bytes| Access {
                     mem: self.buf(r),
                     bytes,
                 })
                 .collect();
-            if !parts.is_empty() {
-                p.ops.push(Op::Fetch {
-                    parts,
-                    engine: Engine::Sm,
-                });
-            }
+            self.fetch_parts(parts, p);
         }
+    }
+    /// The push kernels' exchange: store `out(j)` bytes into every peer j's
+    /// buffer with a flag behind them (after the release fence), wait for
+    /// every peer's flag, acquire fence; with host placement, load back what
+    /// the peers pushed (`incoming(j)` bytes from each).
+    fn push_exchange(
+        &self,
+        r: usize,
+        peers: &[usize],
+        out: impl Fn(usize) -> Bytes,
+        incoming: impl Fn(usize) -> Bytes,
+        phase: u32,
+        p: &mut Program,
+    ) {
+        let parts = peers
+            .iter()
+            .map(|&j| {
+                (
+                    Access {
+                        mem: self.buf(j),
+                        bytes: out(j),
+                    },
+                    Notify::After {
+                        to: Rank(j as u32),
+                        phase: Phase(phase),
+                    },
+                )
+            })
+            .collect();
+        p.ops.push(Op::Post {
+            parts,
+            engine: Engine::Sm,
+        });
+        p.ops.push(Op::Wait {
+            phase: Phase(phase),
+            count: peers.len() as u32,
+        });
+        p.ops.push(Op::Fence); // the kernel's acquire fence after its wait
+        self.fetch_pushed(r, peers.iter().map(|&j| incoming(j)), p);
     }
 }
 
@@ -209,17 +263,7 @@ fn one_shot_pull(cx: &Ctx, r: usize, s: Bytes) -> Program {
     let peers: Vec<usize> = cx.peers(r).collect();
     cx.stage(r, s, &mut p);
     cx.barrier(&peers, 0, &mut p);
-    let parts = peers
-        .iter()
-        .map(|&j| Access {
-            mem: cx.buf(j),
-            bytes: s,
-        })
-        .collect();
-    p.ops.push(Op::Fetch {
-        parts,
-        engine: Engine::Sm,
-    });
+    cx.fetch(&peers, |_| s, &mut p);
     p.ops.push(Op::Reduce {
         bytes: Bytes(2 * s.0),
     });
@@ -231,31 +275,7 @@ fn one_shot_push(cx: &Ctx, r: usize, s: Bytes) -> Program {
         ops: vec![Op::Launch],
     };
     let peers: Vec<usize> = cx.peers(r).collect();
-    let parts = peers
-        .iter()
-        .map(|&j| {
-            (
-                Access {
-                    mem: cx.buf(j),
-                    bytes: s,
-                },
-                Notify::After {
-                    to: Rank(j as u32),
-                    phase: Phase(0),
-                },
-            )
-        })
-        .collect();
-    p.ops.push(Op::Post {
-        parts,
-        engine: Engine::Sm,
-    });
-    p.ops.push(Op::Wait {
-        phase: Phase(0),
-        count: peers.len() as u32,
-    });
-    p.ops.push(Op::Fence); // the kernel's acquire fence after its wait
-    cx.fetch_pushed(r, peers.iter().map(|_| s), &mut p);
+    cx.push_exchange(r, &peers, |_| s, |_| s, 0, &mut p);
     let local = if cx.host() { 2 } else { cx.n() as u64 + 1 };
     p.ops.push(Op::Reduce {
         bytes: Bytes(local * s.0),
@@ -272,33 +292,13 @@ fn two_shot_pull(cx: &Ctx, r: usize, s: Bytes) -> Program {
     // stage only the chunks the peers reduce (not my own)
     cx.stage(r, Bytes(s.0 - c[r].0), &mut p);
     cx.barrier(&peers, 0, &mut p);
-    let rs = peers
-        .iter()
-        .map(|&j| Access {
-            mem: cx.buf(j),
-            bytes: c[r],
-        })
-        .collect();
-    p.ops.push(Op::Fetch {
-        parts: rs,
-        engine: Engine::Sm,
-    });
+    cx.fetch(&peers, |_| c[r], &mut p);
     p.ops.push(Op::Reduce {
         bytes: Bytes(2 * c[r].0),
     });
     cx.stage(r, c[r], &mut p);
     cx.barrier(&peers, 1, &mut p);
-    let ag = peers
-        .iter()
-        .map(|&j| Access {
-            mem: cx.buf(j),
-            bytes: c[j],
-        })
-        .collect();
-    p.ops.push(Op::Fetch {
-        parts: ag,
-        engine: Engine::Sm,
-    });
+    cx.fetch(&peers, |j| c[j], &mut p);
     p.ops.push(Op::LocalCopy { bytes: s });
     p
 }
@@ -309,60 +309,14 @@ fn two_shot_push(cx: &Ctx, r: usize, s: Bytes) -> Program {
     };
     let peers: Vec<usize> = cx.peers(r).collect();
     let c = chunks(s, cx.n());
-    let scatter = peers
-        .iter()
-        .map(|&j| {
-            (
-                Access {
-                    mem: cx.buf(j),
-                    bytes: c[j],
-                },
-                Notify::After {
-                    to: Rank(j as u32),
-                    phase: Phase(0),
-                },
-            )
-        })
-        .collect();
-    p.ops.push(Op::Post {
-        parts: scatter,
-        engine: Engine::Sm,
-    });
-    p.ops.push(Op::Wait {
-        phase: Phase(0),
-        count: peers.len() as u32,
-    });
-    p.ops.push(Op::Fence); // the kernel's acquire fence after its wait
-    cx.fetch_pushed(r, peers.iter().map(|_| c[r]), &mut p);
+    // reduce-scatter: chunk j of my input to rank j
+    cx.push_exchange(r, &peers, |j| c[j], |_| c[r], 0, &mut p);
     let local = if cx.host() { 2 } else { cx.n() as u64 + 1 };
     p.ops.push(Op::Reduce {
         bytes: Bytes(local * c[r].0),
     });
-    let gather = peers
-        .iter()
-        .map(|&j| {
-            (
-                Access {
-                    mem: cx.buf(j),
-                    bytes: c[r],
-                },
-                Notify::After {
-                    to: Rank(j as u32),
-                    phase: Phase(1),
-                },
-            )
-        })
-        .collect();
-    p.ops.push(Op::Post {
-        parts: gather,
-        engine: Engine::Sm,
-    });
-    p.ops.push(Op::Wait {
-        phase: Phase(1),
-        count: peers.len() as u32,
-    });
-    p.ops.push(Op::Fence); // the kernel's acquire fence after its wait
-    cx.fetch_pushed(r, peers.iter().map(|&j| c[j]), &mut p);
+    // all-gather: my reduced chunk to every peer
+    cx.push_exchange(r, &peers, |_| c[r], |j| c[j], 1, &mut p);
     p.ops.push(Op::LocalCopy { bytes: s });
     p
 }
@@ -487,17 +441,7 @@ fn hierarchical(cx: &Ctx, r: usize, s: Bytes, groups: &[Vec<usize>]) -> Program 
     if !mates.is_empty() {
         cx.stage(r, s, &mut p);
         cx.barrier(&mates, 0, &mut p);
-        let intra = mates
-            .iter()
-            .map(|&j| Access {
-                mem: cx.buf(j),
-                bytes: s,
-            })
-            .collect();
-        p.ops.push(Op::Fetch {
-            parts: intra,
-            engine: Engine::Sm,
-        });
+        cx.fetch(&mates, |_| s, &mut p);
     }
     p.ops.push(Op::Reduce {
         bytes: Bytes(2 * s.0),
@@ -505,25 +449,11 @@ fn hierarchical(cx: &Ctx, r: usize, s: Bytes, groups: &[Vec<usize>]) -> Program 
     // publish the group sum in my gather region
     cx.stage(r, s, &mut p);
     cx.barrier(&counterparts, 1, &mut p);
-    let mut inter: Vec<Access> = counterparts
-        .iter()
-        .map(|&j| Access {
-            mem: cx.buf(j),
-            bytes: s,
-        })
-        .collect();
+    let mut inter = counterparts.clone();
     if cx.host() {
-        inter.push(Access {
-            mem: cx.buf(r),
-            bytes: s,
-        });
+        inter.push(r);
     }
-    if !inter.is_empty() {
-        p.ops.push(Op::Fetch {
-            parts: inter,
-            engine: Engine::Sm,
-        });
-    }
+    cx.fetch(&inter, |_| s, &mut p);
     p.ops.push(Op::Reduce {
         bytes: Bytes(2 * s.0),
     });
