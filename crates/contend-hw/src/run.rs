@@ -132,6 +132,17 @@ fn us(ns: f64) -> String {
 }
 
 /// Handles a failed measurement: fatal errors stop the run, others are noted.
+/// Writes a verified allreduce record and says so on the progress line.
+fn write_verified(sink: &mut Sink, label: &str, rec: ResultRecord) -> Result<(), HwError> {
+    sink.note(&format!(
+        "{label}: median {} (p10 {}, p90 {}), verified",
+        us(rec.stats.median_ns),
+        us(rec.stats.p10_ns),
+        us(rec.stats.p90_ns)
+    ));
+    sink.write(rec)
+}
+
 fn soft(sink: &mut Sink, what: &str, e: HwError) -> Result<(), HwError> {
     if e.is_fatal() {
         return Err(e);
@@ -231,13 +242,7 @@ pub fn run_scenario(
                                     Some(true),
                                     extra,
                                 );
-                                sink.note(&format!(
-                                    "{label}: median {} (p10 {}, p90 {}), verified",
-                                    us(rec.stats.median_ns),
-                                    us(rec.stats.p10_ns),
-                                    us(rec.stats.p90_ns)
-                                ));
-                                sink.write(rec)?;
+                                write_verified(sink, &label, rec)?;
                             }
                             Err(e) => soft(sink, &label, e)?,
                         }
@@ -526,13 +531,7 @@ pub fn run_nccl(rig: &Rig, sc: &Scenario, sink: &mut Sink, opts: &Options) -> Re
                             Some(true),
                             extra,
                         );
-                        sink.note(&format!(
-                            "{label}: median {} (p10 {}, p90 {}), verified",
-                            us(rec.stats.median_ns),
-                            us(rec.stats.p10_ns),
-                            us(rec.stats.p90_ns)
-                        ));
-                        sink.write(rec)?;
+                        write_verified(sink, &label, rec)?;
                     }
                     Err(e) => soft(sink, &label, e)?,
                 }
