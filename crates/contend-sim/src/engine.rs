@@ -12,7 +12,7 @@ use contend_workload::{Access, Engine as Eng, Fidelity, MemLoc, Notify, Op, Phas
 use std::collections::VecDeque;
 
 /// One step of an actor's script.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) enum Step {
     /// Idle time before the next collective (compute gap plus skew).
     Delay(Picos),
@@ -419,13 +419,7 @@ impl<'a, Q: EventQueue<Ev> + Default> Engine<'a, Q> {
                 return;
             }
             self.actors[a as usize].pc += 1;
-            let st = match &self.actors[a as usize].spec.script[pc] {
-                Step::Delay(d) => Step::Delay(*d),
-                Step::Begin(k) => Step::Begin(*k),
-                Step::End => Step::End,
-                Step::Op(i) => Step::Op(*i),
-            };
-            match st {
+            match self.actors[a as usize].spec.script[pc] {
                 Step::Delay(d) => {
                     self.span(a, Some(SpanKind::Idle));
                     if d > Picos::ZERO {
