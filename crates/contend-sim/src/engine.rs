@@ -101,6 +101,8 @@ struct Group {
     done: bool,
     /// Transfers not yet fully issued.
     unissued: u32,
+    /// Transfers that cross links (not local copies).
+    remote: u32,
     /// Departure times of stores scheduled on the GPU's egress link whose
     /// store-buffer slot has not been handed back yet.
     departs: VecDeque<Picos>,
@@ -607,6 +609,7 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
             window_init: 0,
             done: false,
             unissued: 0,
+            remote: 0,
             departs: VecDeque::new(),
             depart_pending: false,
             issue_rate: None,
@@ -663,6 +666,9 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
             group.open += 1;
             if acc.bytes.0 > 0 {
                 group.unissued += 1;
+            }
+            if !local {
+                group.remote += 1;
             }
         }
         let req0 = self
@@ -1185,13 +1191,7 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
         }
         let xf = &self.xfers[p.owner as usize];
         let back = xf.back;
-        let bp = &self.fabric.paths[back as usize];
-        let cpl = if matches!(self.topo.node(completer).kind, NodeKind::HostMemory { .. }) {
-            self.p.root_complex.host_completion_bytes.unwrap_or(bp.rcb)
-        } else {
-            bp.mps
-        }
-        .max(16);
+        let cpl = self.completion_bytes(completer, back);
         let mut left = p.payload;
         let mut first = true;
         while left > 0 {
@@ -1275,62 +1275,61 @@ impl<Q: EventQueue<Ev> + Default> Engine<'_, Q> {
 
     // ----- flow fidelity --------------------------------------------------
 
+    /// Payload of the completions `completer` returns along `back`: host
+    /// memory splits at the root complex's completion boundary, a GPU returns
+    /// up to the path's max payload.
+    fn completion_bytes(&self, completer: NodeIdx, back: PathId) -> u32 {
+        let bp = &self.fabric.paths[back as usize];
+        if matches!(self.topo.node(completer).kind, NodeKind::HostMemory { .. }) {
+            self.p.root_complex.host_completion_bytes.unwrap_or(bp.rcb)
+        } else {
+            bp.mps
+        }
+        .max(16)
+    }
+
+    /// Adds, for every rate-limited channel of `path`, the wire bytes it
+    /// carries per payload byte: one `kind` TLP of `tlp_payload` per `per`
+    /// bytes moved.
+    fn path_uses(
+        &self,
+        path: PathId,
+        kind: TlpKind,
+        tlp_payload: u32,
+        per: u32,
+        uses: &mut Vec<(ChId, f64)>,
+    ) {
+        for &c in &self.fabric.paths[path as usize].chans {
+            let s = &self.fabric.chans[c as usize];
+            if s.rate.is_some() {
+                uses.push((c, s.wire(kind, tlp_payload) as f64 / per as f64));
+            }
+        }
+    }
+
     fn start_flow(&mut self, x: u32, setup: Picos) {
         let xf = &self.xfers[x as usize];
         let a = xf.actor;
         let (fwd, back, req) = (xf.fwd, xf.back, xf.req);
         let mut uses = Vec::new();
+        let g = &self.groups[xf.group as usize];
+        let remote = g.remote.max(1) as f64;
         let (rtt, cap) = match xf.kind {
             XKind::Read => {
                 let completer = self.path_end(fwd);
-                let bp = &self.fabric.paths[back as usize];
-                let cpl =
-                    if matches!(self.topo.node(completer).kind, NodeKind::HostMemory { .. }) {
-                        self.p.root_complex.host_completion_bytes.unwrap_or(bp.rcb)
-                    } else {
-                        bp.mps
-                    }
-                    .max(16)
-                    .min(req);
-                for &c in &self.fabric.paths[fwd as usize].chans {
-                    let s = &self.fabric.chans[c as usize];
-                    if s.rate.is_some() {
-                        uses.push((c, s.wire(TlpKind::ReadRequest, 0) as f64 / req as f64));
-                    }
-                }
-                for &c in &self.fabric.paths[back as usize].chans {
-                    let s = &self.fabric.chans[c as usize];
-                    if s.rate.is_some() {
-                        uses.push((c, s.wire(TlpKind::Completion, cpl) as f64 / cpl as f64));
-                    }
-                }
+                let cpl = self.completion_bytes(completer, back).min(req);
+                // a header-only request per `req` bytes one way, completions back
+                self.path_uses(fwd, TlpKind::ReadRequest, 0, req, &mut uses);
+                self.path_uses(back, TlpKind::Completion, cpl, cpl, &mut uses);
                 let rtt = self.fabric.one_way(fwd, TlpKind::ReadRequest, 0)
                     + self.memory_latency(completer)
                     + self.fabric.one_way(back, TlpKind::Completion, cpl);
-                let g = &self.groups[xf.group as usize];
-                let remote = g
-                    .xfers
-                    .iter()
-                    .filter(|&&y| !self.xfers[y as usize].local)
-                    .count()
-                    .max(1) as f64;
+                // Little's law on this transfer's share of the load window
                 let share = g.window as f64 / remote;
                 (rtt, share * req as f64 / (rtt.0.max(1) as f64 / 1e12))
             }
             XKind::Write => {
-                for &c in &self.fabric.paths[fwd as usize].chans {
-                    let s = &self.fabric.chans[c as usize];
-                    if s.rate.is_some() {
-                        uses.push((c, s.wire(TlpKind::Write, req) as f64 / req as f64));
-                    }
-                }
-                let g = &self.groups[xf.group as usize];
-                let remote = g
-                    .xfers
-                    .iter()
-                    .filter(|&&y| !self.xfers[y as usize].local)
-                    .count()
-                    .max(1) as f64;
+                self.path_uses(fwd, TlpKind::Write, req, req, &mut uses);
                 let cap = g.issue_rate.map_or(f64::INFINITY, |r| r.0 as f64 / remote);
                 (Picos::ZERO, cap)
             }
