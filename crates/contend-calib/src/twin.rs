@@ -233,41 +233,50 @@ impl Twin {
                     0.0
                 })
             }
+            // NCCL twins list both ring protocols: the faster one stands for NCCL
             What::Allreduce {
                 algorithms,
                 placement,
                 size,
-            } => {
-                let mut best = f64::INFINITY;
-                for &a in algorithms {
-                    let spec = RunSpec {
-                        algorithm: Some(a),
-                        placement: *placement,
-                        fidelity,
-                        size: Some(*size),
-                    };
-                    let run = simulate_one(sc, params, spec).map_err(|e| e.to_string())?;
-                    best = best.min(run.record().stats.median_ns);
-                }
-                Ok(best)
-            }
+            } => fastest(
+                sc,
+                params,
+                algorithms,
+                *placement,
+                fidelity,
+                Some(*size),
+                |r| r.stats.median_ns,
+            ),
             What::Verify {
                 algorithms,
                 placement,
-            } => {
-                let mut best = f64::INFINITY;
-                for &a in algorithms {
-                    let spec = RunSpec {
-                        algorithm: Some(a),
-                        placement: *placement,
-                        fidelity,
-                        size: None,
-                    };
-                    let run = simulate_one(sc, params, spec).map_err(|e| e.to_string())?;
-                    best = best.min(run.record().total_ns);
-                }
-                Ok(best)
-            }
+            } => fastest(sc, params, algorithms, *placement, fidelity, None, |r| {
+                r.total_ns
+            }),
         }
     }
+}
+
+/// The smallest `metric` over `algorithms` run on the twin's scenario.
+fn fastest(
+    sc: &Scenario,
+    params: &ModelParams,
+    algorithms: &[Algorithm],
+    placement: Placement,
+    fidelity: Fidelity,
+    size: Option<Bytes>,
+    metric: impl Fn(&contend_workload::ResultRecord) -> f64,
+) -> Result<f64, String> {
+    let mut best = f64::INFINITY;
+    for &a in algorithms {
+        let spec = RunSpec {
+            algorithm: Some(a),
+            placement,
+            fidelity,
+            size,
+        };
+        let run = simulate_one(sc, params, spec).map_err(|e| e.to_string())?;
+        best = best.min(metric(run.record()));
+    }
+    Ok(best)
 }
