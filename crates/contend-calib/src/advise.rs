@@ -6,8 +6,11 @@ use crate::error::CalibError;
 use crate::eval::ranges;
 use crate::fit::Progress;
 use contend_sim::{ModelParams, RunSpec, simulate_one};
+use contend_topo::Picos;
 use contend_topo::{Bytes, Topology};
-use contend_workload::{Algorithm, Fidelity, Placement, parse_scenario};
+use contend_workload::{
+    Algorithm, Dtype, Fidelity, Placement, Scenario, ScenarioSpec, Skew, Workload,
+};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -81,21 +84,19 @@ pub fn advise(
     let done = std::sync::atomic::AtomicUsize::new(0);
     for k in worlds {
         let ranks = &gpus[..k];
-        let text = format!(
-            "name = \"advise\"\ntopology = \"advise\"\nranks = [{}]\nplacement = \"{placement}\"\n[workload]\nkind = \"allreduce\"\nsizes = [{}]\nrepeats = 3\n",
-            ranks
-                .iter()
-                .map(|r| format!("{r:?}"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            sizes
-                .iter()
-                .map(|s| s.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        let sc = parse_scenario("advise", &text, None, Some(topo.clone()))
-            .map_err(|e| CalibError::Fit(e.to_string()))?;
+        let workload = Workload::Allreduce {
+            sizes: sizes.iter().map(|s| Bytes(*s)).collect(),
+            dtype: Dtype::Bf16,
+            repeats: 3,
+            gap: Picos::ZERO,
+            skew: Skew::None,
+        };
+        let sc = Scenario::new(ScenarioSpec {
+            ranks: topo.gpus()[..k].to_vec(),
+            placements: vec![placement],
+            ..ScenarioSpec::new("advise", topo.clone(), workload)
+        })
+        .map_err(|e| CalibError::Fit(e.to_string()))?;
         let jobs: Vec<(u64, Algorithm)> = sizes
             .iter()
             .flat_map(|&s| Algorithm::ALL.iter().map(move |&a| (s, a)))

@@ -5,6 +5,8 @@
 
 use crate::calibrate::PointResult;
 use crate::measure::Role;
+use contend_topo::Bytes;
+use contend_workload::compare;
 use contend_workload::{LaunchMode, Placement};
 use serde::{Deserialize, Serialize};
 use statrs::statistics::{Data, OrderStatistics};
@@ -179,14 +181,15 @@ pub fn winners(points: &[PointResult]) -> Vec<WinnerRow> {
         .collect()
 }
 
-/// Size ranges over which one algorithm wins: `(from, to, algorithm)`.
+/// Size ranges over which one algorithm wins: `(from, to, algorithm)`
+/// (the shared rule of [`contend_workload::compare::bands`]).
 pub fn ranges(rows: &[(u64, String)]) -> Vec<(u64, u64, String)> {
-    let mut out: Vec<(u64, u64, String)> = vec![];
-    for (size, a) in rows {
-        match out.last_mut() {
-            Some(last) if last.2 == *a => last.1 = *size,
-            _ => out.push((*size, *size, a.clone())),
-        }
-    }
-    out
+    let w: Vec<(Bytes, Option<String>)> = rows
+        .iter()
+        .map(|(s, a)| (Bytes(*s), Some(a.clone())))
+        .collect();
+    compare::bands(&w)
+        .into_iter()
+        .map(|b| (b.from.0, b.to.0, b.winner))
+        .collect()
 }

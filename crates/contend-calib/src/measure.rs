@@ -6,44 +6,15 @@
 
 use crate::error::CalibError;
 use contend_topo::{LinkKind, NodeIdx, NodeKind, Topology};
-use contend_workload::{Algorithm, Dtype, LaunchMode, Placement, ResultRecord, Source};
+use contend_workload::GroupTag;
+pub use contend_workload::ProbeOp;
+use contend_workload::jsonl::{JsonlError, parse_records};
+use contend_workload::{
+    Algorithm, Dtype, LaunchMode, Measured, Placement, ResultRecord, Source, WorkloadKind,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::str::FromStr;
-
-/// What a transfer microbenchmark did (the hardware backend's probe labels).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ProbeOp {
-    CopyH2d,
-    CopyD2h,
-    CopyPeer,
-    SmLoad,
-    SmStore,
-    PingPong,
-}
-
-impl ProbeOp {
-    pub const ALL: &'static [(&'static str, ProbeOp)] = &[
-        ("copy-h2d", ProbeOp::CopyH2d),
-        ("copy-d2h", ProbeOp::CopyD2h),
-        ("copy-peer", ProbeOp::CopyPeer),
-        ("sm-load", ProbeOp::SmLoad),
-        ("sm-store", ProbeOp::SmStore),
-        ("ping-pong", ProbeOp::PingPong),
-    ];
-    pub fn name(self) -> &'static str {
-        ProbeOp::ALL
-            .iter()
-            .find(|(_, o)| *o == self)
-            .map_or("?", |(n, _)| n)
-    }
-    /// An SM kernel (its per-op time includes one kernel launch).
-    pub fn is_kernel(self) -> bool {
-        matches!(self, ProbeOp::SmLoad | ProbeOp::SmStore)
-    }
-}
 
 /// An allreduce algorithm as measured: one of contend's kernels, or NCCL.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -59,11 +30,13 @@ impl AlgoRef {
             AlgoRef::Nccl => "nccl",
         }
     }
-    pub fn parse(s: &str) -> Option<AlgoRef> {
-        if s == "nccl" {
-            return Some(AlgoRef::Nccl);
+    /// The allreduce a record measured, if it is one.
+    pub fn of(m: Measured) -> Option<AlgoRef> {
+        match m {
+            Measured::Allreduce(a) => Some(AlgoRef::Custom(a)),
+            Measured::Nccl => Some(AlgoRef::Nccl),
+            _ => None,
         }
-        Algorithm::from_str(s).ok().map(AlgoRef::Custom)
     }
 }
 
@@ -157,8 +130,8 @@ impl Measurement {
     pub fn measured_ns(&self) -> f64 {
         self.record
             .extra
-            .get("batch_mean_ns")
-            .and_then(|v| v.as_f64())
+            .timing
+            .batch_mean_ns
             .filter(|v| v.is_finite() && *v > 0.0)
             .unwrap_or(self.record.stats.median_ns)
     }
@@ -252,31 +225,20 @@ pub fn load_measurements(paths: &[&Path], topo: &Topology) -> Result<Vec<Measure
 /// Parses JSON Lines into records with their line numbers. A line that is not
 /// one complete record (truncated, invalid JSON, missing fields) is an error.
 pub fn parse_jsonl(file: &str, text: &str) -> Result<Vec<(usize, ResultRecord)>, CalibError> {
-    let mut out = vec![];
-    for (i, line) in text.lines().enumerate() {
-        let n = i + 1;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let rec: ResultRecord = serde_json::from_str(line).map_err(|e| CalibError::Record {
-            file: file.to_string(),
-            line: n,
-            message: if e.is_eof() {
-                format!("truncated record (the line ends inside the JSON object: {e})")
-            } else {
-                format!("not a valid result record: {e}")
+    parse_records(file, text).map_err(|e| match e {
+        JsonlError::Bad { location, message } => CalibError::Record {
+            file: location.file.clone(),
+            line: location.line,
+            message: match &location.field {
+                Some(f) => format!("field `{f}`: {message}"),
+                None => message,
             },
-        })?;
-        out.push((n, rec));
-    }
-    Ok(out)
-}
-
-fn extra_u64(r: &ResultRecord, key: &str) -> Option<u64> {
-    r.extra.get(key).and_then(|v| v.as_u64())
-}
-fn extra_str<'a>(r: &'a ResultRecord, key: &str) -> Option<&'a str> {
-    r.extra.get(key).and_then(|v| v.as_str())
+        },
+        JsonlError::Io { path, message } => CalibError::File {
+            file: path,
+            message,
+        },
+    })
 }
 
 /// Checks the record's machine fingerprint against the topology.
@@ -420,31 +382,27 @@ fn classify_one(r: &ResultRecord, topo: &Topology) -> Result<(Kind, Role), Strin
         return Err(format!("median time {med} ns is not a positive number"));
     }
     check_machine(r, topo)?;
-    let need = |key: &str| {
-        extra_u64(r, key).ok_or_else(|| {
+    let need = |key: &str, v: Option<u32>| {
+        v.ok_or_else(|| {
             format!(
                 "`{}` record without `extra.{key}`: cannot build its simulated twin",
                 r.algorithm
             )
         })
     };
-    match r.workload.as_str() {
-        "transfer" => {
-            let op = ProbeOp::ALL
-                .iter()
-                .find(|(n, _)| *n == r.algorithm)
-                .map(|(_, o)| *o)
-                .ok_or_else(|| {
-                    format!(
-                        "unknown transfer probe `{}` (one of: {})",
-                        r.algorithm,
-                        ProbeOp::ALL
-                            .iter()
-                            .map(|(n, _)| *n)
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                })?;
+    match r.workload {
+        WorkloadKind::Transfer => {
+            let op = r.algorithm.probe().ok_or_else(|| {
+                format!(
+                    "unknown transfer probe `{}` (one of: {})",
+                    r.algorithm,
+                    ProbeOp::ALL
+                        .iter()
+                        .map(|o| o.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })?;
             if r.ranks.len() != 2 {
                 return Err(format!(
                     "a transfer names two endpoints, this one has {:?}",
@@ -453,7 +411,10 @@ fn classify_one(r: &ResultRecord, topo: &Topology) -> Result<(Kind, Role), Strin
             }
             let g = gpu_of(topo, &r.ranks[0])?;
             let (blocks, threads) = if op.is_kernel() {
-                (need("blocks")? as u32, need("threads")? as u32)
+                (
+                    need("blocks", r.extra.kernel.blocks)?,
+                    need("threads", r.extra.kernel.threads)?,
+                )
             } else {
                 (1, 32)
             };
@@ -472,7 +433,12 @@ fn classify_one(r: &ResultRecord, topo: &Topology) -> Result<(Kind, Role), Strin
                 ));
             }
             let to = target_of(topo, g, &r.ranks[1])?;
-            let flags_in_host = extra_str(r, "flags").is_some_and(|f| f.contains("host"));
+            let flags_in_host = r
+                .extra
+                .stream
+                .flags
+                .as_deref()
+                .is_some_and(|f| f.contains("host"));
             let role = if op == ProbeOp::PingPong
                 && flags_in_host
                 && matches!(
@@ -499,18 +465,14 @@ fn classify_one(r: &ResultRecord, topo: &Topology) -> Result<(Kind, Role), Strin
                     bytes: r.size_bytes,
                     blocks,
                     threads,
-                    iterations: extra_u64(r, "iterations").unwrap_or(1) as u32,
-                    fenced: r
-                        .extra
-                        .get("fenced")
-                        .and_then(|v| v.as_bool())
-                        .unwrap_or(false),
+                    iterations: r.extra.stream.iterations.unwrap_or(1),
+                    fenced: r.extra.stream.fenced.unwrap_or(false),
                 },
                 role,
             ))
         }
-        "allreduce" | "verify-step" => {
-            let algorithm = AlgoRef::parse(&r.algorithm).ok_or_else(|| {
+        WorkloadKind::Allreduce | WorkloadKind::VerifyStep => {
+            let algorithm = AlgoRef::of(r.algorithm).ok_or_else(|| {
                 format!(
                     "unknown algorithm `{}` (one of: {}, nccl)",
                     r.algorithm,
@@ -543,7 +505,7 @@ fn classify_one(r: &ResultRecord, topo: &Topology) -> Result<(Kind, Role), Strin
                 // NCCL picks its own path: P2P (NVLink or PCIe) unless told not to,
                 // then it stages through host memory.
                 (AlgoRef::Nccl, None) => {
-                    if extra_str(r, "NCCL_P2P_DISABLE") == Some("1") {
+                    if r.extra.nccl.var("NCCL_P2P_DISABLE") == Some("1") {
                         Placement::Host
                     } else {
                         Placement::Peer
@@ -556,15 +518,17 @@ fn classify_one(r: &ResultRecord, topo: &Topology) -> Result<(Kind, Role), Strin
             let (blocks, threads) = match algorithm {
                 // The backend launches `grid` blocks (fewer than asked for small messages).
                 AlgoRef::Custom(_) => (
-                    extra_u64(r, "grid")
-                        .or(extra_u64(r, "blocks"))
+                    r.extra
+                        .kernel
+                        .grid
+                        .or(r.extra.kernel.blocks)
                         .ok_or_else(|| {
                             format!(
                                 "`{}` record without `extra.grid` or `extra.blocks`",
                                 r.algorithm
                             )
-                        })? as u32,
-                    need("threads")? as u32,
+                        })?,
+                    need("threads", r.extra.kernel.threads)?,
                 ),
                 // NCCL runs one block of 512 threads per channel and opens
                 // many channels on NVLink (16 is typical on H100/H200 pairs;
@@ -576,15 +540,12 @@ fn classify_one(r: &ResultRecord, topo: &Topology) -> Result<(Kind, Role), Strin
                     "kernel shape {blocks} x {threads} is not launchable"
                 ));
             }
-            let dtype = match extra_str(r, "dtype") {
-                None => Dtype::Bf16,
-                Some(d) => Dtype::from_str(d)?,
-            };
+            let dtype = r.extra.timing.dtype.unwrap_or(Dtype::Bf16);
             if r.size_bytes == 0 {
                 return Err("an allreduce of zero bytes".into());
             }
             let ranks = r.ranks.clone();
-            if r.workload == "allreduce" {
+            if r.workload == WorkloadKind::Allreduce {
                 Ok((
                     Kind::Allreduce {
                         algorithm,
@@ -599,7 +560,7 @@ fn classify_one(r: &ResultRecord, topo: &Topology) -> Result<(Kind, Role), Strin
                     Role::HeldOut,
                 ))
             } else {
-                let allreduces = extra_u64(r, "allreduces").unwrap_or(122) as u32;
+                let allreduces = r.extra.timing.allreduces.unwrap_or(122);
                 if allreduces == 0 {
                     return Err("a verify step of zero allreduces".into());
                 }
@@ -619,10 +580,6 @@ fn classify_one(r: &ResultRecord, topo: &Topology) -> Result<(Kind, Role), Strin
                 ))
             }
         }
-        other => Err(format!(
-            "unknown scenario `{}`: workload kind `{other}` is not one of allreduce, verify-step, transfer",
-            r.scenario
-        )),
     }
 }
 
@@ -630,14 +587,19 @@ fn classify_one(r: &ResultRecord, topo: &Topology) -> Result<(Kind, Role), Strin
 /// one scenario: each record's twin runs all of them. A group whose size
 /// does not match `concurrent_streams` means a record is missing.
 fn join_concurrent(file: &str, ms: &mut [Measurement]) -> Result<(), CalibError> {
-    type Key = (String, String, u64, u64, String);
+    type Key = (String, Measured, u64, u32, String);
     let mut groups: BTreeMap<Key, Vec<usize>> = BTreeMap::new();
     for (i, m) in ms.iter().enumerate() {
-        let n = extra_u64(&m.record, "concurrent_streams").unwrap_or(1);
+        let n = m.record.extra.stream.concurrent_streams.unwrap_or(1);
         if n > 1 && matches!(m.kind, Kind::Probe { .. }) {
+            let group = match &m.record.extra.kernel.group {
+                Some(GroupTag::Label(l)) => l.clone(),
+                Some(GroupTag::Ranks(k)) => k.to_string(),
+                None => String::new(),
+            };
             let key = (
-                extra_str(&m.record, "group").unwrap_or("").to_string(),
-                m.record.algorithm.clone(),
+                group,
+                m.record.algorithm,
                 m.record.size_bytes,
                 n,
                 m.record.scenario.clone(),
@@ -646,7 +608,7 @@ fn join_concurrent(file: &str, ms: &mut [Measurement]) -> Result<(), CalibError>
         }
     }
     for ((_, alg, size, n, _), idx) in groups {
-        if !(idx.len() as u64).is_multiple_of(n) {
+        if !(idx.len() as u64).is_multiple_of(u64::from(n)) {
             let m = &ms[idx[0]];
             return Err(CalibError::Record {
                 file: file.to_string(),

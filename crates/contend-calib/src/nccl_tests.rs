@@ -18,8 +18,10 @@
 //! the rows after it, so exported predictions parse back to what they were.
 
 use crate::error::CalibError;
-use contend_workload::{LaunchMode, Machine, Placement, ResultRecord, Source, Stats};
-use serde_json::json;
+use contend_workload::{
+    Dtype, Extra, LaunchMode, Machine, Measured, Placement, ResultRecord, Source, Stats,
+    WorkloadKind,
+};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::str::FromStr;
@@ -56,7 +58,7 @@ fn fmt_time(us: f64) -> String {
 
 #[derive(Clone, Debug, Default)]
 struct Context {
-    algorithm: Option<String>,
+    algorithm: Option<Measured>,
     placement: Option<Placement>,
     source: Option<Source>,
     ranks: Option<Vec<String>>,
@@ -85,7 +87,7 @@ fn parse_contend_line(
             )));
         };
         match k {
-            "algorithm" => cx.algorithm = Some(v.to_string()),
+            "algorithm" => cx.algorithm = Some(Measured::from_str(v).map_err(err)?),
             "placement" => {
                 cx.placement = if v == "-" {
                     None
@@ -192,7 +194,7 @@ pub fn parse_nccl_tests(file: &str, text: &str) -> Result<Vec<(usize, ResultReco
             .find(|t| t.0 == f[2])
             .copied()
             .ok_or_else(|| err(format!("unknown nccl-tests type `{}`", f[2])))?;
-        if f[3] == "none" || f[4] != "-1" || count * tsize != size {
+        if f[3] == "none" || f[4] != "-1" || count.checked_mul(tsize) != Some(size) {
             return Err(err(format!(
                 "not an allreduce row (redop {}, root {}, {count} x {ty} for {size} B)",
                 f[3], f[4]
@@ -231,28 +233,18 @@ pub fn parse_nccl_tests(file: &str, text: &str) -> Result<Vec<(usize, ResultReco
             ..Machine::default()
         });
         let ns = t * 1000.0;
-        let mut extra: BTreeMap<String, serde_json::Value> = BTreeMap::new();
-        extra.insert("format".into(), json!("nccl-tests"));
-        extra.insert("count".into(), json!(count));
-        extra.insert("type".into(), json!(ty));
-        extra.insert("redop".into(), json!(f[3]));
-        if let Some(d) = dtype {
-            extra.insert("dtype".into(), json!(d));
-        }
-        extra.insert("algbw_gbps".into(), json!(num(6, "algbw")?));
-        extra.insert("busbw_gbps".into(), json!(num(7, "busbw")?));
-        extra.insert("in_place_us".into(), json!(num(9, "in-place time")?));
-        extra.insert(
-            "in_place_algbw_gbps".into(),
-            json!(num(10, "in-place algbw")?),
-        );
-        extra.insert(
-            "in_place_busbw_gbps".into(),
-            json!(num(11, "in-place busbw")?),
-        );
-        if let Some(w) = w_in {
-            extra.insert("in_place_wrong".into(), json!(w));
-        }
+        let mut extra = Extra::default();
+        extra.import.format = Some("nccl-tests".into());
+        extra.import.count = Some(count);
+        extra.import.element_type = Some(ty.to_string());
+        extra.import.redop = Some(f[3].to_string());
+        extra.timing.dtype = dtype.and_then(|d| Dtype::from_str(d).ok());
+        extra.timing.algbw_gbps = Some(num(6, "algbw")?);
+        extra.timing.busbw_gbps = Some(num(7, "busbw")?);
+        extra.import.in_place_us = Some(num(9, "in-place time")?);
+        extra.import.in_place_algbw_gbps = Some(num(10, "in-place algbw")?);
+        extra.import.in_place_busbw_gbps = Some(num(11, "in-place busbw")?);
+        extra.import.in_place_wrong = w_in;
         let source = cx.source.unwrap_or(Source::Nccl);
         out.push((
             n,
@@ -260,8 +252,8 @@ pub fn parse_nccl_tests(file: &str, text: &str) -> Result<Vec<(usize, ResultReco
                 source,
                 scenario: cx.scenario.clone().unwrap_or_else(|| "nccl-tests".into()),
                 topology: String::new(),
-                workload: "allreduce".into(),
-                algorithm: cx.algorithm.clone().unwrap_or_else(|| "nccl".into()),
+                workload: WorkloadKind::Allreduce,
+                algorithm: cx.algorithm.unwrap_or(Measured::Nccl),
                 placement: cx.placement,
                 fidelity: None,
                 launch: if cx.graph {
@@ -294,7 +286,7 @@ pub fn parse_nccl_tests(file: &str, text: &str) -> Result<Vec<(usize, ResultReco
 pub fn nccl_tests_table(records: &[ResultRecord]) -> String {
     type Key = (
         Source,
-        String,
+        Measured,
         Option<Placement>,
         Vec<String>,
         LaunchMode,
@@ -302,10 +294,13 @@ pub fn nccl_tests_table(records: &[ResultRecord]) -> String {
     );
     let mut order: Vec<Key> = vec![];
     let mut groups: BTreeMap<usize, Vec<&ResultRecord>> = BTreeMap::new();
-    for r in records.iter().filter(|r| r.workload == "allreduce") {
+    for r in records
+        .iter()
+        .filter(|r| r.workload == WorkloadKind::Allreduce)
+    {
         let k: Key = (
             r.source,
-            r.algorithm.clone(),
+            r.algorithm,
             r.placement,
             r.ranks.clone(),
             r.launch,
@@ -367,15 +362,11 @@ pub fn nccl_tests_table(records: &[ResultRecord]) -> String {
         for r in rows {
             let ty = r
                 .extra
-                .get("type")
-                .and_then(|v| v.as_str())
-                .map(str::to_string)
+                .import
+                .element_type
+                .clone()
                 .or_else(|| {
-                    let d = r
-                        .extra
-                        .get("dtype")
-                        .and_then(|v| v.as_str())
-                        .unwrap_or("bf16");
+                    let d = r.extra.timing.dtype.unwrap_or(Dtype::Bf16).name();
                     TYPES
                         .iter()
                         .find(|t| t.2 == Some(d))
@@ -386,31 +377,25 @@ pub fn nccl_tests_table(records: &[ResultRecord]) -> String {
             let us = r.stats.median_ns / 1000.0;
             let alg_bw = |us: f64| r.size_bytes as f64 / (us * 1000.0);
             let bus = |a: f64| a * 2.0 * (n - 1.0) / n;
-            let g = |k: &str| r.extra.get(k).and_then(|v| v.as_f64());
+            let (t, i) = (&r.extra.timing, &r.extra.import);
             let (ab, bb) = (
-                g("algbw_gbps").unwrap_or(alg_bw(us)),
-                g("busbw_gbps").unwrap_or(bus(alg_bw(us))),
+                t.algbw_gbps.unwrap_or(alg_bw(us)),
+                t.busbw_gbps.unwrap_or(bus(alg_bw(us))),
             );
-            let ip = g("in_place_us").unwrap_or(us);
+            let ip = i.in_place_us.unwrap_or(us);
             let (iab, ibb) = (
-                g("in_place_algbw_gbps").unwrap_or(alg_bw(ip)),
-                g("in_place_busbw_gbps").unwrap_or(bus(alg_bw(ip))),
+                i.in_place_algbw_gbps.unwrap_or(alg_bw(ip)),
+                i.in_place_busbw_gbps.unwrap_or(bus(alg_bw(ip))),
             );
             let wrong = |v: Option<bool>| match v {
                 Some(true) => "0".to_string(),
                 Some(false) => "1".to_string(),
                 None => "N/A".to_string(),
             };
-            let w_in = r
-                .extra
-                .get("in_place_wrong")
-                .and_then(|v| v.as_u64())
+            let w_in = i
+                .in_place_wrong
                 .map_or_else(|| wrong(r.verified), |w| w.to_string());
-            let redop = r
-                .extra
-                .get("redop")
-                .and_then(|v| v.as_str())
-                .unwrap_or("sum");
+            let redop = i.redop.as_deref().unwrap_or("sum");
             let _ = writeln!(
                 s,
                 "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}  {}  {:6.2}  {:6.2}  {:>5}  {}  {:6.2}  {:6.2}  {:>5}",

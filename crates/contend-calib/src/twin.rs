@@ -13,8 +13,11 @@
 use crate::error::CalibError;
 use crate::measure::{AlgoRef, Kind, Measurement, ProbeOp, Role};
 use contend_sim::{ModelParams, RunSpec, simulate_one};
-use contend_topo::{Bytes, Topology};
-use contend_workload::{Algorithm, Fidelity, Placement, Scenario, parse_scenario};
+use contend_topo::{Bytes, Picos, Topology};
+use contend_workload::{
+    Algorithm, Fidelity, KernelConfig, Placement, Scenario, ScenarioSpec, Skew, Stream, TransferOp,
+    VerifyStep, Workload,
+};
 
 /// Ping-pong round trips the twin runs (the per-round-trip time is steady
 /// after the first few; the hardware ran 1000).
@@ -43,7 +46,7 @@ pub fn timing_offset_ns(ms: &[Measurement]) -> f64 {
     let mut gaps: Vec<f64> = ms
         .iter()
         .filter_map(|m| {
-            let b = m.record.extra.get("batch_mean_ns")?.as_f64()?;
+            let b = m.record.extra.timing.batch_mean_ns?;
             let d = m.record.stats.median_ns - b;
             d.is_finite().then_some(d)
         })
@@ -80,23 +83,23 @@ fn algorithms(a: AlgoRef) -> Vec<Algorithm> {
     }
 }
 
-fn list(v: &[String]) -> String {
-    format!(
-        "[{}]",
-        v.iter()
-            .map(|s| format!("{s:?}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    )
-}
-
 /// The twin of `m` on `topo`, or `None` for measurements that are not
 /// simulated (closed-form and skipped ones).
 pub fn build_twin(m: &Measurement, topo: &Topology) -> Result<Option<Twin>, CalibError> {
     if matches!(m.role, Role::Direct | Role::Skipped(_)) {
         return Ok(None);
     }
-    let (text, what) = match &m.kind {
+    let fail = |message: String| CalibError::Twin {
+        file: m.file.clone(),
+        line: m.line,
+        message,
+    };
+    let node = |id: &str| {
+        topo.lookup(id)
+            .ok_or_else(|| fail(format!("`{id}` is not a node of topology `{}`", topo.name)))
+    };
+    let ranks_of = |ids: &[String]| ids.iter().map(|r| node(r)).collect::<Result<Vec<_>, _>>();
+    let (spec, what) = match &m.kind {
         Kind::Local { .. } => return Ok(None),
         Kind::Probe {
             op,
@@ -107,26 +110,37 @@ pub fn build_twin(m: &Measurement, topo: &Topology) -> Result<Option<Twin>, Cali
             iterations,
             fenced,
         } => {
-            let (sim_op, it) = match op {
-                ProbeOp::CopyH2d | ProbeOp::CopyD2h | ProbeOp::CopyPeer => ("copy", 1),
-                ProbeOp::SmLoad => ("load", 1),
-                ProbeOp::SmStore => ("store", 1),
-                ProbeOp::PingPong => ("ping-pong", (*iterations).clamp(1, TWIN_PING_PONGS)),
+            let (sim_op, iterations) = match op {
+                ProbeOp::CopyH2d | ProbeOp::CopyD2h | ProbeOp::CopyPeer => (TransferOp::Copy, 1),
+                ProbeOp::SmLoad => (TransferOp::Load, 1),
+                ProbeOp::SmStore => (TransferOp::Store, 1),
+                ProbeOp::PingPong => (
+                    TransferOp::PingPong,
+                    (*iterations).clamp(1, TWIN_PING_PONGS),
+                ),
             };
-            let mut t = format!(
-                "name = \"twin\"\ntopology = \"twin\"\nlaunch = \"eager\"\n[kernel]\nblocks = {blocks}\nthreads = {threads}\n[workload]\nkind = \"transfer\"\n"
-            );
-            for s in streams {
-                t.push_str(&format!(
-                    "[[workload.stream]]\nfrom = {:?}\nto = {:?}\nop = \"{sim_op}\"\nbytes = {bytes}\niterations = {it}\n",
-                    s.from, s.to
-                ));
-                if *fenced {
-                    t.push_str("fence = true\n");
-                }
-            }
+            let kernel = KernelConfig {
+                blocks: *blocks,
+                threads: *threads,
+            };
+            let streams = streams
+                .iter()
+                .map(|s| {
+                    Ok(Stream {
+                        from: node(&s.from)?,
+                        to: node(&s.to)?,
+                        op: sim_op,
+                        bytes: Bytes(*bytes),
+                        kernel,
+                        iterations,
+                        fence: *fenced,
+                    })
+                })
+                .collect::<Result<Vec<_>, CalibError>>()?;
+            let mut spec = ScenarioSpec::new("twin", topo.clone(), Workload::Transfer { streams });
+            spec.kernel = kernel;
             (
-                t,
+                spec,
                 What::Stream {
                     kernel: op.is_kernel(),
                 },
@@ -143,13 +157,27 @@ pub fn build_twin(m: &Measurement, topo: &Topology) -> Result<Option<Twin>, Cali
             launch,
         } => {
             let algs = algorithms(*algorithm);
-            let names: Vec<String> = algs.iter().map(|a| a.name().to_string()).collect();
+            let workload = Workload::Allreduce {
+                sizes: vec![Bytes(*size)],
+                dtype: *dtype,
+                repeats: TWIN_REPEATS,
+                gap: Picos::ZERO,
+                skew: Skew::None,
+            };
+            let spec = ScenarioSpec {
+                ranks: ranks_of(ranks)?,
+                algorithms: algs.clone(),
+                placements: vec![*placement],
+                launch: *launch,
+                seed: 1,
+                kernel: KernelConfig {
+                    blocks: *blocks,
+                    threads: *threads,
+                },
+                ..ScenarioSpec::new("twin", topo.clone(), workload)
+            };
             (
-                format!(
-                    "name = \"twin\"\ntopology = \"twin\"\nranks = {}\nalgorithms = {}\nplacement = \"{placement}\"\nlaunch = \"{launch}\"\nseed = 1\n[kernel]\nblocks = {blocks}\nthreads = {threads}\n[workload]\nkind = \"allreduce\"\nsizes = [{size}]\ndtype = \"{dtype}\"\nrepeats = {TWIN_REPEATS}\n",
-                    list(ranks),
-                    list(&names)
-                ),
+                spec,
                 What::Allreduce {
                     algorithms: algs,
                     placement: *placement,
@@ -169,7 +197,6 @@ pub fn build_twin(m: &Measurement, topo: &Topology) -> Result<Option<Twin>, Cali
             launch,
         } => {
             let algs = algorithms(*algorithm);
-            let names: Vec<String> = algs.iter().map(|a| a.name().to_string()).collect();
             let (layers, per) = if allreduces % 2 == 0 {
                 (allreduces / 2, 2)
             } else {
@@ -177,18 +204,33 @@ pub fn build_twin(m: &Measurement, topo: &Topology) -> Result<Option<Twin>, Cali
             };
             let elems = size / dtype.size();
             if elems * dtype.size() != *size {
-                return Err(CalibError::Twin {
-                    file: m.file.clone(),
-                    line: m.line,
-                    message: format!("{size} B is not a whole number of {dtype} elements"),
-                });
+                return Err(fail(format!(
+                    "{size} B is not a whole number of {dtype} elements"
+                )));
             }
+            let workload = Workload::VerifyStep(VerifyStep {
+                layers,
+                allreduces_per_layer: per,
+                hidden: elems,
+                tokens: 1,
+                dtype: *dtype,
+                gap: Picos::ZERO,
+                skew: Skew::None,
+            });
+            let spec = ScenarioSpec {
+                ranks: ranks_of(ranks)?,
+                algorithms: algs.clone(),
+                placements: vec![*placement],
+                launch: *launch,
+                seed: 1,
+                kernel: KernelConfig {
+                    blocks: *blocks,
+                    threads: *threads,
+                },
+                ..ScenarioSpec::new("twin", topo.clone(), workload)
+            };
             (
-                format!(
-                    "name = \"twin\"\ntopology = \"twin\"\nranks = {}\nalgorithms = {}\nplacement = \"{placement}\"\nlaunch = \"{launch}\"\nseed = 1\n[kernel]\nblocks = {blocks}\nthreads = {threads}\n[workload]\nkind = \"verify-step\"\nlayers = {layers}\nallreduces_per_layer = {per}\nhidden = {elems}\ntokens = 1\ndtype = \"{dtype}\"\n",
-                    list(ranks),
-                    list(&names)
-                ),
+                spec,
                 What::Verify {
                     algorithms: algs,
                     placement: *placement,
@@ -196,12 +238,7 @@ pub fn build_twin(m: &Measurement, topo: &Topology) -> Result<Option<Twin>, Cali
             )
         }
     };
-    let scenario =
-        parse_scenario("twin", &text, None, Some(topo.clone())).map_err(|e| CalibError::Twin {
-            file: m.file.clone(),
-            line: m.line,
-            message: e.to_string(),
-        })?;
+    let scenario = Scenario::new(spec).map_err(|e| fail(e.to_string()))?;
     Ok(Some(Twin {
         scenario,
         what,

@@ -44,16 +44,17 @@ fn load_err(name: &str) -> String {
 #[test]
 fn truncated_line_is_located() {
     let e = load_err("bad/truncated.jsonl");
-    assert!(e.contains("truncated.jsonl:3: truncated record"), "{e}");
+    assert!(
+        e.contains("truncated.jsonl:3: field `ranks`: the record is cut short"),
+        "{e}"
+    );
 }
 
 #[test]
 fn unknown_scenario_is_refused() {
     let e = load_err("bad/unknown-scenario.jsonl");
     assert!(
-        e.contains(
-            "unknown-scenario.jsonl:2: unknown scenario `mystery-bench`: workload kind `gemm`"
-        ),
+        e.contains("unknown-scenario.jsonl:2: field `workload`: unknown variant `gemm`"),
         "{e}"
     );
 }
@@ -62,7 +63,9 @@ fn unknown_scenario_is_refused() {
 fn unknown_algorithm_is_refused() {
     let e = load_err("bad/unknown-algorithm.jsonl");
     assert!(
-        e.contains("unknown-algorithm.jsonl:1: unknown algorithm `three-shot-pull`"),
+        e.contains(
+            "unknown-algorithm.jsonl:1: field `algorithm`: unknown algorithm `three-shot-pull`"
+        ),
         "{e}"
     );
 }
@@ -144,7 +147,7 @@ fn nccl_tests_log_round_trips() {
     assert_eq!(a.len(), 17);
     assert_eq!(a[0].size_bytes, 1024);
     assert_eq!(a[0].ranks, vec!["gpu0", "gpu1"]);
-    assert_eq!(a[0].algorithm, "nccl");
+    assert_eq!(a[0].algorithm, contend_workload::Measured::Nccl);
     assert_eq!(a[16].stats.median_ns, 250_910.0);
     assert_eq!(a[0].machine.as_ref().unwrap().gpus.len(), 2);
     let out = nccl_tests_table(&a);

@@ -188,7 +188,7 @@ impl<'r> Team<'r> {
 /// A collective launched on every rank of a team: ours or NCCL's.
 pub trait Collective: Sync {
     /// `one-shot-pull`, ..., `nccl`.
-    fn algorithm(&self) -> String;
+    fn algorithm(&self) -> contend_workload::Measured;
     /// Rig GPU index of each rank.
     fn gpu_ids(&self) -> &[usize];
     fn input(&self, rank: usize) -> &DevMem;
@@ -206,9 +206,7 @@ pub trait Collective: Sync {
         None
     }
     /// Facts for the record's `extra` (grid, protocol...).
-    fn describe(&self, _bytes: usize) -> Vec<(String, serde_json::Value)> {
-        vec![]
-    }
+    fn describe(&self, _bytes: usize, _extra: &mut contend_workload::Extra) {}
 }
 
 /// One of the custom kernels on a team.
@@ -287,8 +285,8 @@ impl<'t, 'r> Custom<'t, 'r> {
 }
 
 impl Collective for Custom<'_, '_> {
-    fn algorithm(&self) -> String {
-        self.algorithm.name().to_string()
+    fn algorithm(&self) -> contend_workload::Measured {
+        contend_workload::Measured::Allreduce(self.algorithm)
     }
     fn gpu_ids(&self) -> &[usize] {
         &self.team.ids
@@ -328,13 +326,12 @@ impl Collective for Custom<'_, '_> {
     fn gave_up(&self) -> Option<String> {
         self.team.gave_up()
     }
-    fn describe(&self, bytes: usize) -> Vec<(String, serde_json::Value)> {
-        vec![
-            ("blocks".into(), self.kernel.blocks.into()),
-            ("threads".into(), self.kernel.threads.into()),
-            ("grid".into(), self.grid(bytes).into()),
-            ("group".into(), self.team.group.into()),
-        ]
+    fn describe(&self, bytes: usize, extra: &mut contend_workload::Extra) {
+        let k = &mut extra.kernel;
+        k.blocks = Some(self.kernel.blocks);
+        k.threads = Some(self.kernel.threads);
+        k.grid = Some(self.grid(bytes));
+        k.group = Some(contend_workload::GroupTag::Ranks(self.team.group));
     }
 }
 
@@ -356,7 +353,7 @@ fn hang(c: &dyn Collective, what: &str, bytes: usize, detail: Option<String>) ->
     driver::poison();
     HwError::Hang {
         what: what.into(),
-        algorithm: c.algorithm(),
+        algorithm: c.algorithm().to_string(),
         size: bytes as u64,
         ranks: format!("{:?}", c.gpu_ids()),
         limit_ms: watchdog().as_millis() as u64,
@@ -368,7 +365,7 @@ fn kernel_gave_up(c: &dyn Collective, what: &str, bytes: usize) -> Result<(), Hw
     match c.gave_up() {
         Some(d) => Err(HwError::Hang {
             what: what.into(),
-            algorithm: c.algorithm(),
+            algorithm: c.algorithm().to_string(),
             size: bytes as u64,
             ranks: format!("{:?}", c.gpu_ids()),
             limit_ms: kernel_timeout_ns() / 1_000_000,
@@ -407,7 +404,7 @@ fn check_all(
     let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
     for (r, out) in outs.iter().enumerate() {
         verify::check(dtype, &refs, out).map_err(|m| HwError::Mismatch {
-            algorithm: c.algorithm(),
+            algorithm: c.algorithm().to_string(),
             placement: placement.into(),
             size: bytes as u64,
             rank: r,

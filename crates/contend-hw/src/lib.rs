@@ -41,7 +41,7 @@ pub mod topo;
 pub mod verify;
 
 pub use error::HwError;
-pub use output::{Sink, read_records};
+pub use output::Sink;
 pub use rig::Rig;
 pub use run::Options;
 pub use topo::LiveMachine;

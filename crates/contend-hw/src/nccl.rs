@@ -100,8 +100,8 @@ impl NcclTeam {
 }
 
 impl Collective for NcclTeam {
-    fn algorithm(&self) -> String {
-        "nccl".into()
+    fn algorithm(&self) -> contend_workload::Measured {
+        contend_workload::Measured::Nccl
     }
     fn gpu_ids(&self) -> &[usize] {
         &self.ids
@@ -141,15 +141,9 @@ impl Collective for NcclTeam {
             code: format!("{e:?}"),
         })
     }
-    fn describe(&self, _bytes: usize) -> Vec<(String, serde_json::Value)> {
-        let mut v = vec![(
-            "nccl_version".to_string(),
-            serde_json::Value::from(self.version.clone()),
-        )];
-        for (k, val) in nccl_env() {
-            v.push((k, val.into()));
-        }
-        v
+    fn describe(&self, _bytes: usize, extra: &mut contend_workload::Extra) {
+        extra.nccl.nccl_version = Some(self.version.clone());
+        extra.nccl.env.extend(nccl_env());
     }
 }
 

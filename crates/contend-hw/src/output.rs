@@ -3,15 +3,14 @@
 //! progress on stderr.
 
 use crate::error::HwError;
+use contend_workload::jsonl::{JsonlError, JsonlWriter};
 use contend_workload::{Machine, ResultRecord};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::io::Write;
 use std::path::Path;
 
 /// Where records go, with the progress bar and the failures seen so far.
 pub struct Sink {
-    out: Box<dyn Write + Send>,
-    path: String,
+    out: JsonlWriter,
     pb: ProgressBar,
     pub machine: Machine,
     pub written: usize,
@@ -22,7 +21,7 @@ pub struct Sink {
 impl std::fmt::Debug for Sink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Sink")
-            .field("path", &self.path)
+            .field("path", &self.out.name())
             .field("written", &self.written)
             .finish()
     }
@@ -31,25 +30,7 @@ impl std::fmt::Debug for Sink {
 impl Sink {
     /// Appends to nothing: creates (truncates) `path`, or writes to stdout.
     pub fn create(path: Option<&Path>, machine: Machine) -> Result<Sink, HwError> {
-        let (out, name): (Box<dyn Write + Send>, String) = match path {
-            Some(p) => {
-                if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-                    std::fs::create_dir_all(dir).map_err(|e| HwError::Io {
-                        path: dir.display().to_string(),
-                        message: e.to_string(),
-                    })?;
-                }
-                let f = std::fs::File::create(p).map_err(|e| HwError::Io {
-                    path: p.display().to_string(),
-                    message: e.to_string(),
-                })?;
-                (
-                    Box::new(std::io::BufWriter::new(f)),
-                    p.display().to_string(),
-                )
-            }
-            None => (Box::new(std::io::stdout()), "stdout".into()),
-        };
+        let out = JsonlWriter::create(path).map_err(io_error)?;
         let pb = ProgressBar::new(0);
         pb.set_style(
             ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
@@ -58,7 +39,6 @@ impl Sink {
         );
         Ok(Sink {
             out,
-            path: name,
             pb,
             machine,
             written: 0,
@@ -92,17 +72,7 @@ impl Sink {
         if rec.machine.is_none() {
             rec.machine = Some(self.machine.clone());
         }
-        let line = serde_json::to_string(&rec).map_err(|e| HwError::Io {
-            path: self.path.clone(),
-            message: e.to_string(),
-        })?;
-        let io = |e: std::io::Error| HwError::Io {
-            path: self.path.clone(),
-            message: e.to_string(),
-        };
-        self.out.write_all(line.as_bytes()).map_err(io)?;
-        self.out.write_all(b"\n").map_err(io)?;
-        self.out.flush().map_err(io)?;
+        self.out.write(&rec).map_err(io_error)?;
         self.written += 1;
         Ok(())
     }
@@ -118,11 +88,12 @@ impl Sink {
     }
 }
 
-/// Reads JSON Lines of [`ResultRecord`]s (blank lines skipped).
-pub fn read_records(text: &str) -> Result<Vec<ResultRecord>, String> {
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| serde_json::from_str(l).map_err(|e| format!("line {}: {e}", i + 1)))
-        .collect()
+fn io_error(e: JsonlError) -> HwError {
+    match e {
+        JsonlError::Io { path, message } => HwError::Io { path, message },
+        JsonlError::Bad { location, message } => HwError::Io {
+            path: location.to_string(),
+            message,
+        },
+    }
 }

@@ -12,6 +12,7 @@ use crate::driver::{self, DevMem, Event, Gpu, HostMem};
 use crate::error::HwError;
 use crate::rig::{Gate, Rig, kernel_timeout_ns, watchdog};
 use contend_workload::KernelConfig;
+use contend_workload::ProbeOp;
 use std::ffi::c_void;
 use std::time::{Duration, Instant};
 
@@ -57,16 +58,20 @@ pub struct Spec {
 }
 
 impl Spec {
+    /// The probe this stream is (`copy-h2d`, `copy-d2h`, `copy-peer`, ...).
+    pub fn probe(&self) -> ProbeOp {
+        match (self.op, self.to) {
+            (Op::CopyH2d, _) => ProbeOp::CopyH2d,
+            (Op::CopyOut, Target::Host) => ProbeOp::CopyD2h,
+            (Op::CopyOut, Target::Gpu(_)) => ProbeOp::CopyPeer,
+            (Op::Load, _) => ProbeOp::SmLoad,
+            (Op::Store, _) => ProbeOp::SmStore,
+            (Op::PingPong, _) => ProbeOp::PingPong,
+        }
+    }
     /// `copy-h2d`, `copy-d2h`, `copy-peer`, `sm-load`, `sm-store`, `ping-pong`.
     pub fn label(&self) -> &'static str {
-        match (self.op, self.to) {
-            (Op::CopyH2d, _) => "copy-h2d",
-            (Op::CopyOut, Target::Host) => "copy-d2h",
-            (Op::CopyOut, Target::Gpu(_)) => "copy-peer",
-            (Op::Load, _) => "sm-load",
-            (Op::Store, _) => "sm-store",
-            (Op::PingPong, _) => "ping-pong",
-        }
+        self.probe().name()
     }
     /// `local`, `peer` or `host`.
     pub fn target_kind(&self) -> &'static str {

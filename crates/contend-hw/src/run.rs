@@ -10,11 +10,9 @@ use crate::probe::{self, Op, Spec, Target};
 use crate::rig::Rig;
 use contend_topo::NodeKind;
 use contend_workload::{
-    Algorithm, Dtype, KernelConfig, LaunchMode, Placement, ResultRecord, Scenario, Source, Stats,
-    TransferOp, Workload,
+    Algorithm, Dtype, Extra, GroupTag, KernelConfig, LaunchMode, Measured, Placement, ResultRecord,
+    Scenario, Source, Stats, TransferOp, Workload, WorkloadKind,
 };
-use serde_json::Value;
-use std::collections::BTreeMap;
 
 /// Knobs of a run.
 #[derive(Clone, Debug, Default)]
@@ -39,8 +37,8 @@ fn fresh_seed(base: u64) -> u64 {
 /// Rig GPU index of each rank: the k-th GPU node of the scenario's topology
 /// is CUDA device k.
 pub fn rank_gpus(sc: &Scenario, rig: &Rig) -> Result<Vec<usize>, HwError> {
-    let gpus = sc.topology.gpus();
-    sc.ranks
+    let gpus = sc.topology().gpus();
+    sc.ranks()
         .iter()
         .map(|r| {
             let k = gpus
@@ -50,8 +48,8 @@ pub fn rank_gpus(sc: &Scenario, rig: &Rig) -> Result<Vec<usize>, HwError> {
             if k >= rig.len() {
                 return Err(HwError::Unsupported(format!(
                     "scenario `{}` needs GPU {k} ({}) but this machine has {} GPU(s)",
-                    sc.name,
-                    sc.topology.node(*r).id.0,
+                    sc.name(),
+                    sc.topology().node(*r).id.0,
                     rig.len()
                 )));
             }
@@ -66,7 +64,7 @@ pub fn rank_gpus(sc: &Scenario, rig: &Rig) -> Result<Vec<usize>, HwError> {
 /// under one root complex: then the kernel is a one-shot pull of the
 /// inputs, staged through the gather region).
 pub fn hierarchical_group(sc: &Scenario) -> u32 {
-    match contend_workload::groups(&sc.topology, &sc.ranks) {
+    match contend_workload::groups(sc.topology(), sc.ranks()) {
         Some(gs) => {
             let g = gs[0].len();
             let consecutive = gs
@@ -84,8 +82,8 @@ fn record(
     source: Source,
     scenario: &str,
     topology: &str,
-    workload: &str,
-    algorithm: &str,
+    workload: WorkloadKind,
+    algorithm: Measured,
     placement: Option<Placement>,
     launch: LaunchMode,
     ranks: Vec<String>,
@@ -93,22 +91,21 @@ fn record(
     t: &Timing,
     bandwidth: Option<f64>,
     verified: Option<bool>,
-    extra: Vec<(String, Value)>,
+    mut extra: Extra,
 ) -> ResultRecord {
     let stats = Stats::of(&t.per_op_ns);
-    let mut ex: BTreeMap<String, Value> = extra.into_iter().collect();
     if !t.sync_ns.is_empty() {
         let s = Stats::of(&t.sync_ns);
-        ex.insert("sync_median_ns".into(), s.median_ns.into());
-        ex.insert("sync_p10_ns".into(), s.p10_ns.into());
-        ex.insert("sync_p90_ns".into(), s.p90_ns.into());
+        extra.timing.sync_median_ns = Some(s.median_ns);
+        extra.timing.sync_p10_ns = Some(s.p10_ns);
+        extra.timing.sync_p90_ns = Some(s.p90_ns);
     }
     ResultRecord {
         source,
         scenario: scenario.into(),
         topology: topology.into(),
-        workload: workload.into(),
-        algorithm: algorithm.into(),
+        workload,
+        algorithm,
         placement,
         fidelity: None,
         launch,
@@ -123,7 +120,7 @@ fn record(
         wall_ns: None,
         busiest_link: None,
         machine: None,
-        extra: ex,
+        extra,
     }
 }
 
@@ -152,7 +149,7 @@ fn soft(sink: &mut Sink, what: &str, e: HwError) -> Result<(), HwError> {
 }
 
 fn allreduce_sizes(sc: &Scenario, opts: &Options) -> Vec<u64> {
-    match &sc.workload {
+    match sc.workload() {
         Workload::Allreduce { sizes, .. } => {
             let mut v: Vec<u64> = sizes
                 .iter()
@@ -178,23 +175,23 @@ pub fn run_scenario(
     let ids = rank_gpus(sc, rig)?;
     let names = sc.rank_names();
     let algs: Vec<Algorithm> = sc
-        .algorithms
+        .algorithms()
         .iter()
         .copied()
         .filter(|a| a.has_custom_kernel())
         .collect();
-    for a in sc.algorithms.iter().filter(|a| !a.has_custom_kernel()) {
+    for a in sc.algorithms().iter().filter(|a| !a.has_custom_kernel()) {
         sink.note(&format!(
             "{a}: no kernel of ours (NCCL is its twin: run `contend hw nccl`)"
         ));
     }
     let group = hierarchical_group(sc);
-    match &sc.workload {
+    match sc.workload() {
         Workload::Allreduce { dtype, .. } => {
             let sizes = allreduce_sizes(sc, opts);
             let max = sizes.iter().copied().max().unwrap_or(16) as usize;
-            sink.plan((sc.placements.len() * algs.len() * sizes.len()) as u64);
-            for &pl in &sc.placements {
+            sink.plan((sc.placements().len() * algs.len() * sizes.len()) as u64);
+            for &pl in sc.placements() {
                 let team = match Team::new(rig, &ids, pl, max, group) {
                     Ok(t) => t,
                     Err(e) => {
@@ -203,7 +200,7 @@ pub fn run_scenario(
                     }
                 };
                 for &alg in &algs {
-                    let c = match Custom::new(&team, alg, *dtype, sc.kernel) {
+                    let c = match Custom::new(&team, alg, *dtype, sc.kernel()) {
                         Ok(c) => c,
                         Err(e) => {
                             soft(sink, &format!("{alg} {pl}"), e)?;
@@ -221,18 +218,19 @@ pub fn run_scenario(
                             *dtype,
                             pl.name(),
                             size as usize,
-                            sc.seed,
+                            sc.seed(),
                             opts,
                         ) {
                             Ok((t, seeds)) => {
-                                let mut extra = c.describe(size as usize);
-                                extra.extend(common_extra(*dtype, size, &t, seeds));
+                                let mut extra = Extra::default();
+                                c.describe(size as usize, &mut extra);
+                                common_extra(*dtype, size, &t, seeds, &mut extra);
                                 let rec = record(
                                     Source::Hw,
-                                    &sc.name,
-                                    &sc.topology_ref,
-                                    "allreduce",
-                                    alg.name(),
+                                    sc.name(),
+                                    sc.topology_ref(),
+                                    WorkloadKind::Allreduce,
+                                    Measured::Allreduce(alg),
                                     Some(pl),
                                     LaunchMode::Eager,
                                     names.clone(),
@@ -255,8 +253,8 @@ pub fn run_scenario(
             let (size, dtype) = (v.size().0 as usize, &v.dtype);
             let ops = v.allreduces() as usize;
             let delays = step_delays(sc, ops, ids.len(), v.gap, &v.skew);
-            sink.plan((sc.placements.len() * algs.len() * 2) as u64);
-            for &pl in &sc.placements {
+            sink.plan((sc.placements().len() * algs.len() * 2) as u64);
+            for &pl in sc.placements() {
                 let team = match Team::new(rig, &ids, pl, size, group) {
                     Ok(t) => t,
                     Err(e) => {
@@ -265,7 +263,7 @@ pub fn run_scenario(
                     }
                 };
                 for &alg in &algs {
-                    let c = match Custom::new(&team, alg, *dtype, sc.kernel) {
+                    let c = match Custom::new(&team, alg, *dtype, sc.kernel()) {
                         Ok(c) => c,
                         Err(e) => {
                             soft(sink, &format!("{alg} {pl}"), e)?;
@@ -293,13 +291,13 @@ pub fn run_scenario(
         }
         Workload::Transfer { streams } => {
             let mut specs = vec![];
-            let gpus = sc.topology.gpus();
+            let gpus = sc.topology().gpus();
             for st in streams {
                 let from = gpus
                     .iter()
                     .position(|g| *g == st.from)
                     .ok_or_else(|| HwError::Scenario("a stream starts at a non-GPU".into()))?;
-                let to = match &sc.topology.node(st.to).kind {
+                let to = match &sc.topology().node(st.to).kind {
                     NodeKind::Gpu(_) => {
                         Target::Gpu(gpus.iter().position(|g| *g == st.to).unwrap_or(0))
                     }
@@ -309,7 +307,7 @@ pub fn run_scenario(
                     if k >= rig.len() {
                         return Err(HwError::Unsupported(format!(
                             "scenario `{}` needs GPU {k} but this machine has {} GPU(s)",
-                            sc.name,
+                            sc.name(),
                             rig.len()
                         )));
                     }
@@ -340,12 +338,12 @@ pub fn run_scenario(
             let ms = probe::run_concurrent(rig, &specs, w, r, s)?;
             for (st, (spec, m)) in streams.iter().zip(specs.iter().zip(&ms)) {
                 let ranks = vec![
-                    sc.topology.node(st.from).id.0.clone(),
-                    sc.topology.node(st.to).id.0.clone(),
+                    sc.topology().node(st.from).id.0.clone(),
+                    sc.topology().node(st.to).id.0.clone(),
                 ];
                 let rec = transfer_record(
-                    &sc.name,
-                    &sc.topology_ref,
+                    sc.name(),
+                    sc.topology_ref(),
                     spec,
                     m,
                     ranks,
@@ -361,18 +359,21 @@ pub fn run_scenario(
     Ok(())
 }
 
-fn common_extra(dtype: Dtype, size: u64, t: &Timing, seeds: Vec<u64>) -> Vec<(String, Value)> {
+fn common_extra(dtype: Dtype, size: u64, t: &Timing, seeds: Vec<u64>, extra: &mut Extra) {
     let med = Stats::of(&t.per_op_ns).median_ns;
-    vec![
-        ("dtype".into(), dtype.name().into()),
-        ("repeats".into(), (t.per_op_ns.len() as u64).into()),
-        ("algbw_gbps".into(), (if med > 0.0 { size as f64 / med } else { 0.0 }).into()),
-        ("tolerance".into(), crate::verify::tolerance(dtype).into()),
-        ("batch_ops".into(), (t.batch_ops as u64).into()),
-        ("batch_mean_ns".into(), (if t.batch_ops > 0 { t.total_ns / t.batch_ops as f64 } else { 0.0 }).into()),
-        ("seeds".into(), seeds.into()),
-        ("timing".into(), "per_op_ns/stats: CUDA events between every two of a held batch of back-to-back eager launches, slowest rank; total_ns: a held batch of batch_ops launches with events only at its ends (batch_mean_ns = total_ns / batch_ops); sync_*: host clock around launch + wait on every rank".into()),
-    ]
+    let tf = &mut extra.timing;
+    tf.dtype = Some(dtype);
+    tf.repeats = Some(t.per_op_ns.len() as u32);
+    tf.algbw_gbps = Some(if med > 0.0 { size as f64 / med } else { 0.0 });
+    tf.tolerance = Some(crate::verify::tolerance(dtype));
+    tf.batch_ops = Some(t.batch_ops as u32);
+    tf.batch_mean_ns = Some(if t.batch_ops > 0 {
+        t.total_ns / t.batch_ops as f64
+    } else {
+        0.0
+    });
+    tf.seeds = Some(seeds);
+    tf.timing = Some("per_op_ns/stats: CUDA events between every two of a held batch of back-to-back eager launches, slowest rank; total_ns: a held batch of batch_ops launches with events only at its ends (batch_mean_ns = total_ns / batch_ops); sync_*: host clock around launch + wait on every rank".into());
 }
 
 /// Verify (fresh inputs), time, verify again (fresh inputs: catches stale
@@ -408,7 +409,7 @@ fn step_delays(
     gap: contend_topo::Picos,
     skew: &contend_workload::Skew,
 ) -> Vec<Vec<u64>> {
-    let s = skew.sample(sc.seed, ops, n);
+    let s = skew.sample(sc.seed(), ops, n);
     s.iter()
         .map(|row| row.iter().map(|p| (gap.0 + p.0) / 1000).collect())
         .collect()
@@ -435,7 +436,7 @@ fn verify_step_one(
         pl.map_or("-", |p| p.name())
     );
     let reps = opts.repeats.unwrap_or(if opts.quick { 5 } else { 30 });
-    let seed = fresh_seed(sc.seed);
+    let seed = fresh_seed(sc.seed());
     match allreduce::verify_step(
         rig,
         c,
@@ -450,24 +451,24 @@ fn verify_step_one(
     ) {
         Ok(t) => {
             let med = Stats::of(&t.per_op_ns).median_ns;
-            let mut extra = c.describe(size);
-            extra.extend([
-                ("dtype".to_string(), Value::from(dtype.name())),
-                ("allreduces".into(), (ops as u64).into()),
-                ("per_allreduce_median_ns".into(), (med / ops.max(1) as f64).into()),
-                ("repeats".into(), (t.per_op_ns.len() as u64).into()),
-                ("seed".into(), seed.into()),
-                ("gap_and_skew".into(), Value::from(delays.iter().flatten().any(|d| *d > 0))),
-                ("timing".into(), "per_op_ns: one whole verify step per entry (CUDA events around the step), slowest rank; total_ns: median step".into()),
-            ]);
+            let mut extra = Extra::default();
+            c.describe(size, &mut extra);
+            let tf = &mut extra.timing;
+            tf.dtype = Some(dtype);
+            tf.allreduces = Some(ops as u32);
+            tf.per_allreduce_median_ns = Some(med / ops.max(1) as f64);
+            tf.repeats = Some(t.per_op_ns.len() as u32);
+            tf.seed = Some(seed);
+            tf.gap_and_skew = Some(delays.iter().flatten().any(|d| *d > 0));
+            tf.timing = Some("per_op_ns: one whole verify step per entry (CUDA events around the step), slowest rank; total_ns: median step".into());
             let mut t2 = t.clone();
             t2.total_ns = med;
             let rec = record(
                 source,
-                &sc.name,
-                &sc.topology_ref,
-                "verify-step",
-                &c.algorithm(),
+                sc.name(),
+                sc.topology_ref(),
+                WorkloadKind::VerifyStep,
+                c.algorithm(),
                 pl,
                 mode,
                 sc.rank_names(),
@@ -495,7 +496,7 @@ fn verify_step_one(
 pub fn run_nccl(rig: &Rig, sc: &Scenario, sink: &mut Sink, opts: &Options) -> Result<(), HwError> {
     let ids = rank_gpus(sc, rig)?;
     let names = sc.rank_names();
-    match &sc.workload {
+    match sc.workload() {
         Workload::Allreduce { dtype, .. } => {
             let sizes = allreduce_sizes(sc, opts);
             let max = sizes.iter().copied().max().unwrap_or(16) as usize;
@@ -512,16 +513,18 @@ pub fn run_nccl(rig: &Rig, sc: &Scenario, sink: &mut Sink, opts: &Options) -> Re
             sink.plan(sizes.len() as u64);
             for &size in &sizes {
                 let label = format!("nccl {size} B");
-                match measure_allreduce(rig, &team, *dtype, "nccl", size as usize, sc.seed, opts) {
+                match measure_allreduce(rig, &team, *dtype, "nccl", size as usize, sc.seed(), opts)
+                {
                     Ok((t, seeds)) => {
-                        let mut extra = team.describe(size as usize);
-                        extra.extend(common_extra(*dtype, size, &t, seeds));
+                        let mut extra = Extra::default();
+                        team.describe(size as usize, &mut extra);
+                        common_extra(*dtype, size, &t, seeds, &mut extra);
                         let rec = record(
                             Source::Nccl,
-                            &sc.name,
-                            &sc.topology_ref,
-                            "allreduce",
-                            "nccl",
+                            sc.name(),
+                            sc.topology_ref(),
+                            WorkloadKind::Allreduce,
+                            Measured::Nccl,
                             None,
                             LaunchMode::Eager,
                             names.clone(),
@@ -592,37 +595,35 @@ fn transfer_record(
         "host" => Some(Placement::Host),
         _ => None,
     };
-    let mut extra: Vec<(String, Value)> = vec![
-        ("target".into(), s.target_kind().into()),
-        ("concurrent_streams".into(), (concurrent as u64).into()),
-        ("group".into(), group.into()),
-    ];
+    let mut extra = Extra::default();
+    extra.stream.target = Some(s.target_kind().into());
+    extra.stream.concurrent_streams = Some(concurrent as u32);
+    extra.kernel.group = Some(GroupTag::Label(group.into()));
     if matches!(s.op, Op::Load | Op::Store) {
-        extra.push(("blocks".into(), s.kernel.blocks.into()));
-        extra.push(("threads".into(), s.kernel.threads.into()));
+        extra.kernel.blocks = Some(s.kernel.blocks);
+        extra.kernel.threads = Some(s.kernel.threads);
     }
     if s.op == Op::PingPong {
-        extra.push(("iterations".into(), s.iterations.into()));
-        extra.push((
-            "flags".into(),
-            (if s.flags_in_host || s.to == Target::Host {
+        extra.stream.iterations = Some(s.iterations);
+        extra.stream.flags = Some(
+            if s.flags_in_host || s.to == Target::Host {
                 "host memory"
             } else {
                 "each GPU's own memory"
-            })
+            }
             .into(),
-        ));
-        extra.push(("per_op".into(), "one round trip".into()));
+        );
+        extra.stream.per_op = Some("one round trip".into());
         if s.fenced {
-            extra.push(("fenced".into(), true.into()));
+            extra.stream.fenced = Some(true);
         }
     }
     record(
         Source::Hw,
         scenario,
         topology,
-        "transfer",
-        s.label(),
+        WorkloadKind::Transfer,
+        Measured::of_probe(s.probe()),
         placement,
         LaunchMode::Eager,
         ranks,
@@ -641,17 +642,15 @@ fn transfer_line(r: &ResultRecord) -> String {
         .unwrap_or_default();
     let blocks = r
         .extra
-        .get("blocks")
+        .kernel
+        .blocks
         .map(|b| format!(" blocks {b}"))
         .unwrap_or_default();
     format!(
         "{} {} {} {} B{blocks}: median {}{bw}",
         r.algorithm,
         r.ranks.join("->"),
-        r.extra
-            .get("target")
-            .map(|v| v.to_string())
-            .unwrap_or_default(),
+        r.extra.stream.target.as_deref().unwrap_or_default(),
         r.size_bytes,
         us(r.stats.median_ns)
     )

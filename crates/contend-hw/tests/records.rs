@@ -2,21 +2,29 @@
 //! JSON Lines round trip through the sink, lines from other writers parse,
 //! and broken lines are reported with their line number.
 
-use contend_hw::{LiveMachine, Sink, read_records};
-use contend_workload::{LaunchMode, Placement, ResultRecord, Source, Stats};
-use std::collections::BTreeMap;
+use contend_hw::{LiveMachine, Sink};
+use contend_workload::jsonl::parse_records;
+use contend_workload::{
+    Algorithm, Extra, LaunchMode, Measured, Placement, ResultRecord, Source, Stats, WorkloadKind,
+};
+
+fn read_records(text: &str) -> Result<Vec<ResultRecord>, String> {
+    parse_records("out.jsonl", text)
+        .map(|v| v.into_iter().map(|(_, r)| r).collect())
+        .map_err(|e| e.to_string())
+}
 
 fn sample(size: u64) -> ResultRecord {
     let per_op: Vec<f64> = (0..50).map(|i| 8000.0 + f64::from(i) * 10.0).collect();
-    let mut extra = BTreeMap::new();
-    extra.insert("blocks".to_string(), serde_json::Value::from(132));
-    extra.insert("grid".to_string(), serde_json::Value::from(1));
+    let mut extra = Extra::default();
+    extra.kernel.blocks = Some(132);
+    extra.kernel.grid = Some(1);
     ResultRecord {
         source: Source::Hw,
         scenario: "hw-allreduce-h200x2".into(),
         topology: "h200-2x".into(),
-        workload: "allreduce".into(),
-        algorithm: "one-shot-pull".into(),
+        workload: WorkloadKind::Allreduce,
+        algorithm: Measured::Allreduce(Algorithm::OneShotPull),
         placement: Some(Placement::Peer),
         fidelity: None,
         launch: LaunchMode::Eager,
@@ -73,7 +81,7 @@ fn lines_without_extra_parse_and_bad_lines_are_located() {
     let line = serde_json::to_string(&v).unwrap();
     let recs = read_records(&format!("{line}\n\n{line}\n")).unwrap();
     assert_eq!(recs.len(), 2);
-    assert!(recs[0].extra.is_empty());
+    assert_eq!(recs[0].extra, Extra::default());
     let err = read_records(&format!("{line}\n{{\"source\": \"hw\"}}\n")).unwrap_err();
-    assert!(err.starts_with("line 2:"), "{err}");
+    assert!(err.starts_with("out.jsonl:2:"), "{err}");
 }

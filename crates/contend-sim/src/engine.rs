@@ -357,7 +357,7 @@ impl<'a, Q: EventQueue<Ev> + Default> Engine<'a, Q> {
     }
 
     /// Busy fraction of every channel over `[0, end]`.
-    pub fn utilisation(&self, end: Picos) -> Vec<(String, f64)> {
+    pub fn utilisation(&self, end: Picos) -> Vec<(contend_workload::Resource, f64)> {
         let total = end.0.max(1) as f64;
         self.fabric
             .chans

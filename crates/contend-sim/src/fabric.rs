@@ -4,6 +4,7 @@
 
 use crate::params::{ModelParams, ns};
 use contend_topo::{Bytes, BytesPerSec, LinkKind, NodeIdx, NodeKind, Picos, TlpKind, Topology};
+use contend_workload::Resource;
 use std::collections::HashMap;
 
 pub(crate) type ChId = u32;
@@ -29,7 +30,7 @@ pub(crate) struct CreditLimit {
 
 #[derive(Clone, Debug)]
 pub(crate) struct ChannelSpec {
-    pub name: String,
+    pub name: Resource,
     pub kind: ChKind,
     /// Bytes per second on the wire after DLLP overhead; `None`: no limit.
     pub rate: Option<BytesPerSec>,
@@ -158,7 +159,10 @@ impl Fabric {
                         CreditLimit { hdr: None, data: b },
                     ]
                 };
-                let name = format!("{}->{}", topo.node(from).id, topo.node(to).id);
+                let name = Resource::Link {
+                    from: topo.node(from).id.clone(),
+                    to: topo.node(to).id.clone(),
+                };
                 f.link_dir.insert((l.idx.0, dir), f.chans.len() as ChId);
                 f.chans.push(ChannelSpec {
                     name,
@@ -189,7 +193,7 @@ impl Fabric {
                 };
                 let fab = f.chans.len() as ChId;
                 f.chans.push(ChannelSpec {
-                    name: format!("{} p2p", n.id),
+                    name: Resource::RootComplexP2p { rc: n.id.clone() },
                     kind: ChKind::Fabric { rc: idx },
                     rate: Some(bw),
                     latency: lat,
@@ -199,7 +203,7 @@ impl Fabric {
                     ps_per_byte_fp: ps_per_byte_fp(Some(bw)),
                 });
                 f.chans.push(ChannelSpec {
-                    name: format!("{} to memory", n.id),
+                    name: Resource::RootComplexMemory { rc: n.id.clone() },
                     kind: ChKind::Transit { rc: idx },
                     rate: None,
                     latency: lat,

@@ -14,7 +14,7 @@
 //! let sc = default_scenario(None).unwrap();
 //! let runs = simulate(&sc, &ModelParams::default(), &[Fidelity::Flow]).unwrap();
 //! // every algorithm of the default scenario ran
-//! assert_eq!(runs.len(), sc.algorithms.len());
+//! assert_eq!(runs.len(), sc.algorithms().len());
 //! assert!(runs.iter().all(|r| r.record().total_ns > 0.0));
 //! ```
 

@@ -7,12 +7,11 @@ use crate::params::ModelParams;
 use crate::queue::{EventQueue, HeapQueue, RadixQueue};
 use contend_topo::{Bytes, Picos};
 use contend_workload::{
-    Access, Algorithm, Engine as Eng, Fidelity, LaunchMode, LinkUse, MemLoc, Notify, Op, Phase,
-    Placement, Rank, ResultRecord, RingConfig, Scenario, Source, Stats, TransferOp, Workload,
-    lower,
+    Access, Algorithm, Engine as Eng, Extra, Fidelity, LaunchMode, LinkUse, Measured, MemLoc,
+    Notify, Op, Phase, Placement, Rank, ResultRecord, RingConfig, Scenario, Source, Stats,
+    TransferOp, Workload, lower,
 };
 use serde::Serialize;
-use std::collections::BTreeMap;
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -54,7 +53,7 @@ pub struct Run {
     /// One record for a collective workload, one per stream for transfers.
     pub records: Vec<ResultRecord>,
     /// Busy fraction of every rate-limited channel over the run.
-    pub utilisation: Vec<(String, f64)>,
+    pub utilisation: Vec<(contend_workload::Resource, f64)>,
     /// Per-rank spans of one collective (the middle one).
     pub timeline: Vec<Span>,
     pub note: Option<String>,
@@ -70,11 +69,11 @@ impl Run {
 /// Every run a scenario asks for at the given fidelities, in a fixed order.
 pub fn runs_of(sc: &Scenario, fidelities: &[Fidelity]) -> Vec<RunSpec> {
     let mut v = vec![];
-    match &sc.workload {
+    match sc.workload() {
         Workload::Allreduce { sizes, .. } => {
             for &size in sizes {
-                for &placement in &sc.placements {
-                    for &a in &sc.algorithms {
+                for &placement in sc.placements() {
+                    for &a in sc.algorithms() {
                         for &fidelity in fidelities {
                             v.push(RunSpec {
                                 algorithm: Some(a),
@@ -88,8 +87,8 @@ pub fn runs_of(sc: &Scenario, fidelities: &[Fidelity]) -> Vec<RunSpec> {
             }
         }
         Workload::VerifyStep(_) => {
-            for &placement in &sc.placements {
-                for &a in &sc.algorithms {
+            for &placement in sc.placements() {
+                for &a in sc.algorithms() {
                     for &fidelity in fidelities {
                         v.push(RunSpec {
                             algorithm: Some(a),
@@ -147,13 +146,13 @@ fn simulate_with<Q: EventQueue<Ev> + Default>(
     spec: RunSpec,
 ) -> Result<Run, SimError> {
     let started = std::time::Instant::now();
-    let eager = sc.launch == LaunchMode::Eager;
+    let eager = sc.launch() == LaunchMode::Eager;
     let fail = |message: String| SimError::Failed {
-        scenario: sc.name.clone(),
+        scenario: sc.name().to_string(),
         what: spec.describe(),
         message,
     };
-    let (actors, collectives, size, note) = match (&sc.workload, spec.algorithm) {
+    let (actors, collectives, size, note) = match (&sc.workload(), spec.algorithm) {
         (
             Workload::Allreduce {
                 repeats, gap, skew, ..
@@ -199,7 +198,7 @@ fn simulate_with<Q: EventQueue<Ev> + Default>(
         _ => return Err(fail("a collective workload needs an algorithm".into())),
     };
     let n_actors = actors.len();
-    let mut eng: Engine<Q> = Engine::new(&sc.topology, params, spec.fidelity, actors);
+    let mut eng: Engine<Q> = Engine::new(sc.topology(), params, spec.fidelity, actors);
     eng.trace_epoch = Some((collectives / 2) as u32);
     eng.run().map_err(fail)?;
     let wall = started.elapsed().as_nanos() as u64;
@@ -213,25 +212,28 @@ fn simulate_with<Q: EventQueue<Ev> + Default>(
     let util = eng.utilisation(end);
     let busiest = util
         .iter()
-        .max_by(|a, b| a.1.total_cmp(&b.1).then_with(|| b.0.cmp(&a.0)))
+        .max_by(|a, b| {
+            a.1.total_cmp(&b.1)
+                .then_with(|| b.0.to_string().cmp(&a.0.to_string()))
+        })
         .map(|(l, u)| LinkUse {
             link: l.clone(),
             utilisation: round6(*u),
         });
-    let base = |algorithm: String,
+    let base = |algorithm: Measured,
                 size: u64,
                 per_op: Vec<f64>,
                 total: f64,
                 bw: Option<f64>,
-                extra: BTreeMap<String, serde_json::Value>| ResultRecord {
+                extra: Extra| ResultRecord {
         source: Source::Sim,
-        scenario: sc.name.clone(),
-        topology: sc.topology_ref.clone(),
-        workload: sc.workload.kind_name().to_string(),
+        scenario: sc.name().to_string(),
+        topology: sc.topology_ref().to_string(),
+        workload: sc.workload().kind(),
         algorithm,
         placement: spec.algorithm.map(|_| spec.placement),
         fidelity: Some(spec.fidelity),
-        launch: sc.launch,
+        launch: sc.launch(),
         ranks: sc.rank_names(),
         size_bytes: size,
         total_ns: round3(total),
@@ -246,7 +248,7 @@ fn simulate_with<Q: EventQueue<Ev> + Default>(
         extra,
     };
     let mut records = vec![];
-    if let (Some(alg), Workload::Transfer { .. }) | (Some(alg), _) = (spec.algorithm, &sc.workload)
+    if let (Some(alg), Workload::Transfer { .. }) | (Some(alg), _) = (spec.algorithm, sc.workload())
     {
         let mut per_op = vec![];
         for k in 0..collectives {
@@ -259,20 +261,18 @@ fn simulate_with<Q: EventQueue<Ev> + Default>(
             }
             per_op.push(round3(worst.as_ns_f64()));
         }
-        let mut extra = BTreeMap::new();
-        extra.insert("collectives".into(), serde_json::json!(collectives));
-        if let Some(n) = &note {
-            extra.insert("note".into(), serde_json::json!(n));
-        }
+        let mut extra = Extra::default();
+        extra.sim.collectives = Some(collectives as u64);
+        extra.sim.note = note.clone();
         records.push(base(
-            alg.name().to_string(),
+            Measured::Allreduce(alg),
             size.0,
             per_op,
             end.as_ns_f64(),
             None,
             extra,
         ));
-    } else if let Workload::Transfer { streams } = &sc.workload {
+    } else if let Workload::Transfer { streams } = sc.workload() {
         let mut a = 0;
         for s in streams {
             let (b, e) = eng.actor_times(a);
@@ -288,22 +288,22 @@ fn simulate_with<Q: EventQueue<Ev> + Default>(
                     Some(round3(s.bytes.0 as f64 / t.as_ns_f64().max(1e-9))),
                 )
             };
-            let mut extra = BTreeMap::new();
-            extra.insert(
-                "from".into(),
-                serde_json::json!(sc.topology.node(s.from).id.0),
-            );
-            extra.insert("to".into(), serde_json::json!(sc.topology.node(s.to).id.0));
-            extra.insert("blocks".into(), serde_json::json!(s.kernel.blocks));
-            extra.insert("threads".into(), serde_json::json!(s.kernel.threads));
+            let mut extra = Extra::default();
+            extra.stream.from = Some(sc.topology().node(s.from).id.0.clone());
+            extra.stream.to = Some(sc.topology().node(s.to).id.0.clone());
+            extra.kernel.blocks = Some(s.kernel.blocks);
+            extra.kernel.threads = Some(s.kernel.threads);
             if s.op == TransferOp::PingPong {
-                extra.insert("iterations".into(), serde_json::json!(s.iterations));
+                extra.stream.iterations = Some(s.iterations);
             }
-            let op = serde_json::to_value(s.op)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default();
-            records.push(base(op, s.bytes.0, per_op, t.as_ns_f64(), bw, extra));
+            records.push(base(
+                Measured::Transfer(s.op),
+                s.bytes.0,
+                per_op,
+                t.as_ns_f64(),
+                bw,
+                extra,
+            ));
             a += stream_actor_count(sc, s);
         }
     }
@@ -336,15 +336,15 @@ fn collective_actors(
 ) -> (Vec<ActorSpec>, Option<String>) {
     let c = lower(
         alg,
-        &sc.topology,
-        &sc.ranks,
+        sc.topology(),
+        sc.ranks(),
         placement,
         size,
         RingConfig::default(),
     );
-    let delays = skew.sample(sc.seed, count, sc.ranks.len());
+    let delays = skew.sample(sc.seed(), count, sc.ranks().len());
     let actors = sc
-        .ranks
+        .ranks()
         .iter()
         .enumerate()
         .map(|(r, &gpu)| {
@@ -361,8 +361,8 @@ fn collective_actors(
             ActorSpec {
                 gpu,
                 flag_loc: c.flag_loc[r],
-                blocks: sc.kernel.blocks,
-                threads: sc.kernel.threads,
+                blocks: sc.kernel().blocks,
+                threads: sc.kernel().threads,
                 script,
                 ops,
                 eager,
@@ -373,7 +373,10 @@ fn collective_actors(
 }
 
 fn stream_actor_count(sc: &Scenario, s: &contend_workload::Stream) -> usize {
-    let to_gpu = matches!(sc.topology.node(s.to).kind, contend_topo::NodeKind::Gpu(_));
+    let to_gpu = matches!(
+        sc.topology().node(s.to).kind,
+        contend_topo::NodeKind::Gpu(_)
+    );
     if s.op == TransferOp::PingPong && to_gpu {
         2
     } else {
@@ -390,7 +393,10 @@ fn stream_actors(
     eager: bool,
 ) -> Vec<ActorSpec> {
     let _ = params;
-    let mem = if matches!(sc.topology.node(s.to).kind, contend_topo::NodeKind::Gpu(_)) {
+    let mem = if matches!(
+        sc.topology().node(s.to).kind,
+        contend_topo::NodeKind::Gpu(_)
+    ) {
         MemLoc::Device(s.to)
     } else {
         MemLoc::Host(s.to)
@@ -499,7 +505,7 @@ fn stream_actors(
 }
 
 fn sc_actor_base(sc: &Scenario, s: &contend_workload::Stream) -> usize {
-    let Workload::Transfer { streams } = &sc.workload else {
+    let Workload::Transfer { streams } = sc.workload() else {
         return 0;
     };
     let mut base = 0;

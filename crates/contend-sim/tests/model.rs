@@ -50,8 +50,9 @@ fn same_seed_same_result_other_seed_other_skew() {
         serde_json::to_string(&a).unwrap(),
         serde_json::to_string(&b).unwrap()
     );
-    let mut sc2 = sc.clone();
-    sc2.seed = 8;
+    let mut spec2 = sc.spec();
+    spec2.seed = 8;
+    let sc2 = Scenario::new(spec2).unwrap();
     let c = simulate_one(&sc2, &p, s).unwrap().records[0].clone();
     assert_ne!(a.per_op_ns, c.per_op_ns);
 }
@@ -87,7 +88,7 @@ fn host_placement_goes_through_memory_not_p2p() {
     let busy = |r: &contend_sim::Run, what: &str| -> f64 {
         r.utilisation
             .iter()
-            .filter(|(n, _)| n.contains(what))
+            .filter(|(n, _)| n.to_string().contains(what))
             .map(|(_, u)| u)
             .sum()
     };
@@ -150,8 +151,9 @@ fn posted_write_collapse_hits_pushes_not_pulls() {
             "kind = \"root_complex\"\nposted_write_collapse = true\n",
         );
     let topo = contend_topo::parse_topology("collapse.toml", &text).unwrap();
-    let mut sc2 = sc.clone();
-    sc2.topology = topo;
+    let mut spec2 = sc.spec();
+    spec2.topology = topo;
+    let sc2 = Scenario::new(spec2).unwrap();
     let p = ModelParams::default();
     for f in [Fidelity::Tlp, Fidelity::Flow] {
         let t = |s: &Scenario, a| {

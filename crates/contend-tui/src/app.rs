@@ -8,8 +8,8 @@ use crate::worker::{Job, JobKind, Worker, WorkerMsg};
 use contend_sim::{ModelParams, Run};
 use contend_topo::{Bytes, NodeIdx, Picos, Topology};
 use contend_workload::{
-    Algorithm, Dtype, Fidelity, Placement, ResultRecord, Scenario, Skew, VerifyStep, Workload,
-    default_scenario,
+    Algorithm, Dtype, Fidelity, Placement, ResultRecord, Scenario, ScenarioError, Skew, VerifyStep,
+    Workload, WorkloadKind, default_scenario,
 };
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::collections::BTreeSet;
@@ -223,9 +223,9 @@ impl App {
         worker: Box<dyn Worker>,
         opts: AppOptions,
     ) -> App {
-        let topo = &base.topology;
+        let topo = base.topology();
         // The embedded default's verify step (with its compute gap and skew).
-        let default_verify = match default_scenario(None).map(|s| s.workload) {
+        let default_verify = match default_scenario(None).map(|s| s.workload().clone()) {
             Ok(Workload::VerifyStep(v)) => v,
             _ => VerifyStep {
                 gap: Picos::from_us(20),
@@ -233,7 +233,7 @@ impl App {
             },
         };
         let mut notice = None;
-        let (verify, allreduce_tpl, mut sizes, start_verify) = match &base.workload {
+        let (verify, allreduce_tpl, mut sizes, start_verify) = match base.workload() {
             Workload::VerifyStep(v) => (*v, (0u32, v.dtype, v.gap, v.skew), vec![], true),
             Workload::Allreduce {
                 sizes,
@@ -277,7 +277,7 @@ impl App {
             _ => 0,
         };
         let fidelity = opts.fidelity.unwrap_or(
-            if base.fidelities.contains(&Fidelity::Flow) || base.fidelities.is_empty() {
+            if base.fidelities().contains(&Fidelity::Flow) || base.fidelities().is_empty() {
                 Fidelity::Flow
             } else {
                 Fidelity::Tlp
@@ -287,9 +287,13 @@ impl App {
         let sel_row = rows.iter().position(Row::selectable).unwrap_or(0);
         let mut app = App {
             chmap: ChannelMap::new(topo),
-            rank_sets: rank_sets(topo, &base.ranks),
-            alg_sets: alg_sets(&base.algorithms),
-            placement: base.placements.first().copied().unwrap_or(Placement::Peer),
+            rank_sets: rank_sets(topo, base.ranks()),
+            alg_sets: alg_sets(base.algorithms()),
+            placement: base
+                .placements()
+                .first()
+                .copied()
+                .unwrap_or(Placement::Peer),
             rows,
             sel_row,
             on_link: false,
@@ -337,7 +341,7 @@ impl App {
     }
 
     pub fn topology(&self) -> &Topology {
-        &self.base.topology
+        self.base.topology()
     }
 
     /// Takes what the worker produced since the last call.
@@ -353,22 +357,22 @@ impl App {
     }
 
     /// The scenario the controls describe.
-    pub fn current_scenario(&self) -> Scenario {
-        let mut sc = self.base.clone();
-        sc.ranks = self
+    pub fn current_scenario(&self) -> Result<Scenario, ScenarioError> {
+        let mut spec = self.base.spec();
+        spec.ranks = self
             .rank_sets
             .get(self.ranks)
             .map(|r| r.1.clone())
-            .unwrap_or_else(|| self.base.ranks.clone());
-        sc.algorithms = self
+            .unwrap_or_else(|| self.base.ranks().to_vec());
+        spec.algorithms = self
             .alg_sets
             .get(self.algs)
             .map(|a| a.1.clone())
             .unwrap_or_else(|| Algorithm::ALL.to_vec());
-        sc.placements = vec![self.placement];
-        sc.fidelities = vec![self.fidelity];
+        spec.placements = vec![self.placement];
+        spec.fidelities = vec![self.fidelity];
         let (dtype, repeats, gap, skew) = self.allreduce_tpl;
-        sc.workload = match self
+        spec.workload = match self
             .workloads
             .get(self.workload)
             .copied()
@@ -383,21 +387,21 @@ impl App {
                 skew,
             },
         };
-        sc
+        Scenario::new(spec)
     }
 
-    fn sweep_scenario(&self) -> Scenario {
-        let mut sc = self.current_scenario();
+    fn sweep_scenario(&self) -> Result<Scenario, ScenarioError> {
+        let mut spec = self.current_scenario()?.spec();
         let (dtype, repeats, gap, skew) = self.allreduce_tpl;
-        sc.fidelities = vec![Fidelity::Flow];
-        sc.workload = Workload::Allreduce {
+        spec.fidelities = vec![Fidelity::Flow];
+        spec.workload = Workload::Allreduce {
             sizes: self.sweep_sizes.clone(),
             dtype,
             repeats,
             gap,
             skew,
         };
-        sc
+        Scenario::new(spec)
     }
 
     fn submit(&mut self, kind: JobKind) {
@@ -405,9 +409,22 @@ impl App {
             JobKind::Scenario => (self.current_scenario(), self.fidelity),
             JobKind::Sweep => (self.sweep_scenario(), Fidelity::Flow),
         };
-        let sc = Arc::new(sc);
         let id = self.next_id;
         self.next_id += 1;
+        let sc = match sc {
+            Ok(sc) => Arc::new(sc),
+            Err(e) => {
+                let st = JobState {
+                    id,
+                    running: false,
+                    done: 0,
+                    total: 0,
+                    error: Some(e.to_string()),
+                };
+                *self.job_mut(kind) = st;
+                return;
+            }
+        };
         let total = contend_sim::runs_of(&sc, &[fidelity]).len();
         let state = JobState {
             id,
@@ -487,26 +504,36 @@ impl App {
     }
 
     fn sim_results(&self, sc: &Scenario, runs: Vec<Run>) -> SimResults {
-        let (workload, metric, size, kind) = match &sc.workload {
+        let (workload, metric, size, kind) = match sc.workload() {
             Workload::VerifyStep(v) => {
                 let size = v.size();
                 (
                     format!("verify step: {} × {size}", v.allreduces()),
                     "step time",
                     size,
-                    "verify-step",
+                    WorkloadKind::VerifyStep,
                 )
             }
             Workload::Allreduce { sizes, .. } => {
                 let s = sizes.first().copied().unwrap_or_default();
-                (format!("allreduce {s}"), "allreduce p50", s, "allreduce")
+                (
+                    format!("allreduce {s}"),
+                    "allreduce p50",
+                    s,
+                    WorkloadKind::Allreduce,
+                )
             }
-            Workload::Transfer { .. } => ("transfer".to_string(), "time", Bytes::ZERO, "transfer"),
+            Workload::Transfer { .. } => (
+                "transfer".to_string(),
+                "time",
+                Bytes::ZERO,
+                WorkloadKind::Transfer,
+            ),
         };
-        let verify = kind == "verify-step";
+        let verify = kind == WorkloadKind::VerifyStep;
         let key = MeasureKey {
             workload: kind,
-            ranks: sc.ranks.len(),
+            ranks: sc.ranks().len(),
             placement: self.placement_of(sc),
         };
         let measured: Vec<&ResultRecord> = self
@@ -563,7 +590,7 @@ impl App {
             .collect();
         SimResults {
             workload,
-            fidelity: sc.fidelities.first().copied().unwrap_or(Fidelity::Flow),
+            fidelity: sc.fidelities().first().copied().unwrap_or(Fidelity::Flow),
             placement: self.placement_of(sc),
             metric,
             rank_names: sc.rank_names(),
@@ -574,16 +601,16 @@ impl App {
     }
 
     fn placement_of(&self, sc: &Scenario) -> Placement {
-        sc.placements.first().copied().unwrap_or(self.placement)
+        sc.placements().first().copied().unwrap_or(self.placement)
     }
 
     fn sweep_results(&self, sc: &Scenario, runs: Vec<Run>) -> SweepResults {
-        let sizes = match &sc.workload {
+        let sizes = match sc.workload() {
             Workload::Allreduce { sizes, .. } => sizes.clone(),
             _ => vec![],
         };
         let series: Vec<(Algorithm, Vec<f64>)> = sc
-            .algorithms
+            .algorithms()
             .iter()
             .map(|&a| {
                 let v = sizes
@@ -623,8 +650,8 @@ impl App {
             }
         }
         let key = MeasureKey {
-            workload: "allreduce",
-            ranks: sc.ranks.len(),
+            workload: WorkloadKind::Allreduce,
+            ranks: sc.ranks().len(),
             placement: self.placement_of(sc),
         };
         let mut measured: Vec<(String, Vec<(Bytes, f64)>)> = vec![];

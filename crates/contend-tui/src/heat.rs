@@ -1,8 +1,9 @@
-//! Where a run's traffic went: the simulator's channel names mapped back onto
-//! the topology's links (one channel per direction, `a->b` and `b->a`) and
-//! root complexes (`<rc> p2p`, the forwarding fabric between root ports).
+//! Where a run's traffic went: the simulator's resources mapped back onto
+//! the topology's links (one resource per direction) and root complexes
+//! (their P2P forwarding between root ports).
 
 use contend_topo::{LinkIdx, NodeIdx, NodeKind, Topology};
+use contend_workload::Resource;
 use std::collections::BTreeMap;
 
 /// Busy fraction of every link direction and root-complex fabric of one run.
@@ -12,45 +13,49 @@ pub struct Heat {
     pub links: BTreeMap<LinkIdx, [f64; 2]>,
     /// Per root complex: busy fraction of its P2P forwarding.
     pub fabric: BTreeMap<NodeIdx, f64>,
-    /// Channels the topology has no place for (kept for the links table).
-    pub unmapped: Vec<(String, f64)>,
+    /// Resources the tree has no place for (kept for the links table).
+    pub unmapped: Vec<(Resource, f64)>,
 }
 
-/// What a simulator channel name stands for.
+/// What a simulator resource stands for on the tree.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Channel {
     Link(LinkIdx, usize),
     Fabric(NodeIdx),
 }
 
-/// Channel name → link direction or fabric, built from a topology.
+/// Resource → link direction or fabric, built from a topology.
 #[derive(Clone, Debug, Default)]
 pub struct ChannelMap {
-    by_name: BTreeMap<String, Channel>,
+    by_resource: BTreeMap<Resource, Channel>,
 }
 
 impl ChannelMap {
     pub fn new(topo: &Topology) -> ChannelMap {
-        let mut by_name = BTreeMap::new();
+        let mut by_resource = BTreeMap::new();
         for l in topo.links() {
-            let (a, b) = (&topo.node(l.a).id, &topo.node(l.b).id);
-            by_name.insert(format!("{a}->{b}"), Channel::Link(l.idx, 0));
-            by_name.insert(format!("{b}->{a}"), Channel::Link(l.idx, 1));
+            let (a, b) = (topo.node(l.a).id.clone(), topo.node(l.b).id.clone());
+            let link = |from, to| Resource::Link { from, to };
+            by_resource.insert(link(a.clone(), b.clone()), Channel::Link(l.idx, 0));
+            by_resource.insert(link(b, a), Channel::Link(l.idx, 1));
         }
         for (i, n) in topo.nodes().iter().enumerate() {
             if matches!(n.kind, NodeKind::RootComplex(_)) {
-                by_name.insert(format!("{} p2p", n.id), Channel::Fabric(NodeIdx(i as u32)));
+                by_resource.insert(
+                    Resource::RootComplexP2p { rc: n.id.clone() },
+                    Channel::Fabric(NodeIdx(i as u32)),
+                );
             }
         }
-        ChannelMap { by_name }
+        ChannelMap { by_resource }
     }
 
-    pub fn get(&self, name: &str) -> Option<Channel> {
-        self.by_name.get(name).copied()
+    pub fn get(&self, r: &Resource) -> Option<Channel> {
+        self.by_resource.get(r).copied()
     }
 
     /// Maps a run's utilisation list.
-    pub fn heat(&self, utilisation: &[(String, f64)]) -> Heat {
+    pub fn heat(&self, utilisation: &[(Resource, f64)]) -> Heat {
         let mut h = Heat::default();
         for (name, u) in utilisation {
             match self.get(name) {
@@ -111,14 +116,18 @@ mod tests {
         let topo = shipped::get("pro6000-8x-2socket").unwrap().unwrap();
         let m = ChannelMap::new(&topo);
         let l0 = topo.links()[0].idx;
-        assert_eq!(m.get("gpu0->rc0"), Some(Channel::Link(l0, 0)));
-        assert_eq!(m.get("rc0->gpu0"), Some(Channel::Link(l0, 1)));
-        assert_eq!(m.get("rc1 p2p"), topo.lookup("rc1").map(Channel::Fabric));
+        let r = |s: &str| s.parse::<Resource>().unwrap();
+        assert_eq!(m.get(&r("gpu0->rc0")), Some(Channel::Link(l0, 0)));
+        assert_eq!(m.get(&r("rc0->gpu0")), Some(Channel::Link(l0, 1)));
+        assert_eq!(
+            m.get(&r("rc1 p2p")),
+            topo.lookup("rc1").map(Channel::Fabric)
+        );
         let h = m.heat(&[
-            ("gpu0->rc0".into(), 0.25),
-            ("rc0->gpu0".into(), 0.5),
-            ("rc0 p2p".into(), 0.6),
-            ("x".into(), 0.1),
+            (r("gpu0->rc0"), 0.25),
+            (r("rc0->gpu0"), 0.5),
+            (r("rc0 p2p"), 0.6),
+            (r("x->y"), 0.1),
         ]);
         assert_eq!(h.link(l0), Some(0.5));
         assert_eq!(h.max(), 0.6);

@@ -1,7 +1,8 @@
 //! Measured points to lay over the simulated ones: JSON Lines of the shared
 //! [`ResultRecord`] schema, as `contend hw run` and `contend hw nccl` write.
 
-use contend_workload::{Placement, ResultRecord, Source};
+use contend_workload::jsonl::JsonlError;
+use contend_workload::{Placement, ResultRecord, Source, WorkloadKind};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -24,20 +25,22 @@ pub enum MeasureError {
 
 /// Parses JSON Lines of result records; blank lines and `#` comments are skipped.
 pub fn parse_measurements(file: &str, text: &str) -> Result<Vec<ResultRecord>, MeasureError> {
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let t = line.trim();
-        if t.is_empty() || t.starts_with('#') {
-            continue;
-        }
-        let rec: ResultRecord = serde_json::from_str(t).map_err(|e| MeasureError::Parse {
-            file: file.to_string(),
-            line: i + 1,
-            message: e.to_string(),
-        })?;
-        out.push(rec);
-    }
-    Ok(out)
+    let recs = contend_workload::jsonl::parse_records(file, text).map_err(|e| match e {
+        JsonlError::Bad { location, message } => MeasureError::Parse {
+            file: location.file.clone(),
+            line: location.line,
+            message: match &location.field {
+                Some(f) => format!("field `{f}`: {message}"),
+                None => message,
+            },
+        },
+        JsonlError::Io { path, message } => MeasureError::Parse {
+            file: path,
+            line: 0,
+            message,
+        },
+    })?;
+    Ok(recs.into_iter().map(|(_, r)| r).collect())
 }
 
 /// Reads a measurements file (JSON Lines of result records).
@@ -71,8 +74,8 @@ pub fn measurements_beside(params: &Path) -> Vec<PathBuf> {
 
 /// What the charts compare a measurement by.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct MeasureKey<'a> {
-    pub workload: &'a str,
+pub(crate) struct MeasureKey {
+    pub workload: WorkloadKind,
     pub ranks: usize,
     pub placement: Placement,
 }
@@ -91,7 +94,7 @@ pub(crate) fn series_name(r: &ResultRecord) -> String {
     if r.source == Source::Nccl {
         "nccl".to_string()
     } else {
-        r.algorithm.clone()
+        r.algorithm.to_string()
     }
 }
 

@@ -966,7 +966,12 @@ fn links_view(app: &App, area: Rect, buf: &mut Buffer) {
         );
         return;
     };
-    let mut u: Vec<(String, f64)> = r.run.utilisation.clone();
+    let mut u: Vec<(String, f64)> = r
+        .run
+        .utilisation
+        .iter()
+        .map(|(n, x)| (n.to_string(), *x))
+        .collect();
     u.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     let busy = u.iter().filter(|x| x.1 > 0.0).count();
     let mut lines = vec![

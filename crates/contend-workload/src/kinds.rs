@@ -20,7 +20,7 @@ macro_rules! named_enum {
             }
         }
         impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(self.name()) }
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.pad(self.name()) }
         }
         impl FromStr for $name {
             type Err = String;
@@ -105,5 +105,53 @@ named_enum!(
     LaunchMode {
         Eager = "eager",
         Graph = "graph",
+    }
+);
+
+named_enum!(
+    /// What a transfer stream of a scenario does.
+    TransferOp {
+        /// Copy-engine DMA from `from`'s memory to `to`.
+        Copy = "copy",
+        /// SM loads by `from` of `to`'s memory.
+        Load = "load",
+        /// SM stores by `from` into `to`'s memory.
+        Store = "store",
+        /// Flag ping-pong: `from` writes a flag at `to`, `to` answers; `iterations` round trips.
+        PingPong = "ping-pong",
+    }
+);
+
+named_enum!(
+    /// A microbenchmark of the hardware backend (`contend hw probe`), by its label.
+    ProbeOp {
+        /// Copy engine, pinned host memory to device.
+        CopyH2d = "copy-h2d",
+        /// Copy engine, device to pinned host memory.
+        CopyD2h = "copy-d2h",
+        /// Copy engine, device to a peer device.
+        CopyPeer = "copy-peer",
+        /// SM loads of host or peer memory.
+        SmLoad = "sm-load",
+        /// SM stores into host or peer memory.
+        SmStore = "sm-store",
+        /// Flag round trips.
+        PingPong = "ping-pong",
+    }
+);
+
+impl ProbeOp {
+    /// An SM kernel (its per-op time includes one kernel launch).
+    pub fn is_kernel(self) -> bool {
+        matches!(self, ProbeOp::SmLoad | ProbeOp::SmStore)
+    }
+}
+
+named_enum!(
+    /// The kind of workload a result comes from.
+    WorkloadKind {
+        Allreduce = "allreduce",
+        VerifyStep = "verify-step",
+        Transfer = "transfer",
     }
 );

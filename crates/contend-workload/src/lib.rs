@@ -2,35 +2,47 @@
 //!
 //! What runs on the machine: allreduce algorithms lowered to per-rank traffic
 //! programs ([`lower`]), the workloads (allreduce sizes, the EAGLE verify
-//! step, point-to-point transfers), the scenario TOML format, arrival skew,
-//! and the result schema shared by the simulator and the hardware backend.
+//! step, point-to-point transfers), the validated [`Scenario`] and its TOML
+//! format, arrival skew, the result schema shared by the simulator and the
+//! hardware backend ([`ResultRecord`], read and written by [`jsonl`]), and
+//! the rules that rank results ([`compare`]).
 //!
 //! ```
 //! use contend_workload::{default_scenario, lower, Algorithm, Placement, RingConfig, Workload};
 //! let sc = default_scenario(None).unwrap();
-//! assert_eq!(sc.ranks.len(), 8);
-//! let Workload::VerifyStep(v) = sc.workload else { panic!() };
+//! assert_eq!(sc.ranks().len(), 8);
+//! let Workload::VerifyStep(v) = sc.workload() else { panic!() };
 //! let size = v.size();
 //! assert_eq!(v.allreduces(), 122);
 //! assert_eq!(size.0, 43_008);
-//! let c = lower(Algorithm::OneShotPull, &sc.topology, &sc.ranks, Placement::Peer, size, RingConfig::default());
+//! let c = lower(Algorithm::OneShotPull, sc.topology(), sc.ranks(), Placement::Peer, size, RingConfig::default());
 //! // every rank loads the 7 peers' inputs
 //! assert_eq!(c.programs[0].link_bytes().0, 7 * 43_008);
 //! ```
 
+pub mod compare;
+pub mod jsonl;
 mod kinds;
+mod ladder;
+pub mod limits;
 mod lower;
 mod program;
 mod record;
 mod scenario;
 mod skew;
 
-pub use kinds::{Algorithm, Dtype, Fidelity, LaunchMode, Placement};
+pub use kinds::{
+    Algorithm, Dtype, Fidelity, LaunchMode, Placement, ProbeOp, TransferOp, WorkloadKind,
+};
+pub use ladder::{LadderError, ladder};
 pub use lower::{Collective, RingConfig, chunks, groups, lower};
 pub use program::{Access, Engine, MemLoc, Notify, Op, Phase, Program, Rank};
-pub use record::{LinkUse, Machine, ResultRecord, Source, Stats};
+pub use record::{
+    Extra, GroupTag, ImportFacts, KernelFacts, LinkUse, Machine, Measured, NcclFacts, Resource,
+    ResultRecord, SimFacts, Source, Stats, StreamFacts, TimingFacts,
+};
 pub use scenario::{
-    DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME, KernelConfig, Scenario, ScenarioError, Stream,
-    TransferOp, VerifyStep, Workload, default_scenario, load_scenario, parse_scenario,
+    DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME, KernelConfig, Scenario, ScenarioError, ScenarioSpec,
+    Stream, VerifyStep, Workload, default_scenario, load_scenario, parse_scenario,
 };
 pub use skew::Skew;

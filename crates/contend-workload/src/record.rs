@@ -1,10 +1,19 @@
 //! One result schema for the simulator, the hardware backend and NCCL, so
 //! every comparison is like for like. Written as JSON (one object per line
-//! for measurements: JSON Lines).
+//! for measurements: JSON Lines, see [`crate::jsonl`]).
+//!
+//! Every field is typed: what was measured ([`Measured`]), which resource
+//! was busiest ([`Resource`]) and the facts beyond the common fields
+//! ([`Extra`]). Their JSON is the flat strings and keys earlier files used,
+//! so committed data loads unchanged.
 
-use crate::kinds::{Fidelity, LaunchMode, Placement};
-use serde::{Deserialize, Serialize};
+use crate::kinds::WorkloadKind;
+use crate::kinds::{Algorithm, Dtype, Fidelity, LaunchMode, Placement, ProbeOp, TransferOp};
+use contend_topo::NodeId;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
 
 /// Who produced a result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -43,7 +52,7 @@ impl Stats {
             v[rank.clamp(1, v.len()) - 1]
         };
         Stats {
-            count: v.len() as u32,
+            count: v.len().min(u32::MAX as usize) as u32,
             median_ns: pct(50.0),
             p10_ns: pct(10.0),
             p90_ns: pct(90.0),
@@ -54,11 +63,180 @@ impl Stats {
     }
 }
 
+/// Implements `Serialize`/`Deserialize` through `Display`/`FromStr`: the
+/// type is a string in JSON, parsed once when a file is read.
+macro_rules! string_serde {
+    ($t:ty) => {
+        impl Serialize for $t {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = String::deserialize(d)?;
+                s.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+/// What a result measured: one of contend's allreduce algorithms, NCCL's
+/// allreduce, a simulated transfer stream or a hardware microbenchmark.
+/// In JSON the plain name (`one-shot-pull`, `nccl`, `store`, `copy-h2d`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Measured {
+    Allreduce(Algorithm),
+    Nccl,
+    /// A transfer stream as a scenario writes it (`ping-pong` is always this).
+    Transfer(TransferOp),
+    /// A hardware probe whose label says more than the stream op (`copy-h2d`).
+    Probe(ProbeOp),
+}
+
+impl Measured {
+    pub fn name(self) -> &'static str {
+        match self {
+            Measured::Allreduce(a) => a.name(),
+            Measured::Nccl => "nccl",
+            Measured::Transfer(t) => t.name(),
+            Measured::Probe(p) => p.name(),
+        }
+    }
+    /// The allreduce algorithm, if this is one of contend's.
+    pub fn algorithm(self) -> Option<Algorithm> {
+        match self {
+            Measured::Allreduce(a) => Some(a),
+            _ => None,
+        }
+    }
+    /// The hardware probe this record's label names (`ping-pong` included).
+    pub fn probe(self) -> Option<ProbeOp> {
+        match self {
+            Measured::Probe(p) => Some(p),
+            Measured::Transfer(TransferOp::PingPong) => Some(ProbeOp::PingPong),
+            _ => None,
+        }
+    }
+    /// The record label of a probe: `ping-pong` is written as the transfer op.
+    pub fn of_probe(p: ProbeOp) -> Measured {
+        match p {
+            ProbeOp::PingPong => Measured::Transfer(TransferOp::PingPong),
+            p => Measured::Probe(p),
+        }
+    }
+}
+
+impl fmt::Display for Measured {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+impl FromStr for Measured {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "nccl" {
+            return Ok(Measured::Nccl);
+        }
+        if let Ok(a) = Algorithm::from_str(s) {
+            return Ok(Measured::Allreduce(a));
+        }
+        if let Ok(t) = TransferOp::from_str(s) {
+            return Ok(Measured::Transfer(t));
+        }
+        if let Ok(p) = ProbeOp::from_str(s) {
+            return Ok(Measured::Probe(p));
+        }
+        let names: Vec<&str> = Algorithm::ALL
+            .iter()
+            .map(|a| a.name())
+            .chain(["nccl"])
+            .chain(TransferOp::ALL.iter().map(|t| t.name()))
+            .chain(ProbeOp::ALL.iter().map(|p| p.name()))
+            .filter(|n| *n != "ping-pong" || s != "ping-pong")
+            .collect();
+        Err(format!(
+            "unknown algorithm `{s}` (one of: {})",
+            dedup(names).join(", ")
+        ))
+    }
+}
+
+fn dedup(v: Vec<&str>) -> Vec<&str> {
+    let mut out: Vec<&str> = vec![];
+    for x in v {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    out
+}
+
+string_serde!(Measured);
+
+/// A resource of the simulated fabric that traffic competes for. In JSON
+/// the simulator's channel name (`gpu0->rc0`, `rc0 p2p`, `rc0 to memory`).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Resource {
+    /// One direction of a link.
+    Link { from: NodeId, to: NodeId },
+    /// A root complex forwarding peer-to-peer traffic between its root ports.
+    RootComplexP2p { rc: NodeId },
+    /// A root complex passing traffic to or from host memory.
+    RootComplexMemory { rc: NodeId },
+}
+
+impl Resource {
+    /// The nodes this resource belongs to: both ends of a link, or the root complex.
+    pub fn nodes(&self) -> Vec<&NodeId> {
+        match self {
+            Resource::Link { from, to } => vec![from, to],
+            Resource::RootComplexP2p { rc } | Resource::RootComplexMemory { rc } => vec![rc],
+        }
+    }
+}
+
+impl fmt::Display for Resource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = match self {
+            Resource::Link { from, to } => format!("{from}->{to}"),
+            Resource::RootComplexP2p { rc } => format!("{rc} p2p"),
+            Resource::RootComplexMemory { rc } => format!("{rc} to memory"),
+        };
+        f.pad(&s)
+    }
+}
+
+impl FromStr for Resource {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let id = |x: &str| NodeId(x.to_string());
+        if let Some(rc) = s.strip_suffix(" p2p") {
+            return Ok(Resource::RootComplexP2p { rc: id(rc) });
+        }
+        if let Some(rc) = s.strip_suffix(" to memory") {
+            return Ok(Resource::RootComplexMemory { rc: id(rc) });
+        }
+        match s.split_once("->") {
+            Some((a, b)) if !a.is_empty() && !b.is_empty() => Ok(Resource::Link {
+                from: id(a),
+                to: id(b),
+            }),
+            _ => Err(format!(
+                "`{s}` names no resource (`a->b`, `rc p2p` or `rc to memory`)"
+            )),
+        }
+    }
+}
+
+string_serde!(Resource);
+
 /// The busiest resource of a simulated run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LinkUse {
-    /// `gpu0->rc0`, `rc0 fabric`, `mem0`.
-    pub link: String,
+    /// `gpu0->rc0`, `rc0 p2p`.
+    pub link: Resource,
     /// Busy fraction over the run, 0..1.
     pub utilisation: f64,
 }
@@ -77,6 +255,235 @@ pub struct Machine {
     pub pcie_links: Vec<String>,
 }
 
+/// `extra.group`: the hierarchical kernels' group size, or the label that
+/// ties probe streams measured at the same time together.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum GroupTag {
+    Ranks(u32),
+    Label(String),
+}
+
+/// Simulator facts.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SimFacts {
+    /// Collectives simulated back to back.
+    pub collectives: Option<u64>,
+    /// A sentence when an algorithm fell back to another shape.
+    pub note: Option<String>,
+}
+
+/// The kernel's launch shape.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct KernelFacts {
+    /// Blocks the scenario allows.
+    pub blocks: Option<u32>,
+    pub threads: Option<u32>,
+    /// Blocks the backend launched for this size.
+    pub grid: Option<u32>,
+    /// Hierarchical group size (allreduce) or the probe group's label.
+    pub group: Option<GroupTag>,
+}
+
+/// What a transfer stream or probe did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StreamFacts {
+    /// Node ids of the simulated stream's ends.
+    pub from: Option<String>,
+    pub to: Option<String>,
+    /// Probe target: `host`, `peer` or `local`.
+    pub target: Option<String>,
+    pub iterations: Option<u32>,
+    /// Ping-pong with the barriers' system fences.
+    pub fenced: Option<bool>,
+    /// Where a ping-pong's flags live (a sentence for people).
+    pub flags: Option<String>,
+    /// What one per-op entry is (a sentence for people).
+    pub per_op: Option<String>,
+    /// Streams measured at the same time as this one (itself included).
+    pub concurrent_streams: Option<u32>,
+}
+
+/// How the hardware timed a measurement.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TimingFacts {
+    /// The timing method, for people.
+    pub timing: Option<String>,
+    pub dtype: Option<Dtype>,
+    pub repeats: Option<u32>,
+    /// Launches in the batch `total_ns` times.
+    pub batch_ops: Option<u32>,
+    pub batch_mean_ns: Option<f64>,
+    pub sync_median_ns: Option<f64>,
+    pub sync_p10_ns: Option<f64>,
+    pub sync_p90_ns: Option<f64>,
+    pub algbw_gbps: Option<f64>,
+    pub busbw_gbps: Option<f64>,
+    /// Verification tolerance (relative).
+    pub tolerance: Option<f64>,
+    pub seed: Option<u64>,
+    pub seeds: Option<Vec<u64>>,
+    /// Verify steps: allreduces per step, per-allreduce median, whether
+    /// compute gaps and skew were applied.
+    pub allreduces: Option<u32>,
+    pub per_allreduce_median_ns: Option<f64>,
+    pub gap_and_skew: Option<bool>,
+}
+
+/// Facts of a record imported from an nccl-tests log.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ImportFacts {
+    /// `nccl-tests`.
+    pub format: Option<String>,
+    /// Elements per rank.
+    pub count: Option<u64>,
+    /// nccl-tests' type column (`bfloat16`, `float`).
+    #[serde(rename = "type")]
+    pub element_type: Option<String>,
+    pub redop: Option<String>,
+    pub in_place_us: Option<f64>,
+    pub in_place_algbw_gbps: Option<f64>,
+    pub in_place_busbw_gbps: Option<f64>,
+    pub in_place_wrong: Option<u64>,
+}
+
+/// NCCL's version and the `NCCL_*` environment a run used.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NcclFacts {
+    pub nccl_version: Option<String>,
+    /// `NCCL_*` variables and their values (`NCCL_P2P_DISABLE = "1"`).
+    pub env: BTreeMap<String, String>,
+}
+
+impl NcclFacts {
+    /// The value of an `NCCL_*` variable.
+    pub fn var(&self, name: &str) -> Option<&str> {
+        self.env.get(name).map(String::as_str)
+    }
+}
+
+/// Everything a record says beyond the common fields. Serialized as one
+/// flat JSON object with sorted keys (the `extra` of earlier files);
+/// unknown keys are an error, except `NCCL_*` environment variables.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Extra {
+    pub sim: SimFacts,
+    pub kernel: KernelFacts,
+    pub stream: StreamFacts,
+    pub timing: TimingFacts,
+    pub import: ImportFacts,
+    pub nccl: NcclFacts,
+}
+
+/// The derive-able mirror of [`Extra`]: one flat struct per section.
+#[derive(Serialize, Deserialize)]
+struct ExtraWire {
+    #[serde(flatten)]
+    sim: SimFacts,
+    #[serde(flatten)]
+    kernel: KernelFacts,
+    #[serde(flatten)]
+    stream: StreamFacts,
+    #[serde(flatten)]
+    timing: TimingFacts,
+    #[serde(flatten)]
+    import: ImportFacts,
+    nccl_version: Option<String>,
+    /// What no section took: `NCCL_*` variables only.
+    #[serde(flatten)]
+    rest: BTreeMap<String, serde_json::Value>,
+}
+
+impl Serialize for Extra {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let wire = ExtraWire {
+            sim: self.sim.clone(),
+            kernel: self.kernel.clone(),
+            stream: self.stream.clone(),
+            timing: self.timing.clone(),
+            import: self.import.clone(),
+            nccl_version: self.nccl.nccl_version.clone(),
+            rest: self
+                .nccl
+                .env
+                .iter()
+                .map(|(k, v)| (k.clone(), serde_json::Value::from(v.as_str())))
+                .collect(),
+        };
+        // One flat object, absent facts left out, keys sorted (serde_json's
+        // map is ordered), as earlier files wrote it.
+        let v = serde_json::to_value(&wire).map_err(serde::ser::Error::custom)?;
+        let flat: BTreeMap<String, serde_json::Value> = match v {
+            serde_json::Value::Object(m) => m.into_iter().filter(|(_, v)| !v.is_null()).collect(),
+            _ => BTreeMap::new(),
+        };
+        flat.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Extra {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let w = ExtraWire::deserialize(d)?;
+        let mut env = BTreeMap::new();
+        for (k, v) in w.rest {
+            if !k.starts_with("NCCL_") {
+                return Err(serde::de::Error::custom(format!(
+                    "unknown field `extra.{k}`"
+                )));
+            }
+            let v = match v {
+                serde_json::Value::String(s) => s,
+                other => other.to_string(),
+            };
+            env.insert(k, v);
+        }
+        Ok(Extra {
+            sim: w.sim,
+            kernel: w.kernel,
+            stream: w.stream,
+            timing: w.timing,
+            import: w.import,
+            nccl: NcclFacts {
+                nccl_version: w.nccl_version,
+                env,
+            },
+        })
+    }
+}
+
+impl Extra {
+    /// The key path (`extra.grid`) of the first value in `v` (a record's
+    /// `extra` object) that does not deserialize, for error messages.
+    pub(crate) fn bad_key(v: &serde_json::Value) -> Option<String> {
+        fn first<T: serde::de::DeserializeOwned>(v: &serde_json::Value) -> Option<String> {
+            serde_path_to_error::deserialize::<_, T>(v)
+                .err()
+                .map(|e| format!("extra.{}", e.path()))
+        }
+        first::<SimFacts>(v)
+            .or_else(|| first::<KernelFacts>(v))
+            .or_else(|| first::<StreamFacts>(v))
+            .or_else(|| first::<TimingFacts>(v))
+            .or_else(|| first::<ImportFacts>(v))
+            .or_else(|| {
+                let known = serde_json::to_value(ExtraWire {
+                    sim: SimFacts::default(),
+                    kernel: KernelFacts::default(),
+                    stream: StreamFacts::default(),
+                    timing: TimingFacts::default(),
+                    import: ImportFacts::default(),
+                    nccl_version: None,
+                    rest: BTreeMap::new(),
+                })
+                .ok()?;
+                v.as_object()?
+                    .keys()
+                    .find(|k| known.get(k.as_str()).is_none() && !k.starts_with("NCCL_"))
+                    .map(|k| format!("extra.{k}"))
+            })
+    }
+}
+
 /// One result: a collective at one size (or a verify step, or a transfer)
 /// with one algorithm, placement and fidelity.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -84,10 +491,9 @@ pub struct ResultRecord {
     pub source: Source,
     pub scenario: String,
     pub topology: String,
-    /// `allreduce`, `verify-step` or `transfer`.
-    pub workload: String,
-    /// Algorithm name (`one-shot-pull`, ...), `nccl`, or the transfer op.
-    pub algorithm: String,
+    pub workload: WorkloadKind,
+    /// The algorithm (`one-shot-pull`, ...), `nccl`, or the transfer op.
+    pub algorithm: Measured,
     pub placement: Option<Placement>,
     pub fidelity: Option<Fidelity>,
     pub launch: LaunchMode,
@@ -109,9 +515,9 @@ pub struct ResultRecord {
     pub wall_ns: Option<u64>,
     pub busiest_link: Option<LinkUse>,
     pub machine: Option<Machine>,
-    /// Anything else worth keeping (blocks, threads, repeats, notes).
+    /// Facts beyond the common fields (kernel shape, timing method, notes).
     #[serde(default)]
-    pub extra: BTreeMap<String, serde_json::Value>,
+    pub extra: Extra,
 }
 
 #[cfg(test)]
@@ -129,5 +535,52 @@ mod tests {
         assert_eq!((s.min_ns, s.max_ns, s.count), (1.0, 100.0, 100));
         assert_eq!(Stats::of(&[]).count, 0);
         assert_eq!(Stats::of(&[7.0]).p99_ns, 7.0);
+    }
+
+    #[test]
+    fn names_round_trip_and_unknown_names_are_errors() {
+        for s in [
+            "one-shot-pull",
+            "nccl",
+            "store",
+            "ping-pong",
+            "copy-h2d",
+            "sm-load",
+        ] {
+            assert_eq!(Measured::from_str(s).unwrap().to_string(), s);
+        }
+        assert_eq!(
+            Measured::from_str("ping-pong").unwrap().probe(),
+            Some(ProbeOp::PingPong)
+        );
+        assert!(
+            Measured::from_str("three-shot")
+                .unwrap_err()
+                .contains("unknown algorithm `three-shot`")
+        );
+        for s in ["gpu0->rc0", "rc0 p2p", "rc1 to memory"] {
+            assert_eq!(Resource::from_str(s).unwrap().to_string(), s);
+        }
+        assert!(Resource::from_str("gpu0").is_err());
+    }
+
+    #[test]
+    fn extra_keeps_flat_sorted_keys_and_rejects_unknown_ones() {
+        let text = r#"{"threads":512,"NCCL_P2P_DISABLE":"1","blocks":132,"group":2,"batch_mean_ns":7.5,"nccl_version":"2.28.3"}"#;
+        let e: Extra = serde_json::from_str(text).unwrap();
+        assert_eq!(e.kernel.blocks, Some(132));
+        assert_eq!(e.kernel.group, Some(GroupTag::Ranks(2)));
+        assert_eq!(e.nccl.var("NCCL_P2P_DISABLE"), Some("1"));
+        assert_eq!(
+            serde_json::to_string(&e).unwrap(),
+            r#"{"NCCL_P2P_DISABLE":"1","batch_mean_ns":7.5,"blocks":132,"group":2,"nccl_version":"2.28.3","threads":512}"#
+        );
+        let bad = serde_json::from_str::<Extra>(r#"{"blocks":1,"colour":"red"}"#).unwrap_err();
+        assert!(
+            bad.to_string().contains("unknown field `extra.colour`"),
+            "{bad}"
+        );
+        // out of range for the field's type: an error, never a truncation
+        assert!(serde_json::from_str::<Extra>(r#"{"grid":4294967297}"#).is_err());
     }
 }

@@ -197,7 +197,7 @@ fn load(
         None => ModelParams::default(),
     };
     let fids = if model.fidelity.is_empty() {
-        sc.fidelities.clone()
+        sc.fidelities().to_vec()
     } else {
         dedup(model.fidelity.iter().map(|f| (*f).into()))
     };
@@ -246,30 +246,34 @@ fn simulate(a: SimulateArgs) -> Result<()> {
 }
 
 fn sweep(a: SweepArgs) -> Result<()> {
-    let (mut sc, params, fids) = load(a.scenario.as_deref(), &a.model)?;
-    if a.factor < 2 || a.from.0 == 0 || a.to < a.from {
-        bail!("--from must be above zero and at most --to, and --factor at least 2");
-    }
-    let mut sizes = vec![];
-    let mut x = a.from.0;
-    while x <= a.to.0 {
-        sizes.push(Bytes(x));
-        x = x.saturating_mul(a.factor);
-    }
-    let (skew, gap) = match &sc.workload {
-        Workload::VerifyStep(v) => (v.skew, v.gap),
-        Workload::Allreduce { skew, gap, .. } => (*skew, *gap),
-        Workload::Transfer { .. } => {
-            bail!("a sweep needs a collective scenario, not a transfer scenario")
-        }
+    let (sc, params, fids) = load(a.scenario.as_deref(), &a.model)?;
+    let sizes = contend_workload::ladder(a.from, a.to, a.factor).map_err(|e| {
+        anyhow::anyhow!(
+            "--{}: {e}",
+            match e.field {
+                "from" => "from",
+                "to" => "to",
+                _ => "factor",
+            }
+        )
+    })?;
+    let Some((gap, skew)) = sc.workload().gap_and_skew() else {
+        bail!(
+            "{}: a sweep needs a collective scenario, not a transfer scenario",
+            a.scenario
+                .as_deref()
+                .map_or(contend_workload::DEFAULT_SCENARIO_NAME.into(), |p| p
+                    .display()
+                    .to_string())
+        )
     };
-    sc.workload = Workload::Allreduce {
+    let sc = sc.with_workload(Workload::Allreduce {
         sizes,
         dtype: contend_workload::Dtype::Bf16,
         repeats: 3,
         gap,
         skew,
-    };
+    })?;
     let fids = if a.model.fidelity.is_empty() {
         vec![Fidelity::Flow]
     } else {

@@ -2,7 +2,10 @@
 
 use contend_sim::Run;
 use contend_topo::Bytes;
-use contend_workload::{Fidelity, Placement, ResultRecord, Scenario, Skew, Workload};
+use contend_workload::compare;
+use contend_workload::{
+    Fidelity, Measured, Placement, ResultRecord, Scenario, Skew, TransferOp, Workload,
+};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -15,8 +18,8 @@ pub fn json(sc: &Scenario, runs: &[Run]) -> anyhow::Result<String> {
         results: Vec<&'a ResultRecord>,
     }
     let doc = Doc {
-        scenario: &sc.name,
-        topology: &sc.topology.name,
+        scenario: sc.name(),
+        topology: &sc.topology().name,
         results: runs.iter().flat_map(|r| r.records.iter()).collect(),
     };
     Ok(serde_json::to_string_pretty(&doc)?)
@@ -48,20 +51,19 @@ fn header(sc: &Scenario) -> String {
     let _ = writeln!(
         s,
         "scenario  {}{}",
-        sc.name,
-        sc.description
-            .as_ref()
+        sc.name(),
+        sc.description()
             .map(|d| format!(" — {d}"))
             .unwrap_or_default()
     );
     let _ = writeln!(
         s,
         "topology  {} ({} ranks: {})",
-        sc.topology.name,
-        sc.ranks.len(),
+        sc.topology().name,
+        sc.ranks().len(),
         sc.rank_names().join(" ")
     );
-    let w = match &sc.workload {
+    let w = match sc.workload() {
         Workload::VerifyStep(v) => format!(
             "verify step: {} allreduces ({} layers x {}) of {} ({} x {} x {}), compute gap {}, {}",
             v.allreduces(),
@@ -83,7 +85,9 @@ fn header(sc: &Scenario) -> String {
     let _ = writeln!(
         s,
         "workload  {w}; launch {}; kernel {} blocks x {} threads",
-        sc.launch, sc.kernel.blocks, sc.kernel.threads
+        sc.launch(),
+        sc.kernel().blocks,
+        sc.kernel().threads
     );
     s
 }
@@ -102,7 +106,7 @@ fn combos(runs: &[Run]) -> Vec<(Placement, Fidelity)> {
 /// The simulate table: per placement and fidelity, one row per algorithm.
 pub fn table(sc: &Scenario, runs: &[Run]) -> String {
     let mut s = header(sc);
-    if let Workload::Transfer { .. } = sc.workload {
+    if let Workload::Transfer { .. } = sc.workload() {
         for (_, fid) in combos(runs) {
             let _ = writeln!(s, "\nfidelity {fid}");
             let _ = writeln!(
@@ -112,18 +116,12 @@ pub fn table(sc: &Scenario, runs: &[Run]) -> String {
             );
             for r in runs.iter().filter(|r| r.spec.fidelity == fid) {
                 for rec in &r.records {
-                    let g = |k: &str| {
-                        rec.extra
-                            .get(k)
-                            .and_then(|v| v.as_str())
-                            .unwrap_or("?")
-                            .to_string()
-                    };
+                    let g = |v: &Option<String>| v.as_deref().unwrap_or("?").to_string();
                     let bw = rec
                         .bandwidth_gbps
                         .map(|b| format!("{b:.2}"))
                         .unwrap_or_else(|| "-".into());
-                    let what = if rec.algorithm == "ping-pong" {
+                    let what = if rec.algorithm == Measured::Transfer(TransferOp::PingPong) {
                         format!("{} /rt", us(rec.stats.median_ns))
                     } else {
                         dur(rec.total_ns)
@@ -132,8 +130,8 @@ pub fn table(sc: &Scenario, runs: &[Run]) -> String {
                         s,
                         "  {:<10} {:<8} {:<8} {:>10} {:>12} {:>11}",
                         rec.algorithm,
-                        g("from"),
-                        g("to"),
+                        g(&rec.extra.stream.from),
+                        g(&rec.extra.stream.to),
                         rec.size_bytes,
                         what,
                         bw
@@ -158,7 +156,7 @@ pub fn table(sc: &Scenario, runs: &[Run]) -> String {
         v.dedup();
         v
     };
-    let verify = matches!(sc.workload, Workload::VerifyStep(_));
+    let verify = matches!(sc.workload(), Workload::VerifyStep(_));
     for (pl, fid) in combos(runs) {
         for &size in &sizes {
             let rows: Vec<&Run> = runs
@@ -216,15 +214,15 @@ pub fn table(sc: &Scenario, runs: &[Run]) -> String {
                 }
             };
             if let (Some(best), Some(worst)) = (
-                rows.iter().min_by(|a, b| key(a).total_cmp(&key(b))),
-                rows.iter().max_by(|a, b| key(a).total_cmp(&key(b))),
+                compare::fastest(&rows, key).map(|i| rows[i]),
+                compare::slowest(&rows, key).map(|i| rows[i]),
             ) {
                 let _ = writeln!(
                     s,
                     "  winner: {} — {} ({:.2}x faster than {}, the slowest)",
                     best.record().algorithm,
-                    dur(key(best)),
-                    key(worst) / key(best).max(1e-9),
+                    dur(key(&best)),
+                    key(&worst) / key(&best).max(1e-9),
                     worst.record().algorithm
                 );
             }
@@ -242,15 +240,11 @@ pub fn sweep_table(sc: &Scenario, runs: &[Run]) -> String {
             .iter()
             .filter(|r| r.spec.placement == pl && r.spec.fidelity == fid)
             .collect();
-        let mut algs: Vec<String> = vec![];
-        let mut sizes: Vec<u64> = vec![];
-        for r in &sel {
-            let rec = r.record();
-            if !algs.contains(&rec.algorithm) {
-                algs.push(rec.algorithm.clone());
-            }
-            if !sizes.contains(&rec.size_bytes) {
-                sizes.push(rec.size_bytes);
+        let recs: Vec<&ResultRecord> = sel.iter().map(|r| r.record()).collect();
+        let mut algs: Vec<Measured> = vec![];
+        for r in &recs {
+            if !algs.contains(&r.algorithm) {
+                algs.push(r.algorithm);
             }
         }
         let _ = writeln!(
@@ -262,36 +256,33 @@ pub fn sweep_table(sc: &Scenario, runs: &[Run]) -> String {
             let _ = write!(s, " {:>14}", a);
         }
         let _ = writeln!(s, "   winner");
-        let mut prev: Option<String> = None;
-        for size in sizes {
-            let _ = write!(s, "  {:>10}", Bytes(size).to_string());
-            let mut best: Option<(f64, String)> = None;
+        let winners = compare::winners_by_size(&recs);
+        let crossings: Vec<Bytes> = compare::crossovers(&winners)
+            .iter()
+            .map(|c| c.size)
+            .collect();
+        for (size, w) in &winners {
+            let _ = write!(s, "  {:>10}", size.to_string());
             for a in &algs {
-                let v = sel
+                match recs
                     .iter()
-                    .map(|r| r.record())
-                    .find(|r| r.size_bytes == size && &r.algorithm == a)
-                    .map(|r| r.stats.median_ns);
-                match v {
-                    Some(v) => {
-                        let _ = write!(s, " {:>14.2}", v / 1e3);
-                        if best.as_ref().is_none_or(|(b, _)| v < *b) {
-                            best = Some((v, a.clone()));
-                        }
+                    .find(|r| r.size_bytes == size.0 && r.algorithm == *a)
+                {
+                    Some(r) => {
+                        let _ = write!(s, " {:>14.2}", r.stats.median_ns / 1e3);
                     }
                     None => {
                         let _ = write!(s, " {:>14}", "-");
                     }
                 }
             }
-            let w = best.map(|b| b.1).unwrap_or_default();
-            let mark = if prev.as_ref().is_some_and(|p| *p != w) {
+            let w = w.map(|w| w.to_string()).unwrap_or_default();
+            let mark = if crossings.contains(size) {
                 "   <- crossover"
             } else {
                 ""
             };
             let _ = writeln!(s, "   {w}{mark}");
-            prev = Some(w);
         }
     }
     s

@@ -1,0 +1,156 @@
+//! Golden results: every shipped scenario, at TLP fidelity (both placements
+//! where a collective runs) and at flow fidelity, against the JSON committed
+//! under `tests/golden/`. A refactor of the simulator must keep TLP results
+//! byte-identical (`wall_ns` aside) and flow results within 0.1 % per op.
+//!
+//! The full set runs in about a minute in release; `cargo test` runs the
+//! quick scenarios, `CONTEND_GOLDEN=all cargo test --release -p contend-sim
+//! --test golden` runs every one, and `CONTEND_GOLDEN=bless` rewrites the files.
+
+use contend_sim::{ModelParams, runs_of, simulate_one};
+use contend_workload::{Fidelity, Placement, Scenario, Workload, load_scenario};
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Scenarios too slow for a debug-profile `cargo test` (TLP at 64 MiB).
+const SLOW: &[&str] = &[
+    "allreduce-sweep-pro6000-2socket",
+    "hw-allreduce",
+    "hw-allreduce-h200x2",
+    "hw-allreduce-fp32-h200x2",
+];
+
+fn scenarios() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("scenarios"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The golden document of one scenario at one fidelity: every record of every
+/// run, `wall_ns` removed, as pretty JSON.
+fn golden(path: &Path, fidelity: Fidelity) -> String {
+    let mut sc = load_scenario(path, None).unwrap();
+    if !matches!(sc.workload(), Workload::Transfer { .. }) {
+        let mut spec = sc.spec();
+        spec.placements = vec![Placement::Peer, Placement::Host];
+        sc = Scenario::new(spec).unwrap();
+    }
+    let p = ModelParams::default();
+    let specs = runs_of(&sc, &[fidelity]);
+    // runs are independent: spread them over the cores, keep their order
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done = std::sync::Mutex::new(vec![None; specs.len()]);
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(spec) = specs.get(i) else { break };
+                    let run = simulate_one(&sc, &p, *spec).unwrap();
+                    let recs: Vec<serde_json::Value> = run
+                        .records
+                        .into_iter()
+                        .map(|mut r| {
+                            r.wall_ns = None;
+                            serde_json::to_value(&r).unwrap()
+                        })
+                        .collect();
+                    done.lock().unwrap()[i] = Some(recs);
+                }
+            });
+        }
+    });
+    let records: Vec<serde_json::Value> = done
+        .into_inner()
+        .unwrap()
+        .into_iter()
+        .flat_map(|r| r.unwrap())
+        .collect();
+    serde_json::to_string_pretty(&records).unwrap() + "\n"
+}
+
+fn file(stem: &str, fidelity: Fidelity) -> PathBuf {
+    root()
+        .join("tests/golden")
+        .join(format!("{stem}.{fidelity}.json"))
+}
+
+/// Per-op times of the flow golden and now agree within 0.1 %; everything
+/// else that is not a timing is equal.
+fn flow_close(stem: &str, want: &str, got: &str) {
+    let (w, g): (serde_json::Value, serde_json::Value) = (
+        serde_json::from_str(want).unwrap(),
+        serde_json::from_str(got).unwrap(),
+    );
+    let (w, g) = (w.as_array().unwrap(), g.as_array().unwrap());
+    assert_eq!(w.len(), g.len(), "{stem}: record count");
+    for (a, b) in w.iter().zip(g) {
+        let (pa, pb) = (
+            a["per_op_ns"].as_array().unwrap(),
+            b["per_op_ns"].as_array().unwrap(),
+        );
+        assert_eq!(pa.len(), pb.len(), "{stem}: per-op count");
+        for (x, y) in pa.iter().zip(pb) {
+            let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            assert!(
+                (x - y).abs() <= 1e-3 * x.abs().max(1.0),
+                "{stem} {}: flow per-op {x} -> {y} moved more than 0.1 %",
+                a["algorithm"]
+            );
+        }
+        for k in ["algorithm", "placement", "size_bytes", "ranks", "scenario"] {
+            assert_eq!(a[k], b[k], "{stem}: {k}");
+        }
+    }
+}
+
+#[test]
+fn shipped_scenarios_match_their_golden_results() {
+    let mode = std::env::var("CONTEND_GOLDEN").unwrap_or_default();
+    let bless = mode == "bless";
+    let all = bless || mode == "all";
+    let mut checked = 0;
+    let mut paths = scenarios();
+    // the slow ones last
+    paths.sort_by_key(|p| SLOW.iter().any(|s| p.file_stem().is_some_and(|f| f == *s)));
+    for path in paths {
+        let stem = path.file_stem().unwrap().to_str().unwrap().to_string();
+        if !all && SLOW.contains(&stem.as_str()) {
+            continue;
+        }
+        for fid in [Fidelity::Tlp, Fidelity::Flow] {
+            let got = golden(&path, fid);
+            let f = file(&stem, fid);
+            if bless {
+                std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+                std::fs::write(&f, &got).unwrap();
+                eprintln!("wrote {}", f.display());
+                continue;
+            }
+            let want = std::fs::read_to_string(&f).unwrap_or_else(|e| {
+                panic!("{}: {e} (bless with CONTEND_GOLDEN=bless)", f.display())
+            });
+            match fid {
+                Fidelity::Tlp => assert!(
+                    want == got,
+                    "{stem}: TLP results differ from {} (byte for byte)",
+                    f.display()
+                ),
+                Fidelity::Flow => flow_close(&stem, &want, &got),
+            }
+            checked += 1;
+        }
+    }
+    assert!(
+        bless || checked >= 20,
+        "only {checked} golden files checked"
+    );
+}

@@ -1,0 +1,24 @@
+//! The stated limits of a scenario: every number a file or flag gives is
+//! checked against these when the scenario is built, so nothing downstream
+//! can overflow, allocate without bound or run without end. Each is far
+//! beyond any machine contend models; a value past one is a located error.
+
+use contend_topo::{Bytes, Picos};
+
+/// Largest allreduce or transfer size: 64 GiB (more than any GPU's memory
+/// holds twice over for the exchange).
+pub const MAX_SIZE: Bytes = Bytes(64 << 30);
+/// Most sizes in one sweep or size list.
+pub const MAX_SIZES: usize = 4096;
+/// Most collectives one run simulates back to back (repeats, or the
+/// allreduces of a verify step).
+pub const MAX_COLLECTIVES: u64 = 100_000;
+/// Longest compute gap between two collectives, and largest skew parameter: 1 s.
+pub const MAX_GAP: Picos = Picos(1_000_000_000_000);
+/// Most ping-pong round trips of one stream.
+pub const MAX_ITERATIONS: u32 = 1_000_000;
+/// Most streams in one transfer workload.
+pub const MAX_STREAMS: usize = 4096;
+/// Most blocks a kernel may be given (CUDA allows more; no collective
+/// kernel needs more than a few per SM).
+pub const MAX_BLOCKS: u32 = 65_536;

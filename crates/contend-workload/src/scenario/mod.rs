@@ -1,0 +1,282 @@
+//! Scenarios: which machine, which ranks, which algorithms, placement,
+//! fidelity, seed and workload. One scenario feeds the simulator and the
+//! hardware backend alike.
+//!
+//! A [`Scenario`] can only be built by [`Scenario::new`] (from a
+//! [`ScenarioSpec`] a program fills in) or by the TOML loader
+//! ([`parse_scenario`], [`load_scenario`]), which both run the same checks
+//! ([`validate`]) against the stated [`limits`](crate::limits); its fields
+//! are private, so every scenario in the program is a valid one. To vary
+//! one, take its spec ([`Scenario::spec`]), change it and build again.
+
+mod toml;
+mod validate;
+
+use crate::kinds::{Algorithm, Dtype, Fidelity, LaunchMode, Placement, TransferOp};
+use crate::skew::Skew;
+use contend_topo::{Bytes, Location, NodeIdx, Picos, TopoError, Topology};
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+pub use self::toml::{
+    DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME, default_scenario, load_scenario, parse_scenario,
+};
+
+/// A scenario that cannot be used, and where.
+#[derive(Debug, Error)]
+pub enum ScenarioError {
+    #[error("{}{message}", location.as_ref().map(|l| format!("{l}: ")).unwrap_or_default())]
+    Invalid {
+        location: Option<Location>,
+        message: String,
+    },
+    #[error("{0}")]
+    Topology(#[from] TopoError),
+    #[error("{location}: in the topology it names: {topo}")]
+    InTopology { location: Location, topo: TopoError },
+}
+
+impl ScenarioError {
+    /// The field at fault, where one is.
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            ScenarioError::Invalid { location, .. } => location.as_ref()?.field.as_deref(),
+            ScenarioError::InTopology { location, .. } => location.field.as_deref(),
+            ScenarioError::Topology(t) => t.location.as_ref()?.field.as_deref(),
+        }
+    }
+}
+
+/// Kernel shape for the custom allreduce kernels and SM microbenchmarks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelConfig {
+    pub blocks: u32,
+    pub threads: u32,
+}
+
+impl Default for KernelConfig {
+    fn default() -> Self {
+        // vLLM's custom allreduce launches 36 blocks of 512 threads by default.
+        KernelConfig {
+            blocks: 36,
+            threads: 512,
+        }
+    }
+}
+
+/// One stream of a `transfer` workload.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Stream {
+    pub from: NodeIdx,
+    pub to: NodeIdx,
+    pub op: TransferOp,
+    pub bytes: Bytes,
+    pub kernel: KernelConfig,
+    pub iterations: u32,
+    /// Ping-pong only: a system fence before every flag and after every wait,
+    /// as the allreduce kernels' barriers do.
+    pub fence: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Workload {
+    /// Allreduces of each size, `repeats` times back to back.
+    Allreduce {
+        sizes: Vec<Bytes>,
+        dtype: Dtype,
+        repeats: u32,
+        gap: Picos,
+        skew: Skew,
+    },
+    /// An EAGLE verify step.
+    VerifyStep(VerifyStep),
+    /// Point-to-point streams, all started together.
+    Transfer { streams: Vec<Stream> },
+}
+
+/// An EAGLE verify step: layers × allreduces_per_layer allreduces of
+/// hidden × tokens × dtype bytes, each after a compute gap and arrival skew.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct VerifyStep {
+    pub layers: u32,
+    pub allreduces_per_layer: u32,
+    pub hidden: u64,
+    pub tokens: u64,
+    pub dtype: Dtype,
+    pub gap: Picos,
+    pub skew: Skew,
+}
+
+impl Default for VerifyStep {
+    /// EAGLE-3 on a 61-layer model: 61 × 2 allreduces of 7168 × 3 × bf16
+    /// (43,008 B), back to back.
+    fn default() -> Self {
+        VerifyStep {
+            layers: 61,
+            allreduces_per_layer: 2,
+            hidden: 7168,
+            tokens: 3,
+            dtype: Dtype::Bf16,
+            gap: Picos::ZERO,
+            skew: Skew::None,
+        }
+    }
+}
+
+impl VerifyStep {
+    /// Bytes per allreduce (saturating; a validated scenario's never saturates).
+    pub fn size(&self) -> Bytes {
+        Bytes(
+            self.hidden
+                .saturating_mul(self.tokens)
+                .saturating_mul(self.dtype.size()),
+        )
+    }
+    /// Allreduces in one step (saturating; bounded in a validated scenario).
+    pub fn allreduces(&self) -> u32 {
+        self.layers.saturating_mul(self.allreduces_per_layer)
+    }
+}
+
+impl Workload {
+    pub fn kind(&self) -> crate::kinds::WorkloadKind {
+        use crate::kinds::WorkloadKind;
+        match self {
+            Workload::Allreduce { .. } => WorkloadKind::Allreduce,
+            Workload::VerifyStep(_) => WorkloadKind::VerifyStep,
+            Workload::Transfer { .. } => WorkloadKind::Transfer,
+        }
+    }
+    pub fn kind_name(&self) -> &'static str {
+        self.kind().name()
+    }
+    /// Compute gap and arrival skew of a collective workload.
+    pub fn gap_and_skew(&self) -> Option<(Picos, Skew)> {
+        match self {
+            Workload::Allreduce { gap, skew, .. } => Some((*gap, *skew)),
+            Workload::VerifyStep(v) => Some((v.gap, v.skew)),
+            Workload::Transfer { .. } => None,
+        }
+    }
+}
+
+/// Everything a scenario says, before it is checked. Programs fill one in
+/// (usually from [`ScenarioSpec::new`] and a change or two) and build the
+/// scenario with [`Scenario::new`].
+#[derive(Clone, Debug)]
+pub struct ScenarioSpec {
+    pub name: String,
+    pub description: Option<String>,
+    /// What results call the topology (`pro6000-8x-2socket` or a path).
+    pub topology_ref: String,
+    pub topology: Topology,
+    /// Rank order: GPUs of `topology`.
+    pub ranks: Vec<NodeIdx>,
+    pub algorithms: Vec<Algorithm>,
+    pub placements: Vec<Placement>,
+    pub fidelities: Vec<Fidelity>,
+    pub seed: u64,
+    pub kernel: KernelConfig,
+    pub launch: LaunchMode,
+    pub workload: Workload,
+}
+
+impl ScenarioSpec {
+    /// Every GPU of `topology` as a rank, every algorithm, peer placement,
+    /// flow fidelity, seed 0, the default kernel, eager launches.
+    pub fn new(name: &str, topology: Topology, workload: Workload) -> ScenarioSpec {
+        ScenarioSpec {
+            name: name.to_string(),
+            description: None,
+            topology_ref: topology.name.clone(),
+            ranks: topology.gpus(),
+            topology,
+            algorithms: Algorithm::ALL.to_vec(),
+            placements: vec![Placement::Peer],
+            fidelities: vec![Fidelity::Flow],
+            seed: 0,
+            kernel: KernelConfig::default(),
+            launch: LaunchMode::Eager,
+            workload,
+        }
+    }
+}
+
+/// A validated scenario: topology loaded, ranks resolved, every name and
+/// number checked against the stated limits.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    spec: ScenarioSpec,
+}
+
+impl Scenario {
+    /// Checks `spec` and builds the scenario; an error names the field.
+    pub fn new(spec: ScenarioSpec) -> Result<Scenario, ScenarioError> {
+        validate::check(&spec).map_err(|e| e.unlocated(&spec.name))?;
+        Ok(Scenario { spec })
+    }
+
+    /// A spec the loader has already checked.
+    pub(super) fn from_checked(spec: ScenarioSpec) -> Scenario {
+        Scenario { spec }
+    }
+
+    /// A copy of what the scenario says, to change and build again.
+    pub fn spec(&self) -> ScenarioSpec {
+        self.spec.clone()
+    }
+    /// The same scenario with another workload.
+    pub fn with_workload(&self, workload: Workload) -> Result<Scenario, ScenarioError> {
+        Scenario::new(ScenarioSpec {
+            workload,
+            ..self.spec()
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.spec.name
+    }
+    pub fn description(&self) -> Option<&str> {
+        self.spec.description.as_deref()
+    }
+    /// What results call the topology (`pro6000-8x-2socket` or a path).
+    pub fn topology_ref(&self) -> &str {
+        &self.spec.topology_ref
+    }
+    pub fn topology(&self) -> &Topology {
+        &self.spec.topology
+    }
+    pub fn ranks(&self) -> &[NodeIdx] {
+        &self.spec.ranks
+    }
+    pub fn algorithms(&self) -> &[Algorithm] {
+        &self.spec.algorithms
+    }
+    pub fn placements(&self) -> &[Placement] {
+        &self.spec.placements
+    }
+    pub fn fidelities(&self) -> &[Fidelity] {
+        &self.spec.fidelities
+    }
+    pub fn seed(&self) -> u64 {
+        self.spec.seed
+    }
+    pub fn kernel(&self) -> KernelConfig {
+        self.spec.kernel
+    }
+    pub fn launch(&self) -> LaunchMode {
+        self.spec.launch
+    }
+    pub fn workload(&self) -> &Workload {
+        &self.spec.workload
+    }
+    pub fn rank_names(&self) -> Vec<String> {
+        self.spec
+            .ranks
+            .iter()
+            .map(|r| self.spec.topology.node(*r).id.0.clone())
+            .collect()
+    }
+}

@@ -1,0 +1,588 @@
+//! The scenario TOML format: parsed into a [`ScenarioSpec`] with the span of
+//! every field kept, then checked by the same rules as any other scenario
+//! ([`super::validate`]); a failed check is reported at the line and column
+//! of the field it names.
+
+use super::validate::{self, FieldError};
+use super::{KernelConfig, Scenario, ScenarioError, ScenarioSpec, Stream, VerifyStep, Workload};
+use crate::kinds::{Algorithm, Dtype, Fidelity, LaunchMode, Placement, TransferOp};
+use crate::ladder::ladder;
+use crate::skew::Skew;
+use contend_topo::{Bytes, Location, NodeIdx, Picos, TopoError, Topology, load_topology, shipped};
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use toml::Spanned;
+
+/// A string or a list of strings; the span of the whole value is kept.
+type OneOrMany = Spanned<toml::Value>;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScenario {
+    name: Spanned<String>,
+    description: Option<String>,
+    topology: Spanned<String>,
+    ranks: Option<OneOrMany>,
+    algorithms: Option<OneOrMany>,
+    placement: Option<OneOrMany>,
+    fidelity: Option<OneOrMany>,
+    #[serde(default)]
+    seed: Option<Spanned<u64>>,
+    #[serde(default)]
+    kernel: Option<Spanned<KernelConfig>>,
+    launch: Option<Spanned<String>>,
+    workload: Spanned<RawWorkload>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSweep {
+    from: Spanned<Bytes>,
+    to: Spanned<Bytes>,
+    factor: Option<Spanned<u64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStream {
+    from: Spanned<String>,
+    to: Spanned<String>,
+    op: Spanned<String>,
+    bytes: Option<Spanned<Bytes>>,
+    blocks: Option<Spanned<u32>>,
+    threads: Option<Spanned<u32>>,
+    iterations: Option<Spanned<u32>>,
+    fence: Option<Spanned<bool>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWorkload {
+    kind: Spanned<String>,
+    sizes: Option<Spanned<Vec<Bytes>>>,
+    sweep: Option<Spanned<RawSweep>>,
+    dtype: Option<Spanned<String>>,
+    repeats: Option<Spanned<u32>>,
+    layers: Option<Spanned<u32>>,
+    allreduces_per_layer: Option<Spanned<u32>>,
+    hidden: Option<Spanned<u64>>,
+    tokens: Option<Spanned<u64>>,
+    gap_us: Option<Spanned<f64>>,
+    skew: Option<Spanned<Skew>>,
+    #[serde(default, rename = "stream")]
+    streams: Vec<Spanned<RawStream>>,
+}
+
+/// The file being read and where each field of it is.
+struct Cx<'a> {
+    file: &'a str,
+    text: &'a str,
+    spans: HashMap<String, Range<usize>>,
+}
+
+impl Cx<'_> {
+    fn at(&self, offset: usize, field: &str) -> Location {
+        Location::from_offset(self.file, self.text, offset).with_field(field)
+    }
+    fn err<T>(&self, s: &Spanned<T>, field: &str, message: impl Into<String>) -> ScenarioError {
+        ScenarioError::Invalid {
+            location: Some(self.at(s.span().start, field)),
+            message: message.into(),
+        }
+    }
+    fn note<T>(&mut self, field: &str, s: &Spanned<T>) {
+        self.spans.insert(field.to_string(), s.span());
+    }
+    fn note_opt<T>(&mut self, field: &str, s: &Option<Spanned<T>>) {
+        if let Some(s) = s {
+            self.note(field, s);
+        }
+    }
+    /// A failed check, located at its field or the nearest enclosing one.
+    fn locate(&self, e: FieldError) -> ScenarioError {
+        let mut path = e.field.as_str();
+        let offset = loop {
+            if let Some(r) = self.spans.get(path) {
+                break r.start;
+            }
+            match path.rfind(['.', '[']) {
+                Some(i) => path = &path[..i],
+                None => break 0,
+            }
+        };
+        ScenarioError::Invalid {
+            location: Some(self.at(offset, &e.field)),
+            message: e.message,
+        }
+    }
+    fn list<T: FromStr<Err = String> + Copy + PartialEq>(
+        &mut self,
+        v: &Option<OneOrMany>,
+        field: &str,
+        all: &[T],
+        default: &[T],
+    ) -> Result<Vec<T>, ScenarioError> {
+        let Some(v) = v else {
+            return Ok(default.to_vec());
+        };
+        self.note(field, v);
+        let items = strings(self, v, field)?;
+        if items.len() == 1 && items[0].get_ref() == "all" {
+            return Ok(all.to_vec());
+        }
+        let mut out: Vec<T> = vec![];
+        for s in &items {
+            let t = T::from_str(s.get_ref()).map_err(|e| self.err(s, field, e))?;
+            if out.contains(&t) {
+                return Err(self.err(s, field, format!("`{}` is listed twice", s.get_ref())));
+            }
+            out.push(t);
+        }
+        Ok(out)
+    }
+}
+
+/// The strings of a `"x"` or `["x", "y"]` value, or an error at the field.
+fn strings(cx: &Cx, v: &OneOrMany, field: &str) -> Result<Vec<Spanned<String>>, ScenarioError> {
+    let one = |x: &toml::Value| x.as_str().map(|s| Spanned::new(v.span(), s.to_string()));
+    let items = match v.get_ref() {
+        toml::Value::String(s) => vec![Spanned::new(v.span(), s.clone())],
+        toml::Value::Array(a) => a
+            .iter()
+            .map(one)
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| cx.err(v, field, format!("`{field}` must hold strings")))?,
+        _ => {
+            return Err(cx.err(
+                v,
+                field,
+                format!("`{field}` is a string or a list of strings"),
+            ));
+        }
+    };
+    if items.is_empty() {
+        return Err(cx.err(v, field, format!("`{field}` is an empty list")));
+    }
+    Ok(items)
+}
+
+/// The dotted path of the key at byte `offset` of `text` (best effort: the
+/// innermost `[table]` header above it and the key on its line), for
+/// syntax and type errors that serde reports by position only.
+fn key_path_at(text: &str, offset: usize) -> Option<String> {
+    let before = &text[..offset.min(text.len())];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let line = text[line_start..].lines().next().unwrap_or("");
+    let key = line
+        .split_once('=')
+        .map(|(k, _)| k.trim().trim_matches('"').to_string())
+        .filter(|k| !k.is_empty() && !k.starts_with('#') && !k.starts_with('['));
+    let table = before[..line_start].lines().rev().find_map(|l| {
+        let l = l.trim();
+        l.strip_prefix("[[")
+            .and_then(|x| x.strip_suffix("]]"))
+            .or_else(|| l.strip_prefix('[').and_then(|x| x.strip_suffix(']')))
+            .map(|t| t.trim().to_string())
+    });
+    match (table, key) {
+        (Some(t), Some(k)) => Some(format!("{t}.{k}")),
+        (None, Some(k)) => Some(k),
+        (Some(t), None) => Some(t),
+        (None, None) => None,
+    }
+}
+
+/// Parses a scenario. `base` is the folder relative paths resolve against;
+/// a `topology` that is not a file there may name a shipped topology.
+pub fn parse_scenario(
+    file: &str,
+    text: &str,
+    base: Option<&Path>,
+    topology_override: Option<Topology>,
+) -> Result<Scenario, ScenarioError> {
+    let raw: RawScenario = toml::from_str(text).map_err(|e| {
+        let location = e.span().map(|s| {
+            let mut l = Location::from_offset(file, text, s.start);
+            l.field = key_path_at(text, s.start);
+            l
+        });
+        ScenarioError::Invalid {
+            location,
+            message: e.message().trim().to_string(),
+        }
+    })?;
+    let mut cx = Cx {
+        file,
+        text,
+        spans: HashMap::new(),
+    };
+    cx.note("name", &raw.name);
+    cx.note("topology", &raw.topology);
+    cx.note("workload", &raw.workload);
+    cx.note_opt("seed", &raw.seed);
+    cx.note_opt("kernel", &raw.kernel);
+    // Results name the topology they ran on: an override's own name.
+    let (topology, topology_ref) = match topology_override {
+        Some(t) => {
+            let name = t.name.clone();
+            (t, name)
+        }
+        None => (
+            resolve_topology(&cx, &raw.topology, base)?,
+            raw.topology.get_ref().clone(),
+        ),
+    };
+    let ranks = parse_ranks(&mut cx, &raw.ranks, &topology)?;
+    let algorithms = cx.list(
+        &raw.algorithms,
+        "algorithms",
+        Algorithm::ALL,
+        Algorithm::ALL,
+    )?;
+    let placements = cx.list(
+        &raw.placement,
+        "placement",
+        Placement::ALL,
+        &[Placement::Peer],
+    )?;
+    let fidelities = cx.list(&raw.fidelity, "fidelity", Fidelity::ALL, &[Fidelity::Flow])?;
+    let launch = match &raw.launch {
+        None => LaunchMode::Eager,
+        Some(s) => {
+            cx.note("launch", s);
+            LaunchMode::from_str(s.get_ref()).map_err(|e| cx.err(s, "launch", e))?
+        }
+    };
+    let kernel = raw
+        .kernel
+        .as_ref()
+        .map_or_else(KernelConfig::default, |k| *k.get_ref());
+    let workload = parse_workload(&mut cx, &raw.workload, &topology, kernel)?;
+    let spec = ScenarioSpec {
+        name: raw.name.get_ref().clone(),
+        description: raw.description,
+        topology_ref,
+        topology,
+        ranks,
+        algorithms,
+        placements,
+        fidelities,
+        seed: raw.seed.map_or(0, |s| *s.get_ref()),
+        kernel,
+        launch,
+        workload,
+    };
+    validate::check(&spec).map_err(|e| cx.locate(e))?;
+    Ok(Scenario::from_checked(spec))
+}
+
+fn parse_ranks(
+    cx: &mut Cx,
+    v: &Option<OneOrMany>,
+    topology: &Topology,
+) -> Result<Vec<NodeIdx>, ScenarioError> {
+    let gpus = topology.gpus();
+    let Some(v) = v else {
+        return Ok(gpus);
+    };
+    cx.note("ranks", v);
+    match v.get_ref() {
+        toml::Value::String(s) if s == "all" => return Ok(gpus),
+        toml::Value::String(_) => {
+            return Err(cx.err(v, "ranks", "`ranks` is \"all\" or a list of GPU ids"));
+        }
+        _ => {}
+    }
+    let mut out = Vec::new();
+    for s in &strings(cx, v, "ranks")? {
+        let idx = topology
+            .lookup(s.get_ref())
+            .filter(|i| matches!(topology.node(*i).kind, contend_topo::NodeKind::Gpu(_)))
+            .ok_or_else(|| {
+                cx.err(
+                    s,
+                    "ranks",
+                    format!(
+                        "`{}` is not a GPU of topology `{}`",
+                        s.get_ref(),
+                        topology.name
+                    ),
+                )
+            })?;
+        if out.contains(&idx) {
+            return Err(cx.err(s, "ranks", format!("`{}` is listed twice", s.get_ref())));
+        }
+        out.push(idx);
+    }
+    Ok(out)
+}
+
+fn resolve_topology(
+    cx: &Cx,
+    t: &Spanned<String>,
+    base: Option<&Path>,
+) -> Result<Topology, ScenarioError> {
+    let name = t.get_ref();
+    let path: PathBuf = base
+        .map(|b| b.join(name))
+        .unwrap_or_else(|| PathBuf::from(name));
+    let wrap = |topo: TopoError| ScenarioError::InTopology {
+        location: cx.at(t.span().start, "topology"),
+        topo,
+    };
+    if path.is_file() {
+        return load_topology(&path).map_err(wrap);
+    }
+    let stem = Path::new(name)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or(name);
+    match shipped::get(stem) {
+        Some(r) => r.map_err(wrap),
+        None => Err(cx.err(
+            t,
+            "topology",
+            format!(
+                "`{name}` is neither a file ({}) nor a shipped topology ({})",
+                path.display(),
+                shipped::SHIPPED
+                    .iter()
+                    .map(|(s, _)| *s)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )),
+    }
+}
+
+fn parse_workload(
+    cx: &mut Cx,
+    w: &Spanned<RawWorkload>,
+    topo: &Topology,
+    kernel: KernelConfig,
+) -> Result<Workload, ScenarioError> {
+    let r = w.get_ref();
+    cx.note("workload.kind", &r.kind);
+    cx.note_opt("workload.sizes", &r.sizes);
+    cx.note_opt("workload.sweep", &r.sweep);
+    cx.note_opt("workload.repeats", &r.repeats);
+    cx.note_opt("workload.layers", &r.layers);
+    cx.note_opt("workload.allreduces_per_layer", &r.allreduces_per_layer);
+    cx.note_opt("workload.hidden", &r.hidden);
+    cx.note_opt("workload.tokens", &r.tokens);
+    cx.note_opt("workload.gap_us", &r.gap_us);
+    cx.note_opt("workload.skew", &r.skew);
+    if let Some(s) = &r.streams.first() {
+        cx.note("workload.stream", s);
+    }
+    let dtype = match &r.dtype {
+        None => Dtype::Bf16,
+        Some(s) => Dtype::from_str(s.get_ref()).map_err(|e| cx.err(s, "workload.dtype", e))?,
+    };
+    let gap = match &r.gap_us {
+        None => Picos::ZERO,
+        Some(g) if g.get_ref().is_finite() && *g.get_ref() >= 0.0 => {
+            // saturates far above the limit the checks hold it to
+            Picos::from_ns_f64(g.get_ref() * 1000.0)
+        }
+        Some(g) => return Err(cx.err(g, "workload.gap_us", "must be zero or more")),
+    };
+    let skew = r.skew.as_ref().map_or(Skew::None, |s| *s.get_ref());
+    let only = |allowed: &[&str]| -> Result<(), ScenarioError> {
+        let present: [(&str, bool); 9] = [
+            ("sizes", r.sizes.is_some()),
+            ("sweep", r.sweep.is_some()),
+            ("repeats", r.repeats.is_some()),
+            ("layers", r.layers.is_some()),
+            ("allreduces_per_layer", r.allreduces_per_layer.is_some()),
+            ("hidden", r.hidden.is_some()),
+            ("tokens", r.tokens.is_some()),
+            ("stream", !r.streams.is_empty()),
+            ("skew", r.skew.is_some()),
+        ];
+        for (f, p) in present {
+            if p && !allowed.contains(&f) {
+                return Err(cx.err(
+                    w,
+                    &format!("workload.{f}"),
+                    format!("`{f}` does not apply to a `{}` workload", r.kind.get_ref()),
+                ));
+            }
+        }
+        Ok(())
+    };
+    match r.kind.get_ref().as_str() {
+        "allreduce" => {
+            only(&["sizes", "sweep", "repeats", "skew"])?;
+            let sizes = match (&r.sizes, &r.sweep) {
+                (Some(s), None) => s.get_ref().clone(),
+                (None, Some(sw)) => {
+                    let s = sw.get_ref();
+                    let factor = s.factor.as_ref().map_or(2, |f| *f.get_ref());
+                    ladder(*s.from.get_ref(), *s.to.get_ref(), factor).map_err(|e| {
+                        let span = match e.field {
+                            "from" => s.from.span(),
+                            "to" => s.to.span(),
+                            _ => s.factor.as_ref().map_or(sw.span(), |f| f.span()),
+                        };
+                        ScenarioError::Invalid {
+                            location: Some(
+                                cx.at(span.start, &format!("workload.sweep.{}", e.field)),
+                            ),
+                            message: e.message,
+                        }
+                    })?
+                }
+                _ => {
+                    return Err(cx.err(
+                        w,
+                        "workload.sizes",
+                        "an allreduce workload needs exactly one of `sizes` and `sweep`",
+                    ));
+                }
+            };
+            Ok(Workload::Allreduce {
+                sizes,
+                dtype,
+                repeats: r.repeats.as_ref().map_or(1, |x| *x.get_ref()),
+                gap,
+                skew,
+            })
+        }
+        "verify-step" => {
+            only(&["layers", "allreduces_per_layer", "hidden", "tokens", "skew"])?;
+            let d = VerifyStep::default();
+            let get32 = |x: &Option<Spanned<u32>>, d: u32| x.as_ref().map_or(d, |v| *v.get_ref());
+            let get64 = |x: &Option<Spanned<u64>>, d: u64| x.as_ref().map_or(d, |v| *v.get_ref());
+            Ok(Workload::VerifyStep(VerifyStep {
+                layers: get32(&r.layers, d.layers),
+                allreduces_per_layer: get32(&r.allreduces_per_layer, d.allreduces_per_layer),
+                hidden: get64(&r.hidden, d.hidden),
+                tokens: get64(&r.tokens, d.tokens),
+                dtype,
+                gap,
+                skew,
+            }))
+        }
+        "transfer" => {
+            only(&["stream"])?;
+            let mut streams = Vec::new();
+            for (i, s) in r.streams.iter().enumerate() {
+                streams.push(parse_stream(cx, i, s, topo, kernel)?);
+            }
+            Ok(Workload::Transfer { streams })
+        }
+        other => Err(cx.err(
+            &r.kind,
+            "workload.kind",
+            format!("unknown workload kind `{other}` (allreduce, verify-step, transfer)"),
+        )),
+    }
+}
+
+fn parse_stream(
+    cx: &mut Cx,
+    i: usize,
+    s: &Spanned<RawStream>,
+    topo: &Topology,
+    kernel: KernelConfig,
+) -> Result<Stream, ScenarioError> {
+    let sr = s.get_ref();
+    let f = |x: &str| format!("workload.stream[{i}].{x}");
+    cx.note(&format!("workload.stream[{i}]"), s);
+    cx.note(&f("from"), &sr.from);
+    cx.note(&f("to"), &sr.to);
+    cx.note_opt(&f("bytes"), &sr.bytes);
+    cx.note_opt(&f("blocks"), &sr.blocks);
+    cx.note_opt(&f("threads"), &sr.threads);
+    cx.note_opt(&f("iterations"), &sr.iterations);
+    let node = |n: &Spanned<String>, field: &str| -> Result<NodeIdx, ScenarioError> {
+        topo.lookup(n.get_ref()).ok_or_else(|| {
+            cx.err(
+                n,
+                field,
+                format!(
+                    "`{}` is not a node of topology `{}`",
+                    n.get_ref(),
+                    topo.name
+                ),
+            )
+        })
+    };
+    let from = node(&sr.from, &f("from"))?;
+    let to = node(&sr.to, &f("to"))?;
+    let op = TransferOp::from_str(sr.op.get_ref()).map_err(|_| {
+        cx.err(
+            &sr.op,
+            &f("op"),
+            format!(
+                "unknown op `{}` (copy, load, store, ping-pong)",
+                sr.op.get_ref()
+            ),
+        )
+    })?;
+    if let Some(fence) = &sr.fence
+        && op != TransferOp::PingPong
+    {
+        return Err(cx.err(
+            fence,
+            &f("fence"),
+            "`fence` applies to ping-pong streams only",
+        ));
+    }
+    let default_bytes = if op == TransferOp::PingPong {
+        8
+    } else {
+        64 << 20
+    };
+    Ok(Stream {
+        from,
+        to,
+        op,
+        bytes: sr
+            .bytes
+            .as_ref()
+            .map_or(Bytes(default_bytes), |b| *b.get_ref()),
+        kernel: KernelConfig {
+            blocks: sr.blocks.as_ref().map_or(kernel.blocks, |b| *b.get_ref()),
+            threads: sr.threads.as_ref().map_or(kernel.threads, |t| *t.get_ref()),
+        },
+        iterations: sr.iterations.as_ref().map_or(100, |n| *n.get_ref()),
+        fence: sr.fence.as_ref().is_some_and(|f| *f.get_ref()),
+    })
+}
+
+/// Reads and parses a scenario file; relative topology paths resolve from its folder.
+pub fn load_scenario(
+    path: &Path,
+    topology_override: Option<Topology>,
+) -> Result<Scenario, ScenarioError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError::Invalid {
+        location: Some(Location {
+            file: name.clone(),
+            line: 0,
+            column: 0,
+            field: None,
+        }),
+        message: format!("cannot read scenario file: {e}"),
+    })?;
+    parse_scenario(&name, &text, path.parent(), topology_override)
+}
+
+/// The embedded default: the EAGLE-3 verify step on 8× RTX PRO 6000, two sockets.
+pub const DEFAULT_SCENARIO: &str =
+    include_str!("../../../../scenarios/eagle3-verify-pro6000-2socket.toml");
+pub const DEFAULT_SCENARIO_NAME: &str = "scenarios/eagle3-verify-pro6000-2socket.toml";
+
+pub fn default_scenario(topology_override: Option<Topology>) -> Result<Scenario, ScenarioError> {
+    parse_scenario(
+        DEFAULT_SCENARIO_NAME,
+        DEFAULT_SCENARIO,
+        None,
+        topology_override,
+    )
+}

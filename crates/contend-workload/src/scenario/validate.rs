@@ -1,0 +1,323 @@
+//! The checks every scenario passes, wherever it comes from: names resolve
+//! to the right kind of node, lists hold no repeats, and every number lies
+//! inside the stated [`limits`](crate::limits). One place for each rule; the
+//! TOML loader maps the field an error names back to its line and column.
+
+use super::{ScenarioError, ScenarioSpec, Stream, Workload};
+use crate::kinds::TransferOp;
+use crate::limits::{
+    MAX_BLOCKS, MAX_COLLECTIVES, MAX_GAP, MAX_ITERATIONS, MAX_SIZE, MAX_SIZES, MAX_STREAMS,
+};
+use crate::skew::Skew;
+use contend_topo::{Location, NodeIdx, NodeKind, Topology};
+use std::fmt::Display;
+
+/// A failed check: the field (a dotted path, `workload.stream[1].bytes`)
+/// and what is wrong with it.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct FieldError {
+    pub field: String,
+    pub message: String,
+}
+
+impl FieldError {
+    fn new(field: impl Into<String>, message: impl Into<String>) -> FieldError {
+        FieldError {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+    /// The error of a scenario built in a program (no file): it names the
+    /// scenario and the field.
+    pub fn unlocated(self, scenario: &str) -> ScenarioError {
+        ScenarioError::Invalid {
+            location: Some(Location {
+                file: format!("scenario `{scenario}`"),
+                line: 0,
+                column: 0,
+                field: Some(self.field),
+            }),
+            message: self.message,
+        }
+    }
+}
+
+type Check = Result<(), FieldError>;
+
+/// Every check, in file order; the first failure is returned.
+pub(crate) fn check(s: &ScenarioSpec) -> Check {
+    let topo = &s.topology;
+    ranks(topo, &s.ranks)?;
+    distinct("algorithms", &s.algorithms)?;
+    distinct("placement", &s.placements)?;
+    distinct("fidelity", &s.fidelities)?;
+    kernel("kernel", s.kernel.blocks, s.kernel.threads)?;
+    match &s.workload {
+        Workload::Allreduce {
+            sizes,
+            repeats,
+            gap,
+            skew,
+            ..
+        } => {
+            if sizes.is_empty() || sizes.iter().any(|b| b.0 == 0) {
+                return Err(FieldError::new(
+                    "workload.sizes",
+                    "sizes must be a non-empty list of sizes above zero",
+                ));
+            }
+            if sizes.len() > MAX_SIZES {
+                return Err(FieldError::new(
+                    "workload.sizes",
+                    format!("{} sizes: at most {MAX_SIZES}", sizes.len()),
+                ));
+            }
+            if let Some(b) = sizes.iter().find(|b| **b > MAX_SIZE) {
+                return Err(FieldError::new(
+                    "workload.sizes",
+                    format!(
+                        "size {} is above the largest size contend runs ({MAX_SIZE})",
+                        b.0
+                    ),
+                ));
+            }
+            count("workload.repeats", "repeats", u64::from(*repeats))?;
+            gap_skew(*gap, skew)
+        }
+        Workload::VerifyStep(v) => {
+            for (f, x) in [
+                ("layers", u64::from(v.layers)),
+                ("allreduces_per_layer", u64::from(v.allreduces_per_layer)),
+                ("hidden", v.hidden),
+                ("tokens", v.tokens),
+            ] {
+                if x == 0 {
+                    return Err(FieldError::new(
+                        format!("workload.{f}"),
+                        format!("{f} must be above zero"),
+                    ));
+                }
+            }
+            let total = u64::from(v.layers) * u64::from(v.allreduces_per_layer);
+            if total > MAX_COLLECTIVES {
+                let f = if u64::from(v.layers) > MAX_COLLECTIVES {
+                    "layers"
+                } else {
+                    "allreduces_per_layer"
+                };
+                return Err(FieldError::new(
+                    format!("workload.{f}"),
+                    format!(
+                        "{} layers x {} allreduces = {total} allreduces: at most {MAX_COLLECTIVES} in one step",
+                        v.layers, v.allreduces_per_layer
+                    ),
+                ));
+            }
+            let size = v
+                .hidden
+                .checked_mul(v.tokens)
+                .and_then(|x| x.checked_mul(v.dtype.size()));
+            if size.is_none_or(|b| b > MAX_SIZE.0) {
+                return Err(FieldError::new(
+                    "workload.hidden",
+                    format!(
+                        "hidden {} x tokens {} x {} B is above the largest size contend runs ({MAX_SIZE})",
+                        v.hidden,
+                        v.tokens,
+                        v.dtype.size()
+                    ),
+                ));
+            }
+            gap_skew(v.gap, &v.skew)
+        }
+        Workload::Transfer { streams } => {
+            if streams.is_empty() {
+                return Err(FieldError::new(
+                    "workload.stream",
+                    "a transfer workload needs at least one [[workload.stream]]",
+                ));
+            }
+            if streams.len() > MAX_STREAMS {
+                return Err(FieldError::new(
+                    "workload.stream",
+                    format!("{} streams: at most {MAX_STREAMS}", streams.len()),
+                ));
+            }
+            for (i, st) in streams.iter().enumerate() {
+                stream(topo, i, st)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+fn node_name(topo: &Topology, n: NodeIdx) -> String {
+    topo.nodes()
+        .get(n.0 as usize)
+        .map_or_else(|| format!("node #{}", n.0), |x| x.id.0.clone())
+}
+
+fn kind_of(topo: &Topology, n: NodeIdx) -> Option<&NodeKind> {
+    topo.nodes().get(n.0 as usize).map(|x| &x.kind)
+}
+
+fn ranks(topo: &Topology, ranks: &[NodeIdx]) -> Check {
+    if ranks.is_empty() {
+        return Err(FieldError::new("ranks", "`ranks` is an empty list"));
+    }
+    for (i, r) in ranks.iter().enumerate() {
+        if !matches!(kind_of(topo, *r), Some(NodeKind::Gpu(_))) {
+            return Err(FieldError::new(
+                "ranks",
+                format!(
+                    "`{}` is not a GPU of topology `{}`",
+                    node_name(topo, *r),
+                    topo.name
+                ),
+            ));
+        }
+        if ranks[..i].contains(r) {
+            return Err(FieldError::new(
+                "ranks",
+                format!("`{}` is listed twice", node_name(topo, *r)),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn distinct<T: PartialEq + Display>(field: &str, v: &[T]) -> Check {
+    if v.is_empty() {
+        return Err(FieldError::new(
+            field,
+            format!("`{field}` is an empty list"),
+        ));
+    }
+    for (i, x) in v.iter().enumerate() {
+        if v[..i].contains(x) {
+            return Err(FieldError::new(field, format!("`{x}` is listed twice")));
+        }
+    }
+    Ok(())
+}
+
+fn kernel(field: &str, blocks: u32, threads: u32) -> Check {
+    if blocks == 0
+        || blocks > MAX_BLOCKS
+        || threads == 0
+        || threads > 1024
+        || !threads.is_multiple_of(32)
+    {
+        return Err(FieldError::new(
+            field,
+            format!(
+                "blocks must be 1 to {MAX_BLOCKS} and threads a multiple of 32 from 32 to 1024 (got {blocks} x {threads})"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn count(field: &str, what: &str, n: u64) -> Check {
+    if n == 0 {
+        return Err(FieldError::new(field, format!("{what} must be 1 or more")));
+    }
+    if n > MAX_COLLECTIVES {
+        return Err(FieldError::new(
+            field,
+            format!("{what} = {n}: at most {MAX_COLLECTIVES}"),
+        ));
+    }
+    Ok(())
+}
+
+fn gap_skew(gap: contend_topo::Picos, skew: &Skew) -> Check {
+    if gap > MAX_GAP {
+        return Err(FieldError::new(
+            "workload.gap_us",
+            format!(
+                "a compute gap of {} us is above the limit of {} us",
+                gap.as_us_f64(),
+                MAX_GAP.as_us_f64()
+            ),
+        ));
+    }
+    skew.validate()
+        .map_err(|e| FieldError::new("workload.skew", e))?;
+    let p = match *skew {
+        Skew::None => 0.0,
+        Skew::Normal { sd_us } => sd_us,
+        Skew::Exponential { mean_us } => mean_us,
+        Skew::Uniform { max_us } => max_us,
+    };
+    if p > MAX_GAP.as_us_f64() {
+        return Err(FieldError::new(
+            "workload.skew",
+            format!(
+                "skew parameter {p} us is above the limit of {} us",
+                MAX_GAP.as_us_f64()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn stream(topo: &Topology, i: usize, s: &Stream) -> Check {
+    let f = |x: &str| format!("workload.stream[{i}].{x}");
+    for (name, n) in [("from", s.from), ("to", s.to)] {
+        match kind_of(topo, n) {
+            None => {
+                return Err(FieldError::new(
+                    f(name),
+                    format!("node #{} is not a node of topology `{}`", n.0, topo.name),
+                ));
+            }
+            Some(k) if !k.is_endpoint() => {
+                return Err(FieldError::new(
+                    f(name),
+                    format!(
+                        "`{}` is a {}; streams run between GPUs and host memory",
+                        node_name(topo, n),
+                        k.name()
+                    ),
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    if !matches!(kind_of(topo, s.from), Some(NodeKind::Gpu(_))) {
+        return Err(FieldError::new(f("from"), "a stream is driven by a GPU"));
+    }
+    if s.from == s.to {
+        return Err(FieldError::new(
+            f("to"),
+            "a stream needs two different endpoints",
+        ));
+    }
+    if s.bytes.0 == 0 || s.bytes > MAX_SIZE {
+        return Err(FieldError::new(
+            f("bytes"),
+            format!(
+                "bytes must be 1 to {} ({MAX_SIZE}), not {}",
+                MAX_SIZE.0, s.bytes.0
+            ),
+        ));
+    }
+    kernel(&f("blocks"), s.kernel.blocks, s.kernel.threads)?;
+    if s.iterations == 0 || s.iterations > MAX_ITERATIONS {
+        return Err(FieldError::new(
+            f("iterations"),
+            format!(
+                "iterations must be 1 to {MAX_ITERATIONS}, not {}",
+                s.iterations
+            ),
+        ));
+    }
+    if s.fence && s.op != TransferOp::PingPong {
+        return Err(FieldError::new(
+            f("fence"),
+            "`fence` applies to ping-pong streams only",
+        ));
+    }
+    Ok(())
+}
