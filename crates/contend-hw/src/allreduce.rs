@@ -15,31 +15,9 @@ use contend_workload::{Algorithm, Dtype, KernelConfig, LaunchMode, Placement};
 use std::ffi::c_void;
 use std::time::Instant;
 
-/// Limits shared with kernels/allreduce.cu.
-pub const MAX_RANKS: usize = 8;
-pub const MAX_BLOCKS: u32 = 1024;
-const NPHASE: usize = 4;
-const FLAG_BYTES: usize = 2 * NPHASE * MAX_BLOCKS as usize * MAX_RANKS * 4;
-
-/// Kernel argument block; must match `struct ArArgs` in kernels/allreduce.cu.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-struct ArArgs {
-    buf: [u64; MAX_RANKS],
-    flags: [u64; MAX_RANKS],
-    input: u64,
-    output: u64,
-    counter: u64,
-    abort_word: u64,
-    status: u64,
-    nvec: u64,
-    region: u64,
-    timeout_ns: u64,
-    rank: u32,
-    nranks: u32,
-    group: u32,
-    pad: u32,
-}
+use crate::abi::{ArArgs, FLAG_BYTES};
+/// Limits shared with kernels/allreduce.cu (defined in [`crate::abi`]).
+pub use crate::abi::{MAX_BLOCKS, MAX_RANKS};
 
 /// Memory of each rank, in device memory or in mapped host memory.
 #[derive(Debug)]

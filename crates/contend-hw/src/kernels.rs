@@ -99,13 +99,21 @@ fn include_paths() -> Vec<String> {
     v
 }
 
-/// Full source NVRTC sees for one kernel file.
+/// Full source NVRTC sees for one kernel file: the prelude generated from
+/// [`crate::abi`] (typedefs, limits, argument structs and their layout
+/// checks), `kernels/common.cuh`, then the file.
 pub fn full_source(file: &str, src: &str) -> String {
-    format!("{COMMON}\n#line 1 \"{file}\"\n{src}")
+    let abi = crate::abi::prelude();
+    format!("{abi}#line 1 \"common.cuh\"\n{COMMON}\n#line 1 \"{file}\"\n{src}")
 }
 
 /// Compiles one kernel file to PTX for `arch` (`sm_90`, `sm_120`, ...).
 pub fn compile(file: &str, src: &str, arch: &str) -> Result<Vec<u8>, HwError> {
+    compile_text(file, full_source(file, src), arch)
+}
+
+/// Compiles `text` (prelude included) as kernel file `file`.
+fn compile_text(file: &str, text: String, arch: &str) -> Result<Vec<u8>, HwError> {
     if !nvrtc_present() {
         return Err(HwError::NoNvrtc);
     }
@@ -116,12 +124,11 @@ pub fn compile(file: &str, src: &str, arch: &str) -> Result<Vec<u8>, HwError> {
         name: Some(file.to_string()),
         ..Default::default()
     };
-    let ptx =
-        compile_ptx_with_opts(full_source(file, src), opts).map_err(|e| HwError::Compile {
-            file: file.into(),
-            arch: arch.into(),
-            log: compile_log(&e),
-        })?;
+    let ptx = compile_ptx_with_opts(text, opts).map_err(|e| HwError::Compile {
+        file: file.into(),
+        arch: arch.into(),
+        log: compile_log(&e),
+    })?;
     let mut bytes = ptx
         .as_bytes()
         .map(<[u8]>::to_vec)
@@ -156,4 +163,43 @@ pub fn ptx_for(arch: &str) -> Result<Vec<(&'static str, Vec<u8>)>, HwError> {
     }
     c.insert(arch.to_string(), out.clone());
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn have_nvrtc() -> bool {
+        if nvrtc_present() {
+            return true;
+        }
+        assert!(
+            std::env::var("CONTEND_REQUIRE_NVRTC").as_deref() != Ok("1"),
+            "NVRTC is not on the loader path and CONTEND_REQUIRE_NVRTC=1"
+        );
+        eprintln!("skipped: NVRTC (libnvrtc.so.13) is not on the loader path");
+        false
+    }
+
+    /// The prelude's layout checks really run: a struct size that differs
+    /// from Rust's stops the compilation with a message naming it.
+    #[test]
+    fn a_layout_that_differs_from_rust_does_not_compile() {
+        if !have_nvrtc() {
+            return;
+        }
+        let (file, src) = SOURCES[0];
+        let good = full_source(file, src);
+        let want = format!(
+            "sizeof(ArArgs) == {}",
+            std::mem::size_of::<crate::abi::ArArgs>()
+        );
+        assert!(good.contains(&want), "{good}");
+        let bad = good.replace(&want, "sizeof(ArArgs) == 200");
+        let e = compile_text(file, bad, "sm_90").unwrap_err().to_string();
+        assert!(e.contains("size of ArArgs differs"), "{e}");
+        let bad = good.replace("sizeof(ArArgs::nvec) == 8", "sizeof(ArArgs::nvec) == 4");
+        let e = compile_text(file, bad, "sm_90").unwrap_err().to_string();
+        assert!(e.contains("size of ArArgs::nvec differs"), "{e}");
+    }
 }
