@@ -87,7 +87,9 @@ pub fn driver_cuda_version() -> Result<String, HwError> {
     Ok(format!("{}.{}", v / 1000, (v % 1000) / 10))
 }
 
-/// One GPU: its primary context, a stream, and the kernels loaded in it.
+/// One GPU: its primary context, a stream, and the kernels loaded in it (the
+/// modules of [`kernels::SOURCES`] and their functions by name, loaded once
+/// per GPU from the PTX the rig compiled for its architecture).
 #[derive(Debug)]
 pub struct Gpu {
     pub ordinal: usize,
@@ -100,9 +102,9 @@ pub struct Gpu {
     pub sms: u32,
     /// The stream every operation of this GPU runs on unless told otherwise.
     pub stream: sys::CUstream,
-    modules: Vec<sys::CUmodule>,
-    funcs: HashMap<&'static str, usize>,
-    func_ptrs: Vec<sys::CUfunction>,
+    /// (kernel file, module loaded in this GPU's context).
+    modules: Vec<(&'static str, sys::CUmodule)>,
+    funcs: HashMap<&'static str, sys::CUfunction>,
 }
 
 // SAFETY: driver handles may be used from any thread once the context is
@@ -175,13 +177,12 @@ impl Gpu {
             stream,
             modules: vec![],
             funcs: HashMap::new(),
-            func_ptrs: vec![],
         })
     }
 
-    /// `sm_90` and so on.
-    pub fn arch(&self) -> String {
-        kernels::arch_name(self.cc.0, self.cc.1)
+    /// The architecture the kernels are compiled for (`sm_90`, ...).
+    pub fn arch(&self) -> Result<kernels::Arch, HwError> {
+        kernels::Arch::from_cc(self.cc.0, self.cc.1)
     }
 
     /// Integer device attribute.
@@ -199,23 +200,31 @@ impl Gpu {
         ck(unsafe { sys::cuCtxSetCurrent(self.ctx) }, "cuCtxSetCurrent")
     }
 
-    /// Loads every kernel file (compiled once per process by NVRTC).
-    pub fn load_kernels(&mut self) -> Result<(), HwError> {
+    /// Loads the module of every kernel file from `ptx` (compiled for this
+    /// GPU's architecture) and looks up its entry points. A file already
+    /// loaded is not loaded again.
+    pub fn load_kernels(&mut self, ptx: &kernels::Ptx) -> Result<(), HwError> {
+        let arch = self.arch()?;
+        if ptx.arch != arch {
+            return Err(HwError::Unsupported(format!(
+                "GPU {} is {arch}, the kernels were compiled for {}",
+                self.ordinal, ptx.arch
+            )));
+        }
         self.bind()?;
-        let ptx = kernels::ptx_for(&self.arch())?;
-        for (file, image) in ptx {
+        for (file, image) in &ptx.files {
+            if self.modules.iter().any(|(f, _)| f == file) {
+                continue;
+            }
             let mut m = std::ptr::null_mut();
+            // SAFETY: `image` is NUL-terminated PTX (kernels::compile), read
+            // by the driver during the call only.
             ck(
                 unsafe { sys::cuModuleLoadData(&mut m, image.as_ptr() as *const c_void) },
                 "cuModuleLoadData",
             )?;
-            self.modules.push(m);
-            let names = kernels::ENTRY_POINTS
-                .iter()
-                .find(|(f, _)| *f == file)
-                .map(|(_, n)| *n)
-                .unwrap_or(&[]);
-            for name in names {
+            self.modules.push((file, m));
+            for name in kernels::entry_points(file) {
                 let cname = std::ffi::CString::new(*name)
                     .map_err(|_| HwError::Unsupported("bad kernel name".into()))?;
                 let mut f = std::ptr::null_mut();
@@ -223,8 +232,7 @@ impl Gpu {
                     unsafe { sys::cuModuleGetFunction(&mut f, m, cname.as_ptr()) },
                     "cuModuleGetFunction",
                 )?;
-                self.funcs.insert(name, self.func_ptrs.len());
-                self.func_ptrs.push(f);
+                self.funcs.insert(name, f);
             }
         }
         Ok(())
@@ -234,7 +242,7 @@ impl Gpu {
     pub fn func(&self, name: &str) -> Result<sys::CUfunction, HwError> {
         self.funcs
             .get(name)
-            .map(|&i| self.func_ptrs[i])
+            .copied()
             .ok_or_else(|| HwError::Unsupported(format!("kernel `{name}` is not loaded")))
     }
 
@@ -314,7 +322,7 @@ impl Drop for Gpu {
         unsafe {
             let _ = sys::cuCtxSetCurrent(self.ctx);
             let _ = sys::cuStreamDestroy_v2(self.stream);
-            for m in self.modules.drain(..) {
+            for (_, m) in self.modules.drain(..) {
                 let _ = sys::cuModuleUnload(m);
             }
             let _ = sys::cuDevicePrimaryCtxRelease_v2(self.dev);

@@ -24,6 +24,11 @@ pub enum HwError {
         "NCCL could not be loaded (cudarc looks for libnccl.so by name): put a folder holding libnccl.so (a link to libnccl.so.2 will do) on LD_LIBRARY_PATH"
     )]
     NoNccl,
+    /// A GPU whose architecture is not in the table the kernels compile for.
+    #[error(
+        "GPU architecture {0} is not one contend hw compiles for (sm_70 to sm_121): add it to contend_hw::kernels::ARCHES"
+    )]
+    UnknownArch(String),
     /// A kernel source did not compile.
     #[error("kernel file {file} did not compile for {arch}: {log}")]
     Compile {

@@ -1,6 +1,6 @@
 //! The machine as the backend drives it: every visible GPU opened in one
 //! process, peer access enabled where the driver allows it, the kernels
-//! loaded, and a thread per GPU for anything that must run on all of them at
+//! compiled once per architecture and loaded into every GPU, and a thread per GPU for anything that must run on all of them at
 //! once (kernels that wait on each other's flags must be launched and waited
 //! on concurrently).
 
@@ -63,8 +63,19 @@ impl Rig {
             if !crate::kernels::nvrtc_present() {
                 return Err(HwError::NoNvrtc);
             }
+            // Compiled once per distinct architecture, loaded by every GPU
+            // of it into its own context.
+            let mut compiled: Vec<crate::kernels::Ptx> = Vec::new();
             for g in &mut gpus {
-                g.load_kernels()?;
+                let arch = g.arch()?;
+                let i = match compiled.iter().position(|p| p.arch == arch) {
+                    Some(i) => i,
+                    None => {
+                        compiled.push(crate::kernels::compile_all(arch)?);
+                        compiled.len() - 1
+                    }
+                };
+                g.load_kernels(&compiled[i])?;
             }
         }
         Ok(Rig {

@@ -4,7 +4,9 @@
 //! compile tests are skipped with a printed reason, except when
 //! `CONTEND_REQUIRE_NVRTC=1` (as .ci/run sets it): then they fail.
 
-use contend_hw::kernels::{COMMON, ENTRY_POINTS, SOURCES, compile, nvrtc_present};
+use contend_hw::kernels::{
+    Arch, COMMON, ENTRY_POINTS, SOURCES, compile, compile_all, nvrtc_present,
+};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -100,6 +102,7 @@ fn every_kernel_compiles_for_sm90_and_sm120() {
         return;
     }
     for arch in ["sm_90", "sm_120"] {
+        let arch = Arch::from_name(arch).unwrap();
         for (file, src) in SOURCES {
             let ptx = compile(file, src, arch).unwrap_or_else(|e| panic!("{e}"));
             let text = String::from_utf8_lossy(&ptx);
@@ -142,7 +145,7 @@ fn a_broken_kernel_reports_the_compiler_log() {
     let e = compile(
         "broken.cu",
         "extern \"C\" __global__ void k() { undefined_thing(); }",
-        "sm_90",
+        Arch::from_name("sm_90").unwrap(),
     )
     .unwrap_err();
     let s = e.to_string();
@@ -150,4 +153,21 @@ fn a_broken_kernel_reports_the_compiler_log() {
         s.contains("broken.cu") && s.contains("undefined_thing"),
         "{s}"
     );
+}
+
+/// What the rig compiles once per architecture: every file, in order.
+#[test]
+fn compile_all_gives_every_file_for_the_arch() {
+    if !have_nvrtc() {
+        return;
+    }
+    let arch = Arch::from_cc(9, 0).unwrap();
+    let ptx = compile_all(arch).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ptx.arch, arch);
+    let files: Vec<&str> = ptx.files.iter().map(|(f, _)| *f).collect();
+    let want: Vec<&str> = SOURCES.iter().map(|(f, _)| *f).collect();
+    assert_eq!(files, want);
+    for (file, image) in &ptx.files {
+        assert_eq!(image.last(), Some(&0), "{file}: PTX must end with NUL");
+    }
 }
