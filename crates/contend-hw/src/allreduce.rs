@@ -9,7 +9,7 @@
 
 use crate::driver::{self, DevMem, Event, Gpu, Graph, HostMem};
 use crate::error::HwError;
-use crate::rig::{Rig, kernel_timeout_ns, watchdog};
+use crate::rig::{Rig, Timeouts};
 use crate::verify;
 use contend_workload::{Algorithm, Dtype, KernelConfig, LaunchMode, Placement};
 use std::ffi::c_void;
@@ -138,7 +138,7 @@ impl<'r> Team<'r> {
         a.status = self.status.dev[gpu] + 4 * rank as u64;
         a.nvec = (bytes / 16) as u64;
         a.region = self.cap as u64;
-        a.timeout_ns = kernel_timeout_ns();
+        a.timeout_ns = self.rig.timeouts.kernel_ns();
         a.rank = rank as u32;
         a.nranks = self.ids.len() as u32;
         a.group = self.group;
@@ -154,7 +154,7 @@ impl<'r> Team<'r> {
                     let (phase, peer) = ((s - 1) / 16, (s - 1) % 16);
                     format!(
                         "rank {r} waited longer than {} ms for rank {peer}'s flag of phase {phase}",
-                        kernel_timeout_ns() / 1_000_000
+                        self.rig.timeouts.kernel_ms()
                     )
                 })
             })
@@ -330,26 +330,37 @@ pub struct Timing {
     pub batch_ops: usize,
 }
 
-fn hang(c: &dyn Collective, what: &str, bytes: usize, detail: Option<String>) -> HwError {
+fn hang(
+    t: &Timeouts,
+    c: &dyn Collective,
+    what: &str,
+    bytes: usize,
+    detail: Option<String>,
+) -> HwError {
     driver::poison();
     HwError::Hang {
         what: what.into(),
         algorithm: c.algorithm(),
         size: bytes as u64,
         ranks: format!("{:?}", c.gpu_ids()),
-        limit_ms: watchdog().as_millis() as u64,
+        limit_ms: t.watchdog_ms(),
         detail: detail.map(|d| format!(": {d}")).unwrap_or_default(),
     }
 }
 
-fn kernel_gave_up(c: &dyn Collective, what: &str, bytes: usize) -> Result<(), HwError> {
+fn kernel_gave_up(
+    t: &Timeouts,
+    c: &dyn Collective,
+    what: &str,
+    bytes: usize,
+) -> Result<(), HwError> {
     match c.gave_up() {
         Some(d) => Err(HwError::Hang {
             what: what.into(),
             algorithm: c.algorithm(),
             size: bytes as u64,
             ranks: format!("{:?}", c.gpu_ids()),
-            limit_ms: kernel_timeout_ns() / 1_000_000,
+            limit_ms: t.kernel_ms(),
             detail: format!(": {d}"),
         }),
         None => Ok(()),
@@ -364,10 +375,16 @@ fn slowest(per_rank: &[Vec<f64>]) -> Vec<f64> {
 }
 
 /// Fresh inputs on every rank, outputs poisoned.
-fn stage_inputs(c: &dyn Collective, rank: usize, gpu: &Gpu, input: &[u8]) -> Result<(), HwError> {
+fn stage_inputs(
+    t: &Timeouts,
+    c: &dyn Collective,
+    rank: usize,
+    gpu: &Gpu,
+    input: &[u8],
+) -> Result<(), HwError> {
     c.input(rank).upload(input)?;
     c.output(rank).fill(0xff, gpu.stream)?;
-    if !gpu.sync(watchdog())? {
+    if !gpu.sync(t.watchdog)? {
         return Err(HwError::Unsupported("GPU did not finish a memset".into()));
     }
     Ok(())
@@ -416,18 +433,19 @@ pub fn verify_once(
     bytes: usize,
     seed: u64,
 ) -> Result<(), HwError> {
+    let t = &rig.timeouts;
     let ids = c.gpu_ids().to_vec();
     let inputs = draw_all(dtype, bytes, ids.len(), seed);
     let outs = rig.par(&ids, |r, g, gate| {
-        stage_inputs(c, r, g, &inputs[r])?;
+        stage_inputs(t, c, r, g, &inputs[r])?;
         gate.wait()?;
         c.launch(r, g, bytes, g.stream)?;
-        if !g.sync(watchdog())? {
-            return Err(hang(c, "verification run", bytes, None));
+        if !g.sync(t.watchdog)? {
+            return Err(hang(t, c, "verification run", bytes, None));
         }
         c.output(r).download(bytes)
     })?;
-    kernel_gave_up(c, "verification run", bytes)?;
+    kernel_gave_up(t, c, "verification run", bytes)?;
     check_all(c, dtype, placement, bytes, &inputs, &outs)
 }
 
@@ -453,6 +471,7 @@ pub fn time(
     repeats: u32,
     sync_reps: u32,
 ) -> Result<Timing, HwError> {
+    let t = &rig.timeouts;
     let ids = c.gpu_ids().to_vec();
     let r = repeats.max(1) as usize;
     let release = HostMem::alloc(&rig.gpus, 64)?;
@@ -486,8 +505,8 @@ pub fn time(
         if rank == 0 {
             release.write_u32(0, 1);
         }
-        if !ev[r].wait(watchdog())? {
-            return Err(hang(c, "timed allreduces", bytes, None));
+        if !ev[r].wait(t.watchdog)? {
+            return Err(hang(t, c, "timed allreduces", bytes, None));
         }
         let d = (0..r)
             .map(|i| ev[i].ns_until(&ev[i + 1]))
@@ -498,8 +517,8 @@ pub fn time(
             gate.wait()?;
             let t0 = Instant::now();
             c.launch(rank, g, bytes, g.stream)?;
-            if !g.sync(watchdog())? {
-                return Err(hang(c, "host-synchronised allreduce", bytes, None));
+            if !g.sync(t.watchdog)? {
+                return Err(hang(t, c, "host-synchronised allreduce", bytes, None));
             }
             sync.push(t0.elapsed().as_nanos() as f64);
         }
@@ -510,7 +529,7 @@ pub fn time(
         release.write_u32(0, 1);
     }
     let per_rank = per_rank?;
-    kernel_gave_up(c, "timed allreduces", bytes)?;
+    kernel_gave_up(t, c, "timed allreduces", bytes)?;
     let d: Vec<Vec<f64>> = per_rank.iter().map(|x| x.0.clone()).collect();
     let s: Vec<Vec<f64>> = per_rank.iter().map(|x| x.2.clone()).collect();
     Ok(Timing {
@@ -539,6 +558,7 @@ pub fn verify_step(
     repeats: u32,
     seed: u64,
 ) -> Result<Timing, HwError> {
+    let t = &rig.timeouts;
     let ids = c.gpu_ids().to_vec();
     let inputs = draw_all(dtype, bytes, ids.len(), seed);
     let r = repeats.max(1) as usize;
@@ -569,11 +589,11 @@ pub fn verify_step(
             None => step(),
         };
         // Checked step.
-        stage_inputs(c, rank, g, &inputs[rank])?;
+        stage_inputs(t, c, rank, g, &inputs[rank])?;
         gate.wait()?;
         run()?;
-        if !g.sync(watchdog())? {
-            return Err(hang(c, what, bytes, None));
+        if !g.sync(t.watchdog)? {
+            return Err(hang(t, c, what, bytes, None));
         }
         let out = c.output(rank).download(bytes)?;
         gate.wait()?;
@@ -586,8 +606,8 @@ pub fn verify_step(
             run()?;
             ev[2 * i + 1].record(g.stream)?;
         }
-        if !ev[2 * r - 1].wait(watchdog())? {
-            return Err(hang(c, what, bytes, None));
+        if !ev[2 * r - 1].wait(t.watchdog)? {
+            return Err(hang(t, c, what, bytes, None));
         }
         let d = (0..r)
             .map(|i| ev[2 * i].ns_until(&ev[2 * i + 1]))
@@ -595,7 +615,7 @@ pub fn verify_step(
         let total = ev[0].ns_until(&ev[2 * r - 1])?;
         Ok((out, d, total))
     })?;
-    kernel_gave_up(c, what, bytes)?;
+    kernel_gave_up(t, c, what, bytes)?;
     let outs: Vec<Vec<u8>> = per_rank.iter().map(|x| x.0.clone()).collect();
     check_all(c, dtype, placement, bytes, &inputs, &outs)?;
     let d: Vec<Vec<f64>> = per_rank.iter().map(|x| x.1.clone()).collect();

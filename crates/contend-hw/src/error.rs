@@ -72,6 +72,13 @@ pub enum HwError {
     /// Another GPU thread of the same measurement failed first.
     #[error("another GPU thread failed")]
     Aborted,
+    /// An environment variable of the backend has a value it cannot use.
+    #[error("{var}={value:?} cannot be used: {why}")]
+    Env {
+        var: &'static str,
+        value: String,
+        why: &'static str,
+    },
     /// A scenario that the hardware backend cannot take.
     #[error("scenario: {0}")]
     Scenario(String),

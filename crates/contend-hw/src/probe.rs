@@ -10,7 +10,7 @@
 
 use crate::driver::{self, DevMem, Event, Gpu, HostMem};
 use crate::error::HwError;
-use crate::rig::{Gate, Rig, kernel_timeout_ns, watchdog};
+use crate::rig::{Gate, Rig, Timeouts};
 use contend_workload::KernelConfig;
 use std::ffi::c_void;
 use std::time::{Duration, Instant};
@@ -262,7 +262,7 @@ fn enqueue(
                 .host_flags
                 .as_ref()
                 .ok_or_else(|| HwError::Unsupported("ping-pong without flags".into()))?;
-            let timeout = kernel_timeout_ns();
+            let timeout = rig.timeouts.kernel_ns();
             let at = |gpu: usize, idx: usize| hf.dev[gpu] + 4 * idx as u64;
             // Where each side's flag lives, as each GPU addresses it.
             let (a_flag, b_flag_for_init, b_flag_for_resp, a_flag_for_resp) =
@@ -329,9 +329,9 @@ fn enqueue(
 fn host_responder(
     hf: &HostMem,
     rounds: u32,
+    limit: Duration,
     stop: &std::sync::atomic::AtomicBool,
 ) -> Result<(), HwError> {
-    let limit = Duration::from_nanos(kernel_timeout_ns());
     for k in 1..=rounds {
         let t0 = Instant::now();
         loop {
@@ -352,7 +352,7 @@ fn host_responder(
     Ok(())
 }
 
-fn check_status(s: &Spec, b: &Bufs) -> Result<(), HwError> {
+fn check_status(t: &Timeouts, s: &Spec, b: &Bufs) -> Result<(), HwError> {
     if let Some(hf) = &b.host_flags {
         let (p, q) = (hf.read_u32(HF_STATUS_PING), hf.read_u32(HF_STATUS_PONG));
         if p != 0 || q != 0 {
@@ -361,7 +361,7 @@ fn check_status(s: &Spec, b: &Bufs) -> Result<(), HwError> {
                 algorithm: "ping-pong".into(),
                 size: s.bytes as u64,
                 ranks: format!("gpu{} <-> {:?}", s.from, s.to),
-                limit_ms: kernel_timeout_ns() / 1_000_000,
+                limit_ms: t.kernel_ms(),
                 detail: format!(": initiator status {p:#x}, responder status {q:#x}"),
             });
         }
@@ -369,14 +369,14 @@ fn check_status(s: &Spec, b: &Bufs) -> Result<(), HwError> {
     Ok(())
 }
 
-fn hang(s: &Spec, what: &str) -> HwError {
+fn hang(t: &Timeouts, s: &Spec, what: &str) -> HwError {
     driver::poison();
     HwError::Hang {
         what: what.into(),
         algorithm: s.label().into(),
         size: s.bytes as u64,
         ranks: format!("gpu{} -> {:?}", s.from, s.to),
-        limit_ms: watchdog().as_millis() as u64,
+        limit_ms: t.watchdog_ms(),
         detail: String::new(),
     }
 }
@@ -427,7 +427,7 @@ pub fn run_concurrent(
     release.write_u32(0, 1);
     let mut out = Vec::new();
     for (res, (s, b)) in results.into_iter().zip(specs.iter().zip(&bufs)) {
-        check_status(s, b)?;
+        check_status(&rig.timeouts, s, b)?;
         out.push(res?);
     }
     Ok(out)
@@ -449,6 +449,7 @@ fn one_stream(
     r: usize,
     sync_reps: u32,
 ) -> Result<Measured, HwError> {
+    let t = &rig.timeouts;
     let g = &rig.gpus[s.from];
     g.bind()?;
     let stream = g.new_stream()?;
@@ -468,7 +469,7 @@ fn one_stream(
                 .as_ref()
                 .ok_or_else(|| HwError::Unsupported("no host flags".into()))?;
             let stop = &stop;
-            Some(sc.spawn(move || host_responder(hf, total_rounds, stop)))
+            Some(sc.spawn(move || host_responder(hf, total_rounds, t.kernel, stop)))
         } else {
             None
         };
@@ -502,8 +503,8 @@ fn one_stream(
             if first {
                 release.write_u32(0, 1);
             }
-            if !ev[r].wait(watchdog())? {
-                return Err(hang(s, "timed transfers"));
+            if !ev[r].wait(t.watchdog)? {
+                return Err(hang(t, s, "timed transfers"));
             }
             let per = if s.op == Op::PingPong {
                 f64::from(iters)
@@ -519,15 +520,15 @@ fn one_stream(
                 let bs = next(&mut base);
                 let t0 = Instant::now();
                 enqueue(rig, s, b, stream.s, aux.as_ref(), bs)?;
-                if !driver::sync_stream(stream.s, watchdog())? {
-                    return Err(hang(s, "host-synchronised transfer"));
+                if !driver::sync_stream(stream.s, t.watchdog)? {
+                    return Err(hang(t, s, "host-synchronised transfer"));
                 }
                 sync.push(t0.elapsed().as_nanos() as f64 / per);
             }
             if let Some(a) = &aux
-                && !driver::sync_stream(a.s, watchdog())?
+                && !driver::sync_stream(a.s, t.watchdog)?
             {
-                return Err(hang(s, "ping-pong responder"));
+                return Err(hang(t, s, "ping-pong responder"));
             }
             Ok(Measured {
                 per_op_ns: d,
