@@ -4,15 +4,12 @@
 //! the verify step eager and as a CUDA graph), all under a watchdog.
 
 #![allow(unsafe_code)]
-// Streams are opaque driver handles passed by value (see driver.rs).
-#![allow(clippy::not_unsafe_ptr_arg_deref)]
 
-use crate::driver::{self, DevMem, Event, Gpu, Graph, HostMem};
+use crate::driver::{self, DevMem, Event, Func, Gpu, Graph, HostMem, StreamRef};
 use crate::error::HwError;
 use crate::rig::{Rig, Timeouts};
 use crate::verify;
 use contend_workload::{Algorithm, Dtype, KernelConfig, LaunchMode, Placement};
-use std::ffi::c_void;
 use std::time::Instant;
 
 use crate::abi::{ArArgs, FLAG_BYTES};
@@ -171,13 +168,14 @@ pub trait Collective: Sync {
     fn gpu_ids(&self) -> &[usize];
     fn input(&self, rank: usize) -> &DevMem;
     fn output(&self, rank: usize) -> &DevMem;
-    /// Enqueues one allreduce of `bytes` on rank `rank`'s `stream`.
+    /// Enqueues one allreduce of `bytes` on rank `rank`'s `stream` (a
+    /// stream of `gpu`, the rank's GPU).
     fn launch(
         &self,
         rank: usize,
         gpu: &Gpu,
         bytes: usize,
-        stream: driver::CUstream,
+        stream: StreamRef<'_>,
     ) -> Result<(), HwError>;
     /// Ranks that gave up waiting inside a kernel, as a sentence.
     fn gave_up(&self) -> Option<String> {
@@ -197,12 +195,8 @@ pub struct Custom<'t, 'r> {
     pub dtype: Dtype,
     pub kernel: KernelConfig,
     /// The kernel of each rank's GPU.
-    funcs: Vec<driver::CUfunction>,
+    funcs: Vec<Func<'r>>,
 }
-
-// SAFETY: function handles are plain driver handles, usable from any thread.
-unsafe impl Send for Custom<'_, '_> {}
-unsafe impl Sync for Custom<'_, '_> {}
 
 impl<'t, 'r> Custom<'t, 'r> {
     /// The kernel for `algorithm` and `dtype`, checked against `kernel`'s shape.
@@ -227,9 +221,10 @@ impl<'t, 'r> Custom<'t, 'r> {
             )));
         }
         let name = format!("{}_{suffix}", algorithm.name().replace('-', "_"));
+        let rig: &'r Rig = team.rig;
         let mut funcs = vec![];
         for &i in &team.ids {
-            let g = &team.rig.gpus[i];
+            let g = &rig.gpus[i];
             let f = g.func(&name)?;
             let max = g.max_threads(f)?;
             if kernel.threads > max {
@@ -282,7 +277,7 @@ impl Collective for Custom<'_, '_> {
         rank: usize,
         gpu: &Gpu,
         bytes: usize,
-        stream: driver::CUstream,
+        stream: StreamRef<'_>,
     ) -> Result<(), HwError> {
         if !bytes.is_multiple_of(16) || bytes > self.team.cap {
             return Err(HwError::Unsupported(format!(
@@ -290,16 +285,23 @@ impl Collective for Custom<'_, '_> {
                 self.team.cap
             )));
         }
-        let mut a = self.team.args(rank, bytes);
-        let mut params = [&mut a as *mut ArArgs as *mut c_void];
-        // SAFETY: one parameter, a by-value ArArgs, as the kernel declares.
+        let a: ArArgs = self.team.args(rank, bytes);
+        // SAFETY: the allreduce kernels take one `ArArgs` by value. Its
+        // addresses are the team's own allocations as this rank's GPU sees
+        // them (peer access checked in Team::new, host memory mapped into
+        // every GPU), sized for `cap` >= `bytes` (checked above): input and
+        // output `cap` bytes, exchange buffers 2 * (nranks + 1) slots of
+        // `cap`, flag areas FLAG_BYTES for `grid` <= MAX_BLOCKS blocks and
+        // nranks <= MAX_RANKS (Team::new), counter 8 and abort word 4 bytes,
+        // status one u32 per rank. The team outlives the kernels: every
+        // caller waits for them before it returns.
         unsafe {
             gpu.launch(
                 self.funcs[rank],
                 self.grid(bytes),
                 self.kernel.threads,
                 stream,
-                &mut params,
+                (&a,),
             )
         }
     }
@@ -383,7 +385,7 @@ fn stage_inputs(
     input: &[u8],
 ) -> Result<(), HwError> {
     c.input(rank).upload(input)?;
-    c.output(rank).fill(0xff, gpu.stream)?;
+    c.output(rank).fill(0xff, gpu.stream())?;
     if !gpu.sync(t.watchdog)? {
         return Err(HwError::Unsupported("GPU did not finish a memset".into()));
     }
@@ -439,7 +441,7 @@ pub fn verify_once(
     let outs = rig.par(&ids, |r, g, gate| {
         stage_inputs(t, c, r, g, &inputs[r])?;
         gate.wait()?;
-        c.launch(r, g, bytes, g.stream)?;
+        c.launch(r, g, bytes, g.stream())?;
         if !g.sync(t.watchdog)? {
             return Err(hang(t, c, "verification run", bytes, None));
         }
@@ -478,28 +480,27 @@ pub fn time(
     let per_rank = rig.par(&ids, |rank, g, gate| {
         let ev = Event::many(g, r + 1)?;
         let hold = g.func("hold")?;
-        let (mut flag, mut limit) = (release.dev[ids[rank]], 1_000_000_000u64);
-        let mut p = [
-            &mut flag as *mut u64 as *mut c_void,
-            &mut limit as *mut u64 as *mut c_void,
-        ];
-        // SAFETY: hold(const u32*, u64).
-        unsafe { g.launch(hold, 1, 32, g.stream, &mut p)? };
+        let (flag, limit): (u64, u64) = (release.dev[ids[rank]], 1_000_000_000);
+        // SAFETY: hold(const u32* flag, u64 timeout_ns) reads one u32 at
+        // `flag`: the first word of `release`, host memory mapped into this
+        // GPU, which outlives the stream's work (the function waits for it
+        // or lets the hold go before returning).
+        unsafe { g.launch(hold, 1, 32, g.stream(), (&flag, &limit))? };
         for _ in 0..warmup {
-            c.launch(rank, g, bytes, g.stream)?;
+            c.launch(rank, g, bytes, g.stream())?;
         }
         // Batch 1: r launches back to back, an event only at each end.
         let batch = Event::many(g, 2)?;
-        batch[0].record(g.stream)?;
+        batch[0].record(g.stream())?;
         for _ in 0..r {
-            c.launch(rank, g, bytes, g.stream)?;
+            c.launch(rank, g, bytes, g.stream())?;
         }
-        batch[1].record(g.stream)?;
+        batch[1].record(g.stream())?;
         // Batch 2: r launches, each between two events (the distribution).
-        ev[0].record(g.stream)?;
+        ev[0].record(g.stream())?;
         for i in 0..r {
-            c.launch(rank, g, bytes, g.stream)?;
-            ev[i + 1].record(g.stream)?;
+            c.launch(rank, g, bytes, g.stream())?;
+            ev[i + 1].record(g.stream())?;
         }
         gate.wait()?;
         if rank == 0 {
@@ -516,7 +517,7 @@ pub fn time(
         for _ in 0..sync_reps {
             gate.wait()?;
             let t0 = Instant::now();
-            c.launch(rank, g, bytes, g.stream)?;
+            c.launch(rank, g, bytes, g.stream())?;
             if !g.sync(t.watchdog)? {
                 return Err(hang(t, c, "host-synchronised allreduce", bytes, None));
             }
@@ -570,22 +571,21 @@ pub fn verify_step(
         let spin = g.func("spin")?;
         let step = || -> Result<(), HwError> {
             for d in delays {
-                let mut ns = d.get(rank).copied().unwrap_or(0);
+                let ns: u64 = d.get(rank).copied().unwrap_or(0);
                 if ns > 0 {
-                    let mut p = [&mut ns as *mut u64 as *mut c_void];
-                    // SAFETY: spin(u64).
-                    unsafe { g.launch(spin, 1, 32, g.stream, &mut p)? };
+                    // SAFETY: spin(u64 ns) takes no address.
+                    unsafe { g.launch(spin, 1, 32, g.stream(), (&ns,))? };
                 }
-                c.launch(rank, g, bytes, g.stream)?;
+                c.launch(rank, g, bytes, g.stream())?;
             }
             Ok(())
         };
         let graph = match mode {
-            LaunchMode::Graph => Some(Graph::capture(g, g.stream, step)?),
+            LaunchMode::Graph => Some(Graph::capture(g, g.stream(), step)?),
             LaunchMode::Eager => None,
         };
         let run = || match &graph {
-            Some(gr) => gr.launch(g.stream),
+            Some(gr) => gr.launch(g.stream()),
             None => step(),
         };
         // Checked step.
@@ -602,9 +602,9 @@ pub fn verify_step(
         }
         let ev = Event::many(g, 2 * r)?;
         for i in 0..r {
-            ev[2 * i].record(g.stream)?;
+            ev[2 * i].record(g.stream())?;
             run()?;
-            ev[2 * i + 1].record(g.stream)?;
+            ev[2 * i + 1].record(g.stream())?;
         }
         if !ev[2 * r - 1].wait(t.watchdog)? {
             return Err(hang(t, c, what, bytes, None));

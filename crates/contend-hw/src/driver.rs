@@ -5,21 +5,27 @@
 //! Everything that can block checks a deadline, and nothing here panics on
 //! a machine without a driver: [`init`] looks for libcuda before the first
 //! call.
+//!
+//! Handles are typed and borrowed from what owns them ([`StreamRef`] from a
+//! [`Gpu`] or a [`Stream`], [`Func`] from a [`Gpu`]), so the safe functions
+//! here cannot be handed a dangling stream or kernel. What the types cannot
+//! check is `unsafe` with its contract stated: launching a kernel
+//! ([`Gpu::launch`]: arguments that match its signature, device addresses it
+//! may use) and copies between raw addresses ([`copy_htod_async`],
+//! [`copy_dtoh_async`]).
 
 #![allow(unsafe_code)]
-// Streams are opaque driver handles passed by value (`CUstream` is a raw
-// pointer type, which this lint mistakes for memory the function reads).
-#![allow(clippy::not_unsafe_ptr_arg_deref)]
 
 use crate::error::HwError;
 use crate::kernels;
 use cudarc::driver::sys;
 use std::collections::HashMap;
 use std::ffi::c_void;
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-pub use sys::{CUdeviceptr, CUfunction, CUstream};
+pub use sys::CUdeviceptr;
 
 /// Set after a hang: GPUs may still run a kernel, so destructors leak rather
 /// than call into the driver (which could block) and the process exits.
@@ -100,8 +106,9 @@ pub struct Gpu {
     pub pci_bus_id: String,
     pub cc: (i32, i32),
     pub sms: u32,
-    /// The stream every operation of this GPU runs on unless told otherwise.
-    pub stream: sys::CUstream,
+    /// The stream every operation of this GPU runs on unless told otherwise
+    /// ([`Gpu::stream`]).
+    stream: sys::CUstream,
     /// (kernel file, module loaded in this GPU's context).
     modules: Vec<(&'static str, sys::CUmodule)>,
     funcs: HashMap<&'static str, sys::CUfunction>,
@@ -238,24 +245,36 @@ impl Gpu {
         Ok(())
     }
 
+    /// The stream every operation of this GPU runs on unless told otherwise.
+    pub fn stream(&self) -> StreamRef<'_> {
+        StreamRef::new(self.stream)
+    }
+
     /// A kernel by name.
-    pub fn func(&self, name: &str) -> Result<sys::CUfunction, HwError> {
+    pub fn func(&self, name: &str) -> Result<Func<'_>, HwError> {
         self.funcs
-            .get(name)
-            .copied()
+            .get_key_value(name)
+            .map(|(&name, &raw)| Func {
+                raw,
+                name,
+                gpu: self.ordinal,
+                _gpu: PhantomData,
+            })
             .ok_or_else(|| HwError::Unsupported(format!("kernel `{name}` is not loaded")))
     }
 
     /// Most threads per block kernel `f` can be launched with (registers
     /// and `__launch_bounds__` decide).
-    pub fn max_threads(&self, f: sys::CUfunction) -> Result<u32, HwError> {
+    pub fn max_threads(&self, f: Func<'_>) -> Result<u32, HwError> {
         let mut v = 0;
+        // SAFETY: `f` is a live function handle (it borrows the GPU whose
+        // module holds it); the driver writes one int.
         ck(
             unsafe {
                 sys::cuFuncGetAttribute(
                     &mut v,
                     sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-                    f,
+                    f.raw,
                 )
             },
             "cuFuncGetAttribute",
@@ -263,36 +282,63 @@ impl Gpu {
         Ok(v as u32)
     }
 
-    /// Launches `f` on `stream` with raw parameter pointers.
+    /// Launches `f` on `stream` (`grid` blocks of `block` threads) with
+    /// `args`, a tuple of references to its parameters in order
+    /// (`(&ptr, &n)`, `(&ar_args,)`). The driver copies the parameter values
+    /// during the call; the references keep them alive until then.
     ///
     /// # Safety
-    /// `params` must match the kernel's signature and point at live values.
-    pub unsafe fn launch(
+    /// - `args` has exactly the kernel's parameters, in order, each of the
+    ///   type (size and layout) the kernel declares: a `u64` for a pointer,
+    ///   `u32` for a `u32`, [`crate::abi::ArArgs`] for an `ArArgs`;
+    /// - every device address among them (direct or inside a struct) points
+    ///   at memory that this GPU can address (its own, a peer's with peer
+    ///   access enabled, or mapped host memory), is large enough for every
+    ///   access the kernel makes with the other arguments, and stays
+    ///   allocated until the kernel has finished;
+    /// - no other work touches that memory while the kernel runs in a way
+    ///   the kernel does not expect (the flag protocols of `kernels/`);
+    /// - `stream` belongs to this GPU's context.
+    ///
+    /// The handle `f` is checked to belong to this GPU.
+    pub unsafe fn launch<A: KernelArgs>(
         &self,
-        f: sys::CUfunction,
+        f: Func<'_>,
         grid: u32,
         block: u32,
-        stream: sys::CUstream,
-        params: &mut [*mut c_void],
+        stream: StreamRef<'_>,
+        args: A,
     ) -> Result<(), HwError> {
-        ck(
-            unsafe {
-                sys::cuLaunchKernel(
-                    f,
-                    grid,
-                    1,
-                    1,
-                    block,
-                    1,
-                    1,
-                    0,
-                    stream,
-                    params.as_mut_ptr(),
-                    std::ptr::null_mut(),
-                )
-            },
-            "cuLaunchKernel",
-        )
+        if f.gpu != self.ordinal {
+            return Err(HwError::Unsupported(format!(
+                "kernel `{}` of GPU {} launched on GPU {}",
+                f.name, f.gpu, self.ordinal
+            )));
+        }
+        args.with_params(|params| {
+            // SAFETY: `params` holds one pointer per parameter, each at a
+            // live value of the type the caller vouches for; the driver
+            // reads them during this call only. The rest is the caller's
+            // contract.
+            ck(
+                unsafe {
+                    sys::cuLaunchKernel(
+                        f.raw,
+                        grid,
+                        1,
+                        1,
+                        block,
+                        1,
+                        1,
+                        0,
+                        stream.raw,
+                        params.as_mut_ptr(),
+                        std::ptr::null_mut(),
+                    )
+                },
+                "cuLaunchKernel",
+            )
+        })
     }
 
     /// A further stream on this GPU.
@@ -310,8 +356,104 @@ impl Gpu {
 
     /// Waits for this GPU's stream with a deadline.
     pub fn sync(&self, limit: Duration) -> Result<bool, HwError> {
-        sync_stream(self.stream, limit)
+        sync_stream(self.stream(), limit)
     }
+}
+
+/// A stream, borrowed from the [`Gpu`] or [`Stream`] that owns it (so it
+/// cannot outlive it).
+#[derive(Clone, Copy, Debug)]
+pub struct StreamRef<'a> {
+    raw: sys::CUstream,
+    _owner: PhantomData<&'a ()>,
+}
+
+// SAFETY: a stream handle may be used from any thread (the driver
+// serialises work on it); the borrow keeps it alive.
+unsafe impl Send for StreamRef<'_> {}
+unsafe impl Sync for StreamRef<'_> {}
+
+impl StreamRef<'_> {
+    fn new(raw: sys::CUstream) -> Self {
+        StreamRef {
+            raw,
+            _owner: PhantomData,
+        }
+    }
+
+    /// The driver handle, for a library that takes one (NCCL).
+    pub fn raw(self) -> sys::CUstream {
+        self.raw
+    }
+}
+
+/// A kernel of one GPU's loaded modules, borrowed from that [`Gpu`]
+/// ([`Gpu::func`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Func<'a> {
+    raw: sys::CUfunction,
+    name: &'static str,
+    /// Ordinal of the GPU whose module holds it.
+    gpu: usize,
+    _gpu: PhantomData<&'a Gpu>,
+}
+
+// SAFETY: a function handle is immutable once its module is loaded and may
+// be used from any thread; the borrow keeps the module loaded.
+unsafe impl Send for Func<'_> {}
+unsafe impl Sync for Func<'_> {}
+
+impl Func<'_> {
+    /// The kernel's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
+/// A value a kernel takes as one parameter, passed to the driver as its
+/// bytes.
+///
+/// # Safety
+/// The type is plain data (no padding the kernel would read, no drop, no
+/// Rust-side invariants) with the size and layout of the C type the kernels
+/// declare for it.
+pub unsafe trait KernelArg: Copy {}
+
+// SAFETY: the C `u32`/`u64` (checked in the prelude of crate::abi) and
+// pointers passed as 64-bit device addresses.
+unsafe impl KernelArg for u32 {}
+unsafe impl KernelArg for u64 {}
+// SAFETY: its C declaration is generated from it, with its size checked on
+// both sides and no padding (crate::abi).
+unsafe impl KernelArg for crate::abi::ArArgs {}
+
+/// The parameters of one launch: a tuple of references to [`KernelArg`]
+/// values, in the kernel's order.
+pub trait KernelArgs {
+    /// Calls `f` with a pointer to each parameter value (valid during `f`).
+    fn with_params<R>(&self, f: impl FnOnce(&mut [*mut c_void]) -> R) -> R;
+}
+
+macro_rules! kernel_args {
+    ($( ($($t:ident $v:ident),+) )*) => {$(
+        impl<$($t: KernelArg),+> KernelArgs for ($(&$t,)+) {
+            fn with_params<R>(&self, f: impl FnOnce(&mut [*mut c_void]) -> R) -> R {
+                let ($($v,)+) = *self;
+                // The driver takes `void**` but only reads the values.
+                let mut params = [$($v as *const $t as *mut c_void),+];
+                f(&mut params)
+            }
+        }
+    )*};
+}
+
+kernel_args! {
+    (A a)
+    (A a, B b)
+    (A a, B b, C c)
+    (A a, B b, C c, D d)
+    (A a, B b, C c, D d, E e)
+    (A a, B b, C c, D d, E e, F f)
 }
 
 impl Drop for Gpu {
@@ -331,10 +473,10 @@ impl Drop for Gpu {
 }
 
 /// Polls `stream` until it is idle or `limit` passes (false: still busy).
-pub fn sync_stream(stream: sys::CUstream, limit: Duration) -> Result<bool, HwError> {
+pub fn sync_stream(stream: StreamRef<'_>, limit: Duration) -> Result<bool, HwError> {
     let deadline = Instant::now() + limit;
     loop {
-        match unsafe { sys::cuStreamQuery(stream) } {
+        match unsafe { sys::cuStreamQuery(stream.raw) } {
             sys::CUresult::CUDA_SUCCESS => return Ok(true),
             sys::CUresult::CUDA_ERROR_NOT_READY => {}
             other => {
@@ -355,10 +497,17 @@ pub fn sync_stream(stream: sys::CUstream, limit: Duration) -> Result<bool, HwErr
 #[derive(Debug)]
 pub struct Stream {
     ctx: sys::CUcontext,
-    pub s: sys::CUstream,
+    s: sys::CUstream,
 }
 unsafe impl Send for Stream {}
 unsafe impl Sync for Stream {}
+
+impl Stream {
+    /// The stream, borrowed.
+    pub fn handle(&self) -> StreamRef<'_> {
+        StreamRef::new(self.s)
+    }
+}
 impl Drop for Stream {
     fn drop(&mut self) {
         if !is_poisoned() {
@@ -394,12 +543,18 @@ impl DevMem {
             ptr,
             bytes,
         };
-        m.fill(0, std::ptr::null_mut())?;
+        // On the context's default (null) stream, then waited for.
+        m.memset(0, std::ptr::null_mut())?;
         ck(unsafe { sys::cuCtxSynchronize() }, "cuCtxSynchronize")?;
         Ok(m)
     }
     /// Sets every byte (asynchronously on `stream`).
-    pub fn fill(&self, byte: u8, stream: sys::CUstream) -> Result<(), HwError> {
+    pub fn fill(&self, byte: u8, stream: StreamRef<'_>) -> Result<(), HwError> {
+        self.memset(byte, stream.raw)
+    }
+    fn memset(&self, byte: u8, stream: sys::CUstream) -> Result<(), HwError> {
+        // SAFETY: the whole allocation (at least 16 bytes, see alloc) on a
+        // live stream of its context, or the null stream.
         ck(
             unsafe { sys::cuMemsetD8Async(self.ptr, byte, self.bytes.max(16), stream) },
             "cuMemsetD8Async",
@@ -535,9 +690,9 @@ impl Event {
     pub fn many(gpu: &Gpu, n: usize) -> Result<Vec<Event>, HwError> {
         (0..n).map(|_| Event::new(gpu)).collect()
     }
-    pub fn record(&self, stream: sys::CUstream) -> Result<(), HwError> {
+    pub fn record(&self, stream: StreamRef<'_>) -> Result<(), HwError> {
         ck(
-            unsafe { sys::cuEventRecord(self.e, stream) },
+            unsafe { sys::cuEventRecord(self.e, stream.raw) },
             "cuEventRecord",
         )
     }
@@ -601,9 +756,10 @@ impl Graph {
     /// so other GPUs' threads can keep working).
     pub fn capture(
         gpu: &Gpu,
-        stream: sys::CUstream,
+        stream: StreamRef<'_>,
         body: impl FnOnce() -> Result<(), HwError>,
     ) -> Result<Graph, HwError> {
+        let stream = stream.raw;
         gpu.bind()?;
         ck(
             unsafe {
@@ -634,9 +790,9 @@ impl Graph {
             exec,
         })
     }
-    pub fn launch(&self, stream: sys::CUstream) -> Result<(), HwError> {
+    pub fn launch(&self, stream: StreamRef<'_>) -> Result<(), HwError> {
         ck(
-            unsafe { sys::cuGraphLaunch(self.exec, stream) },
+            unsafe { sys::cuGraphLaunch(self.exec, stream.raw) },
             "cuGraphLaunch",
         )
     }
@@ -654,47 +810,82 @@ impl Drop for Graph {
     }
 }
 
-/// Asynchronous copies (copy engines).
+/// Copies `bytes` from host memory at `src` to device address `dst`,
+/// asynchronously on `stream` (a copy engine).
 ///
 /// # Safety
-/// `src` must stay valid (pinned host memory) for `bytes` until the copy is done.
+/// - `src` points at `bytes` readable bytes of pinned host memory that stay
+///   allocated and unchanged until the copy is done (the stream has passed
+///   it), not only until this call returns;
+/// - `dst` is a device address of `stream`'s context with `bytes` writable
+///   bytes that stay allocated until then, and nothing else uses them
+///   meanwhile.
 pub unsafe fn copy_htod_async(
     dst: sys::CUdeviceptr,
     src: *const u8,
     bytes: usize,
-    stream: sys::CUstream,
+    stream: StreamRef<'_>,
 ) -> Result<(), HwError> {
     ck(
-        unsafe { sys::cuMemcpyHtoDAsync_v2(dst, src as *const c_void, bytes, stream) },
+        // SAFETY: the caller's contract.
+        unsafe { sys::cuMemcpyHtoDAsync_v2(dst, src as *const c_void, bytes, stream.raw) },
         "cuMemcpyHtoDAsync",
     )
 }
+
+/// Copies `bytes` from device address `src` to host memory at `dst`,
+/// asynchronously on `stream` (a copy engine).
+///
 /// # Safety
-/// `dst` must stay valid (pinned host memory) for `bytes` until the copy is done.
+/// - `dst` points at `bytes` writable bytes of pinned host memory that stay
+///   allocated, and that nothing reads or writes, until the copy is done
+///   (the stream has passed it), not only until this call returns;
+/// - `src` is a device address of `stream`'s context with `bytes` readable
+///   bytes that stay allocated until then.
 pub unsafe fn copy_dtoh_async(
     dst: *mut u8,
     src: sys::CUdeviceptr,
     bytes: usize,
-    stream: sys::CUstream,
+    stream: StreamRef<'_>,
 ) -> Result<(), HwError> {
     ck(
-        unsafe { sys::cuMemcpyDtoHAsync_v2(dst as *mut c_void, src, bytes, stream) },
+        // SAFETY: the caller's contract.
+        unsafe { sys::cuMemcpyDtoHAsync_v2(dst as *mut c_void, src, bytes, stream.raw) },
         "cuMemcpyDtoHAsync",
     )
 }
+
 /// cuMemcpyPeerAsync (the cudaMemcpyPeerAsync path: copy engine over
-/// NVLink/PCIe, not a staged copy).
+/// NVLink/PCIe, not a staged copy) of the first `bytes` of `src` into `dst`.
+/// Both buffers must hold `bytes`; the borrows keep them allocated while
+/// the call enqueues, and the caller waits for `stream` before freeing them
+/// (as with every asynchronous operation here).
 pub fn copy_peer_async(
     dst: &DevMem,
     dst_gpu: &Gpu,
     src: &DevMem,
     src_gpu: &Gpu,
     bytes: usize,
-    stream: sys::CUstream,
+    stream: StreamRef<'_>,
 ) -> Result<(), HwError> {
+    if bytes > dst.bytes || bytes > src.bytes {
+        return Err(HwError::Unsupported(format!(
+            "peer copy of {bytes} B between buffers of {} B and {} B",
+            src.bytes, dst.bytes
+        )));
+    }
+    // SAFETY: both ranges lie inside live allocations (checked above) of
+    // the contexts named.
     ck(
         unsafe {
-            sys::cuMemcpyPeerAsync(dst.ptr, dst_gpu.ctx, src.ptr, src_gpu.ctx, bytes, stream)
+            sys::cuMemcpyPeerAsync(
+                dst.ptr,
+                dst_gpu.ctx,
+                src.ptr,
+                src_gpu.ctx,
+                bytes,
+                stream.raw,
+            )
         },
         "cuMemcpyPeerAsync",
     )
@@ -742,5 +933,34 @@ pub fn enable_peer(from: &Gpu, to: &Gpu) -> Result<(), HwError> {
             call: "cuCtxEnablePeerAccess",
             code: err_name(other),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The launch parameters are pointers at the borrowed values, in order.
+    #[test]
+    fn kernel_args_point_at_their_values_in_order() {
+        let (ptr, n, pattern) = (0xdead_beef_0000_u64, 42u64, 7u32);
+        (&ptr, &n, &pattern).with_params(|p| {
+            assert_eq!(p.len(), 3);
+            assert_eq!(p[0] as *const u64, &ptr as *const u64);
+            assert_eq!(p[1] as *const u64, &n as *const u64);
+            assert_eq!(p[2] as *const u32, &pattern as *const u32);
+        });
+        let a = crate::abi::ArArgs {
+            nranks: 2,
+            ..Default::default()
+        };
+        (&a,).with_params(|p| {
+            assert_eq!(p.len(), 1);
+            // SAFETY: p[0] points at `a`, alive for this closure.
+            let back = unsafe { *(p[0] as *const crate::abi::ArArgs) };
+            assert_eq!(back, a);
+        });
+        let six = (&1u64, &2u64, &3u32, &4u32, &5u64, &6u64);
+        six.with_params(|p| assert_eq!(p.len(), 6));
     }
 }

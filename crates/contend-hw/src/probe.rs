@@ -5,14 +5,11 @@
 //! on host memory at once).
 
 #![allow(unsafe_code)]
-// Streams are opaque driver handles passed by value (see driver.rs).
-#![allow(clippy::not_unsafe_ptr_arg_deref)]
 
-use crate::driver::{self, DevMem, Event, Gpu, HostMem};
+use crate::driver::{self, DevMem, Event, Gpu, HostMem, StreamRef};
 use crate::error::HwError;
 use crate::rig::{Gate, Rig, Timeouts};
 use contend_workload::KernelConfig;
-use std::ffi::c_void;
 use std::time::{Duration, Instant};
 
 /// Where a transfer's traffic goes (or comes from, for loads).
@@ -168,50 +165,50 @@ const HF_B: usize = 16;
 const HF_STATUS_PING: usize = 32;
 const HF_STATUS_PONG: usize = 48;
 
-/// One transfer (or one ping-pong repeat) enqueued on `stream`.
+/// One transfer (or one ping-pong repeat) enqueued on `stream`, a stream of
+/// GPU `s.from`.
+///
+/// Every buffer it hands the driver or a kernel is one of `b`, allocated
+/// for `s` by [`alloc`] (at least `s.bytes` long; flags 16 B of device
+/// memory each or 4096 B of host memory), and `b` outlives the work: the
+/// callers wait for the streams before they return, and `b` is dropped
+/// after that ([`run_concurrent`]).
 fn enqueue(
     rig: &Rig,
     s: &Spec,
     b: &Bufs,
-    stream: driver::CUstream,
+    stream: StreamRef<'_>,
     aux: Option<&driver::Stream>,
     base: u32,
 ) -> Result<(), HwError> {
     let g = &rig.gpus[s.from];
     let nvec = (s.bytes / 16) as u64;
+    let missing = || HwError::Unsupported(format!("{} without its buffers", s.label()));
     match (s.op, s.to) {
         (Op::CopyH2d, _) => {
-            let (h, d) = (b.host.as_ref(), b.dev_dst.as_ref());
-            // SAFETY: the pinned buffer outlives the stream's work (run_concurrent waits).
-            unsafe {
-                driver::copy_htod_async(
-                    d.map_or(0, |d| d.ptr),
-                    h.map_or(std::ptr::null(), |h| h.host),
-                    s.bytes,
-                    stream,
-                )
-            }
+            let (Some(h), Some(d)) = (&b.host, &b.dev_dst) else {
+                return Err(missing());
+            };
+            // SAFETY: `h` is pinned host memory and `d` device memory of
+            // this GPU, both `s.bytes` long and alive until the stream has
+            // passed the copy (see above); only this stream touches them.
+            unsafe { driver::copy_htod_async(d.ptr, h.host, s.bytes, stream) }
         }
         (Op::CopyOut, Target::Host) => {
-            let (d, h) = (b.dev_src.as_ref(), b.host.as_ref());
-            // SAFETY: as above.
-            unsafe {
-                driver::copy_dtoh_async(
-                    h.map_or(std::ptr::null_mut(), |h| h.host),
-                    d.map_or(0, |d| d.ptr),
-                    s.bytes,
-                    stream,
-                )
-            }
+            let (Some(d), Some(h)) = (&b.dev_src, &b.host) else {
+                return Err(missing());
+            };
+            // SAFETY: as for CopyH2d, the other way.
+            unsafe { driver::copy_dtoh_async(h.host, d.ptr, s.bytes, stream) }
         }
         (Op::CopyOut, Target::Gpu(j)) => match (&b.dev_dst, &b.dev_src) {
             (Some(dst), Some(src)) => {
                 driver::copy_peer_async(dst, &rig.gpus[j], src, g, s.bytes, stream)
             }
-            _ => Err(HwError::Unsupported("peer copy without buffers".into())),
+            _ => Err(missing()),
         },
         (Op::Load | Op::Store, _) => {
-            let mut ptr = match (s.to, &b.host, &b.dev_dst) {
+            let ptr: u64 = match (s.to, &b.host, &b.dev_dst) {
                 (Target::Host, Some(h), _) => h.dev[s.from],
                 (Target::Gpu(_), _, Some(d)) => d.ptr,
                 _ => {
@@ -220,39 +217,33 @@ fn enqueue(
                     ));
                 }
             };
-            let mut n = nvec;
             if s.op == Op::Load {
-                let mut sink = b.sink.ptr;
-                let mut p = [
-                    &mut ptr as *mut u64 as *mut c_void,
-                    &mut n as *mut u64 as *mut c_void,
-                    &mut sink as *mut u64 as *mut c_void,
-                ];
-                // SAFETY: sm_load(const uint4*, u64, u32*).
+                let sink: u64 = b.sink.ptr;
+                // SAFETY: sm_load(const uint4* src, u64 nvec, u32* sink)
+                // loads `nvec` 16-byte vectors from `ptr` (`s.bytes` of host
+                // memory mapped into this GPU, its own memory, or a peer's
+                // with peer access checked in alloc) and may store one u32
+                // at `sink` (16 B of its own memory).
                 unsafe {
                     g.launch(
                         g.func("sm_load")?,
                         s.kernel.blocks,
                         s.kernel.threads,
                         stream,
-                        &mut p,
+                        (&ptr, &nvec, &sink),
                     )
                 }
             } else {
-                let mut pattern = base;
-                let mut p = [
-                    &mut ptr as *mut u64 as *mut c_void,
-                    &mut n as *mut u64 as *mut c_void,
-                    &mut pattern as *mut u32 as *mut c_void,
-                ];
-                // SAFETY: sm_store(uint4*, u64, u32).
+                let pattern: u32 = base;
+                // SAFETY: sm_store(uint4* dst, u64 nvec, u32 pattern) stores
+                // `nvec` 16-byte vectors at `ptr` (as for sm_load).
                 unsafe {
                     g.launch(
                         g.func("sm_store")?,
                         s.kernel.blocks,
                         s.kernel.threads,
                         stream,
-                        &mut p,
+                        (&ptr, &nvec, &pattern),
                     )
                 }
             }
@@ -273,7 +264,7 @@ fn enqueue(
                     }
                     (Target::Host, _, _) => (at(s.from, HF_A), at(s.from, HF_B), 0, 0),
                 };
-            let iters = s.iterations;
+            let iters: u32 = s.iterations;
             // ping(remote, local, base, iters, timeout, status): the initiator
             // stores into the responder's flag and polls its own.
             let launch_ping = |gpu: &Gpu,
@@ -281,20 +272,23 @@ fn enqueue(
                                local: u64,
                                status: u64,
                                name: &str,
-                               st: driver::CUstream|
+                               st: StreamRef<'_>|
              -> Result<(), HwError> {
-                let (mut r, mut l, mut bs, mut it, mut to_ns, mut stt) =
-                    (remote, local, base, iters, timeout, status);
-                let mut p = [
-                    &mut r as *mut u64 as *mut c_void,
-                    &mut l as *mut u64 as *mut c_void,
-                    &mut bs as *mut u32 as *mut c_void,
-                    &mut it as *mut u32 as *mut c_void,
-                    &mut to_ns as *mut u64 as *mut c_void,
-                    &mut stt as *mut u64 as *mut c_void,
-                ];
-                // SAFETY: ping/pong(u32*, const u32*, u32, u32, u64, u32*).
-                unsafe { gpu.launch(gpu.func(name)?, 1, 32, st, &mut p) }
+                // SAFETY: ping/pong(u32* remote, const u32* local, u32 base,
+                // u32 iters, u64 timeout_ns, u32* status) touch one u32 at
+                // each address: the flags (16 B of device memory of either
+                // GPU, with peer access both ways checked in alloc, or words
+                // of `hf`, host memory mapped into both) and a status word of
+                // `hf`, as `gpu` addresses them.
+                unsafe {
+                    gpu.launch(
+                        gpu.func(name)?,
+                        1,
+                        32,
+                        st,
+                        (&remote, &local, &base, &iters, &timeout, &status),
+                    )
+                }
             };
             if let Target::Gpu(j) = to {
                 let resp = &rig.gpus[j];
@@ -308,7 +302,7 @@ fn enqueue(
                     b_flag_for_resp,
                     at(j, HF_STATUS_PONG),
                     if s.fenced { "pong_fenced" } else { "pong" },
-                    st.s,
+                    st.handle(),
                 );
                 g.bind()?;
                 r?;
@@ -482,22 +476,20 @@ fn one_stream(
             };
             let ev = Event::many(g, r + 1)?;
             let hold = g.func("hold")?;
-            let (mut flag, mut limit) = (release.dev[s.from], 1_000_000_000u64);
-            let mut p = [
-                &mut flag as *mut u64 as *mut c_void,
-                &mut limit as *mut u64 as *mut c_void,
-            ];
-            // SAFETY: hold(const u32*, u64).
-            unsafe { g.launch(hold, 1, 32, stream.s, &mut p)? };
+            let (flag, limit): (u64, u64) = (release.dev[s.from], 1_000_000_000);
+            // SAFETY: hold(const u32* flag, u64 timeout_ns) reads one u32 at
+            // `flag`: the first word of `release`, host memory mapped into
+            // this GPU, which run_concurrent keeps until every stream is done.
+            unsafe { g.launch(hold, 1, 32, stream.handle(), (&flag, &limit))? };
             for _ in 0..warmup {
                 let bs = next(&mut base);
-                enqueue(rig, s, b, stream.s, aux.as_ref(), bs)?;
+                enqueue(rig, s, b, stream.handle(), aux.as_ref(), bs)?;
             }
-            ev[0].record(stream.s)?;
+            ev[0].record(stream.handle())?;
             for i in 0..r {
                 let bs = next(&mut base);
-                enqueue(rig, s, b, stream.s, aux.as_ref(), bs)?;
-                ev[i + 1].record(stream.s)?;
+                enqueue(rig, s, b, stream.handle(), aux.as_ref(), bs)?;
+                ev[i + 1].record(stream.handle())?;
             }
             gate.wait()?;
             if first {
@@ -519,14 +511,14 @@ fn one_stream(
             for _ in 0..sync_reps {
                 let bs = next(&mut base);
                 let t0 = Instant::now();
-                enqueue(rig, s, b, stream.s, aux.as_ref(), bs)?;
-                if !driver::sync_stream(stream.s, t.watchdog)? {
+                enqueue(rig, s, b, stream.handle(), aux.as_ref(), bs)?;
+                if !driver::sync_stream(stream.handle(), t.watchdog)? {
                     return Err(hang(t, s, "host-synchronised transfer"));
                 }
                 sync.push(t0.elapsed().as_nanos() as f64 / per);
             }
             if let Some(a) = &aux
-                && !driver::sync_stream(a.s, t.watchdog)?
+                && !driver::sync_stream(a.handle(), t.watchdog)?
             {
                 return Err(hang(t, s, "ping-pong responder"));
             }
