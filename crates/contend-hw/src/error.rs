@@ -11,6 +11,14 @@ pub enum HwError {
         "no CUDA driver found (libcuda.so could not be loaded): contend hw needs an NVIDIA GPU machine"
     )]
     NoDriver,
+    /// A library loaded as libcuda lacks a function the backend calls.
+    #[error(
+        "the CUDA driver library {library} has no `{symbol}`: it is not a working NVIDIA driver (or is older than contend hw needs)"
+    )]
+    DriverSymbol {
+        library: String,
+        symbol: &'static str,
+    },
     /// The driver loaded but reports no usable GPU.
     #[error("no NVIDIA GPU found ({0}): contend hw needs an NVIDIA GPU machine")]
     NoDevice(String),
