@@ -159,7 +159,7 @@ kernel_struct! {
         pub input: u64,
         /// this rank's output (device memory)
         pub output: u64,
-        /// u32[2] in this GPU's memory: calls so far, blocks done in this call
+        /// two u32 in this GPU's memory: calls so far, blocks done in this call
         pub counter: u64,
         /// u32 in this GPU's memory: nonzero once a wait timed out
         pub abort_word: u64,

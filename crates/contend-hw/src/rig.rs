@@ -1,8 +1,9 @@
 //! The machine as the backend drives it: every visible GPU opened in one
 //! process, peer access enabled where the driver allows it, the kernels
-//! compiled once per architecture and loaded into every GPU, and a thread per GPU for anything that must run on all of them at
-//! once (kernels that wait on each other's flags must be launched and waited
-//! on concurrently).
+//! compiled once per architecture and loaded into every GPU, the time limits
+//! read once, and a thread per GPU for anything that must run on all of them
+//! at once (kernels that wait on each other's flags must be launched and
+//! waited on concurrently).
 
 use crate::driver::{self, Gpu, P2p};
 use crate::error::HwError;
