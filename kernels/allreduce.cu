@@ -28,22 +28,10 @@
 // host memory (1 + phase * 16 + peer) and an abort word in device memory;
 // later kernels of that rank see the abort word and return at once.
 
-struct ArArgs {
-    u64 buf[MAX_RANKS];    // each rank's exchange buffer, as this GPU addresses it
-    u64 flags[MAX_RANKS];  // each rank's flag area, as this GPU addresses it
-    u64 in;                // this rank's input (device memory)
-    u64 out;               // this rank's output (device memory)
-    u64 counter;           // u32[2] in this GPU's memory: calls so far, blocks done in this call
-    u64 abort_word;        // u32 in this GPU's memory: nonzero once a wait timed out
-    u64 status;            // u32 in mapped host memory: why this rank gave up (0: fine)
-    u64 nvec;              // 16-byte vectors in the message
-    u64 region;            // bytes of one slot (nvec * 16)
-    u64 timeout_ns;        // longest wait on one flag
-    u32 rank;
-    u32 nranks;
-    u32 group;             // hierarchical: ranks per group (consecutive ranks)
-    u32 pad;
-};
+// The argument block, struct ArArgs (exchange buffers and flag areas of every
+// rank, input, output, counter, abort and status words, sizes, timeout, rank,
+// nranks, group), is declared by the generated prelude from
+// contend_hw::abi::ArArgs.
 
 __device__ __forceinline__ u64 flag_index(u32 parity, u32 phase, u32 block, u32 src) {
     return (((u64)parity * NPHASE + phase) * MAX_BLOCKS + block) * MAX_RANKS + src;
@@ -147,8 +135,8 @@ template <typename V>
 __device__ void one_shot_pull(const ArArgs& a) {
     Call c;
     if (!prologue(a, c)) return;
-    const uint4* in = (const uint4*)a.in;
-    uint4* out = (uint4*)a.out;
+    const uint4* in = (const uint4*)a.input;
+    uint4* out = (uint4*)a.output;
     uint4* mine = slot(a, a.rank, c.parity, 0);
     GRID_LOOP(i, 0, a.nvec) st_v4(mine + i, in[i]);
     if (!barrier(a, c, 0, all_but_me(a))) return;
@@ -164,8 +152,8 @@ template <typename V>
 __device__ void one_shot_push(const ArArgs& a) {
     Call c;
     if (!prologue(a, c)) return;
-    const uint4* in = (const uint4*)a.in;
-    uint4* out = (uint4*)a.out;
+    const uint4* in = (const uint4*)a.input;
+    uint4* out = (uint4*)a.output;
     GRID_LOOP(i, 0, a.nvec) {
         uint4 v = in[i];
 #pragma unroll
@@ -186,8 +174,8 @@ template <typename V>
 __device__ void two_shot_pull(const ArArgs& a) {
     Call c;
     if (!prologue(a, c)) return;
-    const uint4* in = (const uint4*)a.in;
-    uint4* out = (uint4*)a.out;
+    const uint4* in = (const uint4*)a.input;
+    uint4* out = (uint4*)a.output;
     uint4* mine = slot(a, a.rank, c.parity, 0);
     for (u32 k = 0; k < a.nranks; ++k) {
         if (k == a.rank) continue;
@@ -216,8 +204,8 @@ template <typename V>
 __device__ void two_shot_push(const ArArgs& a) {
     Call c;
     if (!prologue(a, c)) return;
-    const uint4* in = (const uint4*)a.in;
-    uint4* out = (uint4*)a.out;
+    const uint4* in = (const uint4*)a.input;
+    uint4* out = (uint4*)a.output;
     for (u32 k = 0; k < a.nranks; ++k) {
         if (k == a.rank) continue;
         uint4* dst = slot(a, k, c.parity, a.rank);
@@ -250,8 +238,8 @@ template <typename V>
 __device__ void hierarchical(const ArArgs& a) {
     Call c;
     if (!prologue(a, c)) return;
-    const uint4* in = (const uint4*)a.in;
-    uint4* out = (uint4*)a.out;
+    const uint4* in = (const uint4*)a.input;
+    uint4* out = (uint4*)a.output;
     const u32 g = a.group;
     const u32 my_group = a.rank / g;
     const u32 pos = a.rank % g;

@@ -2,6 +2,12 @@
 // file before NVRTC compiles it (no #include: the kernels need no CUDA
 // headers, so NVRTC alone compiles them, on a machine with or without a GPU).
 //
+// Before this file comes the text contend-hw generates from
+// crates/contend-hw/src/abi.rs, the one definition of what the kernels share
+// with the Rust side: the u32/u64 typedefs, the limits MAX_RANKS, MAX_BLOCKS
+// and NPHASE, and struct ArArgs, each checked by static_assert against the
+// Rust layout. Do not define them here or in a kernel file.
+//
 // Memory-ordering rules used everywhere (PCIe P2P has no atomics, so none
 // are used across devices):
 //   * data that another GPU (or the host) wrote is read with ld.volatile
@@ -10,13 +16,6 @@
 //     stores a flag; flags are plain volatile stores and volatile polls;
 //   * every wait is bounded by a timeout on %globaltimer, so a lost flag
 //     ends the kernel with a status word set instead of hanging the GPU.
-
-typedef unsigned int u32;
-typedef unsigned long long u64;
-
-#define MAX_RANKS 8
-#define MAX_BLOCKS 1024
-#define NPHASE 4
 
 __device__ __forceinline__ u64 now_ns() {
     u64 t;

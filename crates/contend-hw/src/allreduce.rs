@@ -4,42 +4,17 @@
 //! the verify step eager and as a CUDA graph), all under a watchdog.
 
 #![allow(unsafe_code)]
-// Streams are opaque driver handles passed by value (see driver.rs).
-#![allow(clippy::not_unsafe_ptr_arg_deref)]
 
-use crate::driver::{self, DevMem, Event, Gpu, Graph, HostMem};
+use crate::driver::{self, DevMem, Event, Func, Gpu, Graph, HostMem, StreamRef};
 use crate::error::HwError;
-use crate::rig::{Rig, kernel_timeout_ns, watchdog};
+use crate::rig::{Rig, Timeouts};
 use crate::verify;
 use contend_workload::{Algorithm, Dtype, KernelConfig, LaunchMode, Placement};
-use std::ffi::c_void;
 use std::time::Instant;
 
-/// Limits shared with kernels/allreduce.cu.
-pub const MAX_RANKS: usize = 8;
-pub const MAX_BLOCKS: u32 = 1024;
-const NPHASE: usize = 4;
-const FLAG_BYTES: usize = 2 * NPHASE * MAX_BLOCKS as usize * MAX_RANKS * 4;
-
-/// Kernel argument block; must match `struct ArArgs` in kernels/allreduce.cu.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-struct ArArgs {
-    buf: [u64; MAX_RANKS],
-    flags: [u64; MAX_RANKS],
-    input: u64,
-    output: u64,
-    counter: u64,
-    abort_word: u64,
-    status: u64,
-    nvec: u64,
-    region: u64,
-    timeout_ns: u64,
-    rank: u32,
-    nranks: u32,
-    group: u32,
-    pad: u32,
-}
+use crate::abi::{ArArgs, FLAG_BYTES};
+/// Limits shared with kernels/allreduce.cu (defined in [`crate::abi`]).
+pub use crate::abi::{MAX_BLOCKS, MAX_RANKS};
 
 /// Memory of each rank, in device memory or in mapped host memory.
 #[derive(Debug)]
@@ -160,7 +135,7 @@ impl<'r> Team<'r> {
         a.status = self.status.dev[gpu] + 4 * rank as u64;
         a.nvec = (bytes / 16) as u64;
         a.region = self.cap as u64;
-        a.timeout_ns = kernel_timeout_ns();
+        a.timeout_ns = self.rig.timeouts.kernel_ns();
         a.rank = rank as u32;
         a.nranks = self.ids.len() as u32;
         a.group = self.group;
@@ -176,7 +151,7 @@ impl<'r> Team<'r> {
                     let (phase, peer) = ((s - 1) / 16, (s - 1) % 16);
                     format!(
                         "rank {r} waited longer than {} ms for rank {peer}'s flag of phase {phase}",
-                        kernel_timeout_ns() / 1_000_000
+                        self.rig.timeouts.kernel_ms()
                     )
                 })
             })
@@ -193,13 +168,14 @@ pub trait Collective: Sync {
     fn gpu_ids(&self) -> &[usize];
     fn input(&self, rank: usize) -> &DevMem;
     fn output(&self, rank: usize) -> &DevMem;
-    /// Enqueues one allreduce of `bytes` on rank `rank`'s `stream`.
+    /// Enqueues one allreduce of `bytes` on rank `rank`'s `stream` (a
+    /// stream of `gpu`, the rank's GPU).
     fn launch(
         &self,
         rank: usize,
         gpu: &Gpu,
         bytes: usize,
-        stream: driver::CUstream,
+        stream: StreamRef<'_>,
     ) -> Result<(), HwError>;
     /// Ranks that gave up waiting inside a kernel, as a sentence.
     fn gave_up(&self) -> Option<String> {
@@ -217,12 +193,8 @@ pub struct Custom<'t, 'r> {
     pub dtype: Dtype,
     pub kernel: KernelConfig,
     /// The kernel of each rank's GPU.
-    funcs: Vec<driver::CUfunction>,
+    funcs: Vec<Func<'r>>,
 }
-
-// SAFETY: function handles are plain driver handles, usable from any thread.
-unsafe impl Send for Custom<'_, '_> {}
-unsafe impl Sync for Custom<'_, '_> {}
 
 impl<'t, 'r> Custom<'t, 'r> {
     /// The kernel for `algorithm` and `dtype`, checked against `kernel`'s shape.
@@ -247,9 +219,10 @@ impl<'t, 'r> Custom<'t, 'r> {
             )));
         }
         let name = format!("{}_{suffix}", algorithm.name().replace('-', "_"));
+        let rig: &'r Rig = team.rig;
         let mut funcs = vec![];
         for &i in &team.ids {
-            let g = &team.rig.gpus[i];
+            let g = &rig.gpus[i];
             let f = g.func(&name)?;
             let max = g.max_threads(f)?;
             if kernel.threads > max {
@@ -302,7 +275,7 @@ impl Collective for Custom<'_, '_> {
         rank: usize,
         gpu: &Gpu,
         bytes: usize,
-        stream: driver::CUstream,
+        stream: StreamRef<'_>,
     ) -> Result<(), HwError> {
         if !bytes.is_multiple_of(16) || bytes > self.team.cap {
             return Err(HwError::Unsupported(format!(
@@ -310,16 +283,23 @@ impl Collective for Custom<'_, '_> {
                 self.team.cap
             )));
         }
-        let mut a = self.team.args(rank, bytes);
-        let mut params = [&mut a as *mut ArArgs as *mut c_void];
-        // SAFETY: one parameter, a by-value ArArgs, as the kernel declares.
+        let a: ArArgs = self.team.args(rank, bytes);
+        // SAFETY: the allreduce kernels take one `ArArgs` by value. Its
+        // addresses are the team's own allocations as this rank's GPU sees
+        // them (peer access checked in Team::new, host memory mapped into
+        // every GPU), sized for `cap` >= `bytes` (checked above): input and
+        // output `cap` bytes, exchange buffers 2 * (nranks + 1) slots of
+        // `cap`, flag areas FLAG_BYTES for `grid` <= MAX_BLOCKS blocks and
+        // nranks <= MAX_RANKS (Team::new), counter 8 and abort word 4 bytes,
+        // status one u32 per rank. The team outlives the kernels: every
+        // caller waits for them before it returns.
         unsafe {
             gpu.launch(
                 self.funcs[rank],
                 self.grid(bytes),
                 self.kernel.threads,
                 stream,
-                &mut params,
+                (&a,),
             )
         }
     }
@@ -349,26 +329,37 @@ pub struct Timing {
     pub batch_ops: usize,
 }
 
-fn hang(c: &dyn Collective, what: &str, bytes: usize, detail: Option<String>) -> HwError {
+fn hang(
+    t: &Timeouts,
+    c: &dyn Collective,
+    what: &str,
+    bytes: usize,
+    detail: Option<String>,
+) -> HwError {
     driver::poison();
     HwError::Hang {
         what: what.into(),
         algorithm: c.algorithm().to_string(),
         size: bytes as u64,
         ranks: format!("{:?}", c.gpu_ids()),
-        limit_ms: watchdog().as_millis() as u64,
+        limit_ms: t.watchdog_ms(),
         detail: detail.map(|d| format!(": {d}")).unwrap_or_default(),
     }
 }
 
-fn kernel_gave_up(c: &dyn Collective, what: &str, bytes: usize) -> Result<(), HwError> {
+fn kernel_gave_up(
+    t: &Timeouts,
+    c: &dyn Collective,
+    what: &str,
+    bytes: usize,
+) -> Result<(), HwError> {
     match c.gave_up() {
         Some(d) => Err(HwError::Hang {
             what: what.into(),
             algorithm: c.algorithm().to_string(),
             size: bytes as u64,
             ranks: format!("{:?}", c.gpu_ids()),
-            limit_ms: kernel_timeout_ns() / 1_000_000,
+            limit_ms: t.kernel_ms(),
             detail: format!(": {d}"),
         }),
         None => Ok(()),
@@ -383,10 +374,16 @@ fn slowest(per_rank: &[Vec<f64>]) -> Vec<f64> {
 }
 
 /// Fresh inputs on every rank, outputs poisoned.
-fn stage_inputs(c: &dyn Collective, rank: usize, gpu: &Gpu, input: &[u8]) -> Result<(), HwError> {
+fn stage_inputs(
+    t: &Timeouts,
+    c: &dyn Collective,
+    rank: usize,
+    gpu: &Gpu,
+    input: &[u8],
+) -> Result<(), HwError> {
     c.input(rank).upload(input)?;
-    c.output(rank).fill(0xff, gpu.stream)?;
-    if !gpu.sync(watchdog())? {
+    c.output(rank).fill(0xff, gpu.stream())?;
+    if !gpu.sync(t.watchdog)? {
         return Err(HwError::Unsupported("GPU did not finish a memset".into()));
     }
     Ok(())
@@ -435,18 +432,19 @@ pub fn verify_once(
     bytes: usize,
     seed: u64,
 ) -> Result<(), HwError> {
+    let t = &rig.timeouts;
     let ids = c.gpu_ids().to_vec();
     let inputs = draw_all(dtype, bytes, ids.len(), seed);
     let outs = rig.par(&ids, |r, g, gate| {
-        stage_inputs(c, r, g, &inputs[r])?;
+        stage_inputs(t, c, r, g, &inputs[r])?;
         gate.wait()?;
-        c.launch(r, g, bytes, g.stream)?;
-        if !g.sync(watchdog())? {
-            return Err(hang(c, "verification run", bytes, None));
+        c.launch(r, g, bytes, g.stream())?;
+        if !g.sync(t.watchdog)? {
+            return Err(hang(t, c, "verification run", bytes, None));
         }
         c.output(r).download(bytes)
     })?;
-    kernel_gave_up(c, "verification run", bytes)?;
+    kernel_gave_up(t, c, "verification run", bytes)?;
     check_all(c, dtype, placement, bytes, &inputs, &outs)
 }
 
@@ -472,41 +470,41 @@ pub fn time(
     repeats: u32,
     sync_reps: u32,
 ) -> Result<Timing, HwError> {
+    let t = &rig.timeouts;
     let ids = c.gpu_ids().to_vec();
     let r = repeats.max(1) as usize;
     let release = HostMem::alloc(&rig.gpus, 64)?;
     let per_rank = rig.par(&ids, |rank, g, gate| {
         let ev = Event::many(g, r + 1)?;
         let hold = g.func("hold")?;
-        let (mut flag, mut limit) = (release.dev[ids[rank]], 1_000_000_000u64);
-        let mut p = [
-            &mut flag as *mut u64 as *mut c_void,
-            &mut limit as *mut u64 as *mut c_void,
-        ];
-        // SAFETY: hold(const u32*, u64).
-        unsafe { g.launch(hold, 1, 32, g.stream, &mut p)? };
+        let (flag, limit): (u64, u64) = (release.dev[ids[rank]], 1_000_000_000);
+        // SAFETY: hold(const u32* flag, u64 timeout_ns) reads one u32 at
+        // `flag`: the first word of `release`, host memory mapped into this
+        // GPU, which outlives the stream's work (the function waits for it
+        // or lets the hold go before returning).
+        unsafe { g.launch(hold, 1, 32, g.stream(), (&flag, &limit))? };
         for _ in 0..warmup {
-            c.launch(rank, g, bytes, g.stream)?;
+            c.launch(rank, g, bytes, g.stream())?;
         }
         // Batch 1: r launches back to back, an event only at each end.
         let batch = Event::many(g, 2)?;
-        batch[0].record(g.stream)?;
+        batch[0].record(g.stream())?;
         for _ in 0..r {
-            c.launch(rank, g, bytes, g.stream)?;
+            c.launch(rank, g, bytes, g.stream())?;
         }
-        batch[1].record(g.stream)?;
+        batch[1].record(g.stream())?;
         // Batch 2: r launches, each between two events (the distribution).
-        ev[0].record(g.stream)?;
+        ev[0].record(g.stream())?;
         for i in 0..r {
-            c.launch(rank, g, bytes, g.stream)?;
-            ev[i + 1].record(g.stream)?;
+            c.launch(rank, g, bytes, g.stream())?;
+            ev[i + 1].record(g.stream())?;
         }
         gate.wait()?;
         if rank == 0 {
             release.write_u32(0, 1);
         }
-        if !ev[r].wait(watchdog())? {
-            return Err(hang(c, "timed allreduces", bytes, None));
+        if !ev[r].wait(t.watchdog)? {
+            return Err(hang(t, c, "timed allreduces", bytes, None));
         }
         let d = (0..r)
             .map(|i| ev[i].ns_until(&ev[i + 1]))
@@ -516,9 +514,9 @@ pub fn time(
         for _ in 0..sync_reps {
             gate.wait()?;
             let t0 = Instant::now();
-            c.launch(rank, g, bytes, g.stream)?;
-            if !g.sync(watchdog())? {
-                return Err(hang(c, "host-synchronised allreduce", bytes, None));
+            c.launch(rank, g, bytes, g.stream())?;
+            if !g.sync(t.watchdog)? {
+                return Err(hang(t, c, "host-synchronised allreduce", bytes, None));
             }
             sync.push(t0.elapsed().as_nanos() as f64);
         }
@@ -529,7 +527,7 @@ pub fn time(
         release.write_u32(0, 1);
     }
     let per_rank = per_rank?;
-    kernel_gave_up(c, "timed allreduces", bytes)?;
+    kernel_gave_up(t, c, "timed allreduces", bytes)?;
     let d: Vec<Vec<f64>> = per_rank.iter().map(|x| x.0.clone()).collect();
     let s: Vec<Vec<f64>> = per_rank.iter().map(|x| x.2.clone()).collect();
     Ok(Timing {
@@ -558,6 +556,7 @@ pub fn verify_step(
     repeats: u32,
     seed: u64,
 ) -> Result<Timing, HwError> {
+    let t = &rig.timeouts;
     let ids = c.gpu_ids().to_vec();
     let inputs = draw_all(dtype, bytes, ids.len(), seed);
     let r = repeats.max(1) as usize;
@@ -569,30 +568,29 @@ pub fn verify_step(
         let spin = g.func("spin")?;
         let step = || -> Result<(), HwError> {
             for d in delays {
-                let mut ns = d.get(rank).copied().unwrap_or(0);
+                let ns: u64 = d.get(rank).copied().unwrap_or(0);
                 if ns > 0 {
-                    let mut p = [&mut ns as *mut u64 as *mut c_void];
-                    // SAFETY: spin(u64).
-                    unsafe { g.launch(spin, 1, 32, g.stream, &mut p)? };
+                    // SAFETY: spin(u64 ns) takes no address.
+                    unsafe { g.launch(spin, 1, 32, g.stream(), (&ns,))? };
                 }
-                c.launch(rank, g, bytes, g.stream)?;
+                c.launch(rank, g, bytes, g.stream())?;
             }
             Ok(())
         };
         let graph = match mode {
-            LaunchMode::Graph => Some(Graph::capture(g, g.stream, step)?),
+            LaunchMode::Graph => Some(Graph::capture(g, g.stream(), step)?),
             LaunchMode::Eager => None,
         };
         let run = || match &graph {
-            Some(gr) => gr.launch(g.stream),
+            Some(gr) => gr.launch(g.stream()),
             None => step(),
         };
         // Checked step.
-        stage_inputs(c, rank, g, &inputs[rank])?;
+        stage_inputs(t, c, rank, g, &inputs[rank])?;
         gate.wait()?;
         run()?;
-        if !g.sync(watchdog())? {
-            return Err(hang(c, what, bytes, None));
+        if !g.sync(t.watchdog)? {
+            return Err(hang(t, c, what, bytes, None));
         }
         let out = c.output(rank).download(bytes)?;
         gate.wait()?;
@@ -601,12 +599,12 @@ pub fn verify_step(
         }
         let ev = Event::many(g, 2 * r)?;
         for i in 0..r {
-            ev[2 * i].record(g.stream)?;
+            ev[2 * i].record(g.stream())?;
             run()?;
-            ev[2 * i + 1].record(g.stream)?;
+            ev[2 * i + 1].record(g.stream())?;
         }
-        if !ev[2 * r - 1].wait(watchdog())? {
-            return Err(hang(c, what, bytes, None));
+        if !ev[2 * r - 1].wait(t.watchdog)? {
+            return Err(hang(t, c, what, bytes, None));
         }
         let d = (0..r)
             .map(|i| ev[2 * i].ns_until(&ev[2 * i + 1]))
@@ -614,7 +612,7 @@ pub fn verify_step(
         let total = ev[0].ns_until(&ev[2 * r - 1])?;
         Ok((out, d, total))
     })?;
-    kernel_gave_up(c, what, bytes)?;
+    kernel_gave_up(t, c, what, bytes)?;
     let outs: Vec<Vec<u8>> = per_rank.iter().map(|x| x.0.clone()).collect();
     check_all(c, dtype, placement, bytes, &inputs, &outs)?;
     let d: Vec<Vec<f64>> = per_rank.iter().map(|x| x.1.clone()).collect();

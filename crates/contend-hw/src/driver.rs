@@ -5,21 +5,27 @@
 //! Everything that can block checks a deadline, and nothing here panics on
 //! a machine without a driver: [`init`] looks for libcuda before the first
 //! call.
+//!
+//! Handles are typed and borrowed from what owns them ([`StreamRef`] from a
+//! [`Gpu`] or a [`Stream`], [`Func`] from a [`Gpu`]), so the safe functions
+//! here cannot be handed a dangling stream or kernel. What the types cannot
+//! check is `unsafe` with its contract stated: launching a kernel
+//! ([`Gpu::launch`]: arguments that match its signature, device addresses it
+//! may use) and copies between raw addresses ([`copy_htod_async`],
+//! [`copy_dtoh_async`]).
 
 #![allow(unsafe_code)]
-// Streams are opaque driver handles passed by value (`CUstream` is a raw
-// pointer type, which this lint mistakes for memory the function reads).
-#![allow(clippy::not_unsafe_ptr_arg_deref)]
 
 use crate::error::HwError;
 use crate::kernels;
 use cudarc::driver::sys;
 use std::collections::HashMap;
 use std::ffi::c_void;
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-pub use sys::{CUdeviceptr, CUfunction, CUstream};
+pub use sys::CUdeviceptr;
 
 /// Set after a hang: GPUs may still run a kernel, so destructors leak rather
 /// than call into the driver (which could block) and the process exits.
@@ -54,14 +60,102 @@ pub fn driver_present() -> bool {
     unsafe { sys::is_culib_present() }
 }
 
+/// Every libcuda symbol the backend calls. cudarc looks each one up on its
+/// first call and panics if the library lacks it, so [`init`] checks them
+/// all first (a unit test keeps this list complete).
+pub const REQUIRED_SYMBOLS: &[&str] = &[
+    "cuInit",
+    "cuDeviceGetCount",
+    "cuDriverGetVersion",
+    "cuDeviceGet",
+    "cuDeviceGetName",
+    "cuDeviceGetPCIBusId",
+    "cuDeviceGetAttribute",
+    "cuDevicePrimaryCtxRetain",
+    "cuDevicePrimaryCtxRelease_v2",
+    "cuDeviceCanAccessPeer",
+    "cuDeviceGetP2PAttribute",
+    "cuCtxSetCurrent",
+    "cuCtxSynchronize",
+    "cuCtxEnablePeerAccess",
+    "cuStreamCreate",
+    "cuStreamQuery",
+    "cuStreamDestroy_v2",
+    "cuStreamBeginCapture_v2",
+    "cuStreamEndCapture",
+    "cuModuleLoadData",
+    "cuModuleGetFunction",
+    "cuModuleUnload",
+    "cuFuncGetAttribute",
+    "cuLaunchKernel",
+    "cuMemAlloc_v2",
+    "cuMemFree_v2",
+    "cuMemsetD8Async",
+    "cuMemcpyHtoD_v2",
+    "cuMemcpyDtoH_v2",
+    "cuMemcpyHtoDAsync_v2",
+    "cuMemcpyDtoHAsync_v2",
+    "cuMemcpyPeerAsync",
+    "cuMemHostAlloc",
+    "cuMemHostGetDevicePointer_v2",
+    "cuMemFreeHost",
+    "cuEventCreate",
+    "cuEventRecord",
+    "cuEventQuery",
+    "cuEventElapsedTime_v2",
+    "cuEventDestroy_v2",
+    "cuGraphInstantiateWithFlags",
+    "cuGraphUpload",
+    "cuGraphLaunch",
+    "cuGraphExecDestroy",
+    "cuGraphDestroy",
+];
+
+/// The first of `symbols` that `has` says the library lacks.
+fn first_missing<'a>(symbols: &[&'a str], has: impl Fn(&str) -> bool) -> Option<&'a str> {
+    symbols.iter().copied().find(|s| !has(s))
+}
+
+/// The path of the libcuda this process loaded, as the loader mapped it
+/// (Linux), else its usual name.
+fn loaded_libcuda() -> String {
+    std::fs::read_to_string("/proc/self/maps")
+        .ok()
+        .and_then(|maps| {
+            maps.lines()
+                .filter_map(|l| l.split_whitespace().nth(5))
+                .find(|path| {
+                    std::path::Path::new(path)
+                        .file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with("libcuda.so"))
+                })
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| "libcuda.so".to_string())
+}
+
 /// Loads and initialises the driver; the number of GPUs it sees.
+///
+/// A library that loads but lacks a symbol the backend calls (not a
+/// driver, a stub, or too old) is [`HwError::DriverSymbol`], found before
+/// any call into it, so nothing panics.
 pub fn init() -> Result<usize, HwError> {
     if !driver_present() {
         return Err(HwError::NoDriver);
     }
-    // A libcuda without cuInit would make cudarc panic: catch it.
-    let r =
-        std::panic::catch_unwind(|| unsafe { sys::cuInit(0) }).map_err(|_| HwError::NoDriver)?;
+    // SAFETY: the library is present, so culib() loads it (trying the same
+    // names as driver_present) instead of panicking; looking a symbol up
+    // runs no code of the library.
+    let lib = unsafe { sys::culib() };
+    let has = |name: &str| unsafe { lib.get::<unsafe extern "C" fn()>(name.as_bytes()) }.is_ok();
+    if let Some(symbol) = first_missing(REQUIRED_SYMBOLS, has) {
+        return Err(HwError::DriverSymbol {
+            library: loaded_libcuda(),
+            symbol,
+        });
+    }
+    let r = unsafe { sys::cuInit(0) };
     match r {
         sys::CUresult::CUDA_SUCCESS => {}
         sys::CUresult::CUDA_ERROR_NO_DEVICE => {
@@ -87,7 +181,9 @@ pub fn driver_cuda_version() -> Result<String, HwError> {
     Ok(format!("{}.{}", v / 1000, (v % 1000) / 10))
 }
 
-/// One GPU: its primary context, a stream, and the kernels loaded in it.
+/// One GPU: its primary context, a stream, and the kernels loaded in it (the
+/// modules of [`kernels::SOURCES`] and their functions by name, loaded once
+/// per GPU from the PTX the rig compiled for its architecture).
 #[derive(Debug)]
 pub struct Gpu {
     pub ordinal: usize,
@@ -98,11 +194,12 @@ pub struct Gpu {
     pub pci_bus_id: String,
     pub cc: (i32, i32),
     pub sms: u32,
-    /// The stream every operation of this GPU runs on unless told otherwise.
-    pub stream: sys::CUstream,
-    modules: Vec<sys::CUmodule>,
-    funcs: HashMap<&'static str, usize>,
-    func_ptrs: Vec<sys::CUfunction>,
+    /// The stream every operation of this GPU runs on unless told otherwise
+    /// ([`Gpu::stream`]).
+    stream: sys::CUstream,
+    /// (kernel file, module loaded in this GPU's context).
+    modules: Vec<(&'static str, sys::CUmodule)>,
+    funcs: HashMap<&'static str, sys::CUfunction>,
 }
 
 // SAFETY: driver handles may be used from any thread once the context is
@@ -175,13 +272,12 @@ impl Gpu {
             stream,
             modules: vec![],
             funcs: HashMap::new(),
-            func_ptrs: vec![],
         })
     }
 
-    /// `sm_90` and so on.
-    pub fn arch(&self) -> String {
-        kernels::arch_name(self.cc.0, self.cc.1)
+    /// The architecture the kernels are compiled for (`sm_90`, ...).
+    pub fn arch(&self) -> Result<kernels::Arch, HwError> {
+        kernels::Arch::from_cc(self.cc.0, self.cc.1)
     }
 
     /// Integer device attribute.
@@ -199,23 +295,31 @@ impl Gpu {
         ck(unsafe { sys::cuCtxSetCurrent(self.ctx) }, "cuCtxSetCurrent")
     }
 
-    /// Loads every kernel file (compiled once per process by NVRTC).
-    pub fn load_kernels(&mut self) -> Result<(), HwError> {
+    /// Loads the module of every kernel file from `ptx` (compiled for this
+    /// GPU's architecture) and looks up its entry points. A file already
+    /// loaded is not loaded again.
+    pub fn load_kernels(&mut self, ptx: &kernels::Ptx) -> Result<(), HwError> {
+        let arch = self.arch()?;
+        if ptx.arch != arch {
+            return Err(HwError::Unsupported(format!(
+                "GPU {} is {arch}, the kernels were compiled for {}",
+                self.ordinal, ptx.arch
+            )));
+        }
         self.bind()?;
-        let ptx = kernels::ptx_for(&self.arch())?;
-        for (file, image) in ptx {
+        for (file, image) in &ptx.files {
+            if self.modules.iter().any(|(f, _)| f == file) {
+                continue;
+            }
             let mut m = std::ptr::null_mut();
+            // SAFETY: `image` is NUL-terminated PTX (kernels::compile), read
+            // by the driver during the call only.
             ck(
                 unsafe { sys::cuModuleLoadData(&mut m, image.as_ptr() as *const c_void) },
                 "cuModuleLoadData",
             )?;
-            self.modules.push(m);
-            let names = kernels::ENTRY_POINTS
-                .iter()
-                .find(|(f, _)| *f == file)
-                .map(|(_, n)| *n)
-                .unwrap_or(&[]);
-            for name in names {
+            self.modules.push((file, m));
+            for name in kernels::entry_points(file) {
                 let cname = std::ffi::CString::new(*name)
                     .map_err(|_| HwError::Unsupported("bad kernel name".into()))?;
                 let mut f = std::ptr::null_mut();
@@ -223,31 +327,42 @@ impl Gpu {
                     unsafe { sys::cuModuleGetFunction(&mut f, m, cname.as_ptr()) },
                     "cuModuleGetFunction",
                 )?;
-                self.funcs.insert(name, self.func_ptrs.len());
-                self.func_ptrs.push(f);
+                self.funcs.insert(name, f);
             }
         }
         Ok(())
     }
 
+    /// The stream every operation of this GPU runs on unless told otherwise.
+    pub fn stream(&self) -> StreamRef<'_> {
+        StreamRef::new(self.stream)
+    }
+
     /// A kernel by name.
-    pub fn func(&self, name: &str) -> Result<sys::CUfunction, HwError> {
+    pub fn func(&self, name: &str) -> Result<Func<'_>, HwError> {
         self.funcs
-            .get(name)
-            .map(|&i| self.func_ptrs[i])
+            .get_key_value(name)
+            .map(|(&name, &raw)| Func {
+                raw,
+                name,
+                gpu: self.ordinal,
+                _gpu: PhantomData,
+            })
             .ok_or_else(|| HwError::Unsupported(format!("kernel `{name}` is not loaded")))
     }
 
     /// Most threads per block kernel `f` can be launched with (registers
     /// and `__launch_bounds__` decide).
-    pub fn max_threads(&self, f: sys::CUfunction) -> Result<u32, HwError> {
+    pub fn max_threads(&self, f: Func<'_>) -> Result<u32, HwError> {
         let mut v = 0;
+        // SAFETY: `f` is a live function handle (it borrows the GPU whose
+        // module holds it); the driver writes one int.
         ck(
             unsafe {
                 sys::cuFuncGetAttribute(
                     &mut v,
                     sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-                    f,
+                    f.raw,
                 )
             },
             "cuFuncGetAttribute",
@@ -255,36 +370,63 @@ impl Gpu {
         Ok(v as u32)
     }
 
-    /// Launches `f` on `stream` with raw parameter pointers.
+    /// Launches `f` on `stream` (`grid` blocks of `block` threads) with
+    /// `args`, a tuple of references to its parameters in order
+    /// (`(&ptr, &n)`, `(&ar_args,)`). The driver copies the parameter values
+    /// during the call; the references keep them alive until then.
     ///
     /// # Safety
-    /// `params` must match the kernel's signature and point at live values.
-    pub unsafe fn launch(
+    /// - `args` has exactly the kernel's parameters, in order, each of the
+    ///   type (size and layout) the kernel declares: a `u64` for a pointer,
+    ///   `u32` for a `u32`, [`crate::abi::ArArgs`] for an `ArArgs`;
+    /// - every device address among them (direct or inside a struct) points
+    ///   at memory that this GPU can address (its own, a peer's with peer
+    ///   access enabled, or mapped host memory), is large enough for every
+    ///   access the kernel makes with the other arguments, and stays
+    ///   allocated until the kernel has finished;
+    /// - no other work touches that memory while the kernel runs in a way
+    ///   the kernel does not expect (the flag protocols of `kernels/`);
+    /// - `stream` belongs to this GPU's context.
+    ///
+    /// The handle `f` is checked to belong to this GPU.
+    pub unsafe fn launch<A: KernelArgs>(
         &self,
-        f: sys::CUfunction,
+        f: Func<'_>,
         grid: u32,
         block: u32,
-        stream: sys::CUstream,
-        params: &mut [*mut c_void],
+        stream: StreamRef<'_>,
+        args: A,
     ) -> Result<(), HwError> {
-        ck(
-            unsafe {
-                sys::cuLaunchKernel(
-                    f,
-                    grid,
-                    1,
-                    1,
-                    block,
-                    1,
-                    1,
-                    0,
-                    stream,
-                    params.as_mut_ptr(),
-                    std::ptr::null_mut(),
-                )
-            },
-            "cuLaunchKernel",
-        )
+        if f.gpu != self.ordinal {
+            return Err(HwError::Unsupported(format!(
+                "kernel `{}` of GPU {} launched on GPU {}",
+                f.name, f.gpu, self.ordinal
+            )));
+        }
+        args.with_params(|params| {
+            // SAFETY: `params` holds one pointer per parameter, each at a
+            // live value of the type the caller vouches for; the driver
+            // reads them during this call only. The rest is the caller's
+            // contract.
+            ck(
+                unsafe {
+                    sys::cuLaunchKernel(
+                        f.raw,
+                        grid,
+                        1,
+                        1,
+                        block,
+                        1,
+                        1,
+                        0,
+                        stream.raw,
+                        params.as_mut_ptr(),
+                        std::ptr::null_mut(),
+                    )
+                },
+                "cuLaunchKernel",
+            )
+        })
     }
 
     /// A further stream on this GPU.
@@ -302,8 +444,104 @@ impl Gpu {
 
     /// Waits for this GPU's stream with a deadline.
     pub fn sync(&self, limit: Duration) -> Result<bool, HwError> {
-        sync_stream(self.stream, limit)
+        sync_stream(self.stream(), limit)
     }
+}
+
+/// A stream, borrowed from the [`Gpu`] or [`Stream`] that owns it (so it
+/// cannot outlive it).
+#[derive(Clone, Copy, Debug)]
+pub struct StreamRef<'a> {
+    raw: sys::CUstream,
+    _owner: PhantomData<&'a ()>,
+}
+
+// SAFETY: a stream handle may be used from any thread (the driver
+// serialises work on it); the borrow keeps it alive.
+unsafe impl Send for StreamRef<'_> {}
+unsafe impl Sync for StreamRef<'_> {}
+
+impl StreamRef<'_> {
+    fn new(raw: sys::CUstream) -> Self {
+        StreamRef {
+            raw,
+            _owner: PhantomData,
+        }
+    }
+
+    /// The driver handle, for a library that takes one (NCCL).
+    pub fn raw(self) -> sys::CUstream {
+        self.raw
+    }
+}
+
+/// A kernel of one GPU's loaded modules, borrowed from that [`Gpu`]
+/// ([`Gpu::func`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Func<'a> {
+    raw: sys::CUfunction,
+    name: &'static str,
+    /// Ordinal of the GPU whose module holds it.
+    gpu: usize,
+    _gpu: PhantomData<&'a Gpu>,
+}
+
+// SAFETY: a function handle is immutable once its module is loaded and may
+// be used from any thread; the borrow keeps the module loaded.
+unsafe impl Send for Func<'_> {}
+unsafe impl Sync for Func<'_> {}
+
+impl Func<'_> {
+    /// The kernel's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
+/// A value a kernel takes as one parameter, passed to the driver as its
+/// bytes.
+///
+/// # Safety
+/// The type is plain data (no padding the kernel would read, no drop, no
+/// Rust-side invariants) with the size and layout of the C type the kernels
+/// declare for it.
+pub unsafe trait KernelArg: Copy {}
+
+// SAFETY: the C `u32`/`u64` (checked in the prelude of crate::abi) and
+// pointers passed as 64-bit device addresses.
+unsafe impl KernelArg for u32 {}
+unsafe impl KernelArg for u64 {}
+// SAFETY: its C declaration is generated from it, with its size checked on
+// both sides and no padding (crate::abi).
+unsafe impl KernelArg for crate::abi::ArArgs {}
+
+/// The parameters of one launch: a tuple of references to [`KernelArg`]
+/// values, in the kernel's order.
+pub trait KernelArgs {
+    /// Calls `f` with a pointer to each parameter value (valid during `f`).
+    fn with_params<R>(&self, f: impl FnOnce(&mut [*mut c_void]) -> R) -> R;
+}
+
+macro_rules! kernel_args {
+    ($( ($($t:ident $v:ident),+) )*) => {$(
+        impl<$($t: KernelArg),+> KernelArgs for ($(&$t,)+) {
+            fn with_params<R>(&self, f: impl FnOnce(&mut [*mut c_void]) -> R) -> R {
+                let ($($v,)+) = *self;
+                // The driver takes `void**` but only reads the values.
+                let mut params = [$($v as *const $t as *mut c_void),+];
+                f(&mut params)
+            }
+        }
+    )*};
+}
+
+kernel_args! {
+    (A a)
+    (A a, B b)
+    (A a, B b, C c)
+    (A a, B b, C c, D d)
+    (A a, B b, C c, D d, E e)
+    (A a, B b, C c, D d, E e, F f)
 }
 
 impl Drop for Gpu {
@@ -314,7 +552,7 @@ impl Drop for Gpu {
         unsafe {
             let _ = sys::cuCtxSetCurrent(self.ctx);
             let _ = sys::cuStreamDestroy_v2(self.stream);
-            for m in self.modules.drain(..) {
+            for (_, m) in self.modules.drain(..) {
                 let _ = sys::cuModuleUnload(m);
             }
             let _ = sys::cuDevicePrimaryCtxRelease_v2(self.dev);
@@ -323,10 +561,10 @@ impl Drop for Gpu {
 }
 
 /// Polls `stream` until it is idle or `limit` passes (false: still busy).
-pub fn sync_stream(stream: sys::CUstream, limit: Duration) -> Result<bool, HwError> {
+pub fn sync_stream(stream: StreamRef<'_>, limit: Duration) -> Result<bool, HwError> {
     let deadline = Instant::now() + limit;
     loop {
-        match unsafe { sys::cuStreamQuery(stream) } {
+        match unsafe { sys::cuStreamQuery(stream.raw) } {
             sys::CUresult::CUDA_SUCCESS => return Ok(true),
             sys::CUresult::CUDA_ERROR_NOT_READY => {}
             other => {
@@ -347,10 +585,17 @@ pub fn sync_stream(stream: sys::CUstream, limit: Duration) -> Result<bool, HwErr
 #[derive(Debug)]
 pub struct Stream {
     ctx: sys::CUcontext,
-    pub s: sys::CUstream,
+    s: sys::CUstream,
 }
 unsafe impl Send for Stream {}
 unsafe impl Sync for Stream {}
+
+impl Stream {
+    /// The stream, borrowed.
+    pub fn handle(&self) -> StreamRef<'_> {
+        StreamRef::new(self.s)
+    }
+}
 impl Drop for Stream {
     fn drop(&mut self) {
         if !is_poisoned() {
@@ -386,12 +631,18 @@ impl DevMem {
             ptr,
             bytes,
         };
-        m.fill(0, std::ptr::null_mut())?;
+        // On the context's default (null) stream, then waited for.
+        m.memset(0, std::ptr::null_mut())?;
         ck(unsafe { sys::cuCtxSynchronize() }, "cuCtxSynchronize")?;
         Ok(m)
     }
     /// Sets every byte (asynchronously on `stream`).
-    pub fn fill(&self, byte: u8, stream: sys::CUstream) -> Result<(), HwError> {
+    pub fn fill(&self, byte: u8, stream: StreamRef<'_>) -> Result<(), HwError> {
+        self.memset(byte, stream.raw)
+    }
+    fn memset(&self, byte: u8, stream: sys::CUstream) -> Result<(), HwError> {
+        // SAFETY: the whole allocation (at least 16 bytes, see alloc) on a
+        // live stream of its context, or the null stream.
         ck(
             unsafe { sys::cuMemsetD8Async(self.ptr, byte, self.bytes.max(16), stream) },
             "cuMemsetD8Async",
@@ -527,9 +778,9 @@ impl Event {
     pub fn many(gpu: &Gpu, n: usize) -> Result<Vec<Event>, HwError> {
         (0..n).map(|_| Event::new(gpu)).collect()
     }
-    pub fn record(&self, stream: sys::CUstream) -> Result<(), HwError> {
+    pub fn record(&self, stream: StreamRef<'_>) -> Result<(), HwError> {
         ck(
-            unsafe { sys::cuEventRecord(self.e, stream) },
+            unsafe { sys::cuEventRecord(self.e, stream.raw) },
             "cuEventRecord",
         )
     }
@@ -593,9 +844,10 @@ impl Graph {
     /// so other GPUs' threads can keep working).
     pub fn capture(
         gpu: &Gpu,
-        stream: sys::CUstream,
+        stream: StreamRef<'_>,
         body: impl FnOnce() -> Result<(), HwError>,
     ) -> Result<Graph, HwError> {
+        let stream = stream.raw;
         gpu.bind()?;
         ck(
             unsafe {
@@ -626,9 +878,9 @@ impl Graph {
             exec,
         })
     }
-    pub fn launch(&self, stream: sys::CUstream) -> Result<(), HwError> {
+    pub fn launch(&self, stream: StreamRef<'_>) -> Result<(), HwError> {
         ck(
-            unsafe { sys::cuGraphLaunch(self.exec, stream) },
+            unsafe { sys::cuGraphLaunch(self.exec, stream.raw) },
             "cuGraphLaunch",
         )
     }
@@ -646,47 +898,82 @@ impl Drop for Graph {
     }
 }
 
-/// Asynchronous copies (copy engines).
+/// Copies `bytes` from host memory at `src` to device address `dst`,
+/// asynchronously on `stream` (a copy engine).
 ///
 /// # Safety
-/// `src` must stay valid (pinned host memory) for `bytes` until the copy is done.
+/// - `src` points at `bytes` readable bytes of pinned host memory that stay
+///   allocated and unchanged until the copy is done (the stream has passed
+///   it), not only until this call returns;
+/// - `dst` is a device address of `stream`'s context with `bytes` writable
+///   bytes that stay allocated until then, and nothing else uses them
+///   meanwhile.
 pub unsafe fn copy_htod_async(
     dst: sys::CUdeviceptr,
     src: *const u8,
     bytes: usize,
-    stream: sys::CUstream,
+    stream: StreamRef<'_>,
 ) -> Result<(), HwError> {
     ck(
-        unsafe { sys::cuMemcpyHtoDAsync_v2(dst, src as *const c_void, bytes, stream) },
+        // SAFETY: the caller's contract.
+        unsafe { sys::cuMemcpyHtoDAsync_v2(dst, src as *const c_void, bytes, stream.raw) },
         "cuMemcpyHtoDAsync",
     )
 }
+
+/// Copies `bytes` from device address `src` to host memory at `dst`,
+/// asynchronously on `stream` (a copy engine).
+///
 /// # Safety
-/// `dst` must stay valid (pinned host memory) for `bytes` until the copy is done.
+/// - `dst` points at `bytes` writable bytes of pinned host memory that stay
+///   allocated, and that nothing reads or writes, until the copy is done
+///   (the stream has passed it), not only until this call returns;
+/// - `src` is a device address of `stream`'s context with `bytes` readable
+///   bytes that stay allocated until then.
 pub unsafe fn copy_dtoh_async(
     dst: *mut u8,
     src: sys::CUdeviceptr,
     bytes: usize,
-    stream: sys::CUstream,
+    stream: StreamRef<'_>,
 ) -> Result<(), HwError> {
     ck(
-        unsafe { sys::cuMemcpyDtoHAsync_v2(dst as *mut c_void, src, bytes, stream) },
+        // SAFETY: the caller's contract.
+        unsafe { sys::cuMemcpyDtoHAsync_v2(dst as *mut c_void, src, bytes, stream.raw) },
         "cuMemcpyDtoHAsync",
     )
 }
+
 /// cuMemcpyPeerAsync (the cudaMemcpyPeerAsync path: copy engine over
-/// NVLink/PCIe, not a staged copy).
+/// NVLink/PCIe, not a staged copy) of the first `bytes` of `src` into `dst`.
+/// Both buffers must hold `bytes`; the borrows keep them allocated while
+/// the call enqueues, and the caller waits for `stream` before freeing them
+/// (as with every asynchronous operation here).
 pub fn copy_peer_async(
     dst: &DevMem,
     dst_gpu: &Gpu,
     src: &DevMem,
     src_gpu: &Gpu,
     bytes: usize,
-    stream: sys::CUstream,
+    stream: StreamRef<'_>,
 ) -> Result<(), HwError> {
+    if bytes > dst.bytes || bytes > src.bytes {
+        return Err(HwError::Unsupported(format!(
+            "peer copy of {bytes} B between buffers of {} B and {} B",
+            src.bytes, dst.bytes
+        )));
+    }
+    // SAFETY: both ranges lie inside live allocations (checked above) of
+    // the contexts named.
     ck(
         unsafe {
-            sys::cuMemcpyPeerAsync(dst.ptr, dst_gpu.ctx, src.ptr, src_gpu.ctx, bytes, stream)
+            sys::cuMemcpyPeerAsync(
+                dst.ptr,
+                dst_gpu.ctx,
+                src.ptr,
+                src_gpu.ctx,
+                bytes,
+                stream.raw,
+            )
         },
         "cuMemcpyPeerAsync",
     )
@@ -734,5 +1021,88 @@ pub fn enable_peer(from: &Gpu, to: &Gpu) -> Result<(), HwError> {
             call: "cuCtxEnablePeerAccess",
             code: err_name(other),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every `sys::cu*` function the crate calls is checked by `init`.
+    #[test]
+    fn every_driver_call_is_a_required_symbol() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut used = std::collections::BTreeSet::new();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for (i, _) in text.match_indices("sys::cu") {
+                let name: String = text[i + 5..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                // Calls only: not types (`cudaStream_t` of NCCL) nor the
+                // loader (`culib`).
+                let call = text[i + 5 + name.len()..].starts_with('(');
+                if call && !name.starts_with("cuda") && name != "culib" {
+                    used.insert(name);
+                }
+            }
+        }
+        assert!(used.contains("cuInit") && used.len() > 30, "{used:?}");
+        let required: std::collections::BTreeSet<String> =
+            REQUIRED_SYMBOLS.iter().map(|s| s.to_string()).collect();
+        let missing: Vec<&String> = used.difference(&required).collect();
+        assert!(
+            missing.is_empty(),
+            "add to driver::REQUIRED_SYMBOLS: {missing:?}"
+        );
+        assert_eq!(required.len(), REQUIRED_SYMBOLS.len(), "listed twice");
+    }
+
+    #[test]
+    fn a_library_without_a_symbol_is_one_sentence() {
+        assert_eq!(first_missing(REQUIRED_SYMBOLS, |_| true), None);
+        assert_eq!(first_missing(REQUIRED_SYMBOLS, |_| false), Some("cuInit"));
+        let symbol = first_missing(REQUIRED_SYMBOLS, |s| s != "cuGraphUpload").unwrap();
+        assert_eq!(symbol, "cuGraphUpload");
+        let e = HwError::DriverSymbol {
+            library: "/opt/fake/libcuda.so".into(),
+            symbol: "cuInit",
+        };
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("the CUDA driver library /opt/fake/libcuda.so has no `cuInit`"),
+            "{msg}"
+        );
+        assert!(!msg.contains('\n'));
+        assert!(!e.is_fatal());
+    }
+
+    /// The launch parameters are pointers at the borrowed values, in order.
+    #[test]
+    fn kernel_args_point_at_their_values_in_order() {
+        let (ptr, n, pattern) = (0xdead_beef_0000_u64, 42u64, 7u32);
+        (&ptr, &n, &pattern).with_params(|p| {
+            assert_eq!(p.len(), 3);
+            assert_eq!(p[0] as *const u64, &ptr as *const u64);
+            assert_eq!(p[1] as *const u64, &n as *const u64);
+            assert_eq!(p[2] as *const u32, &pattern as *const u32);
+        });
+        let a = crate::abi::ArArgs {
+            nranks: 2,
+            ..Default::default()
+        };
+        (&a,).with_params(|p| {
+            assert_eq!(p.len(), 1);
+            // SAFETY: p[0] points at `a`, alive for this closure.
+            let back = unsafe { *(p[0] as *const crate::abi::ArArgs) };
+            assert_eq!(back, a);
+        });
+        let six = (&1u64, &2u64, &3u32, &4u32, &5u64, &6u64);
+        six.with_params(|p| assert_eq!(p.len(), 6));
     }
 }

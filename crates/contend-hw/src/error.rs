@@ -11,6 +11,14 @@ pub enum HwError {
         "no CUDA driver found (libcuda.so could not be loaded): contend hw needs an NVIDIA GPU machine"
     )]
     NoDriver,
+    /// A library loaded as libcuda lacks a function the backend calls.
+    #[error(
+        "the CUDA driver library {library} has no `{symbol}`: it is not a working NVIDIA driver (or is older than contend hw needs)"
+    )]
+    DriverSymbol {
+        library: String,
+        symbol: &'static str,
+    },
     /// The driver loaded but reports no usable GPU.
     #[error("no NVIDIA GPU found ({0}): contend hw needs an NVIDIA GPU machine")]
     NoDevice(String),
@@ -24,6 +32,11 @@ pub enum HwError {
         "NCCL could not be loaded (cudarc looks for libnccl.so by name): put a folder holding libnccl.so (a link to libnccl.so.2 will do) on LD_LIBRARY_PATH"
     )]
     NoNccl,
+    /// A GPU whose architecture is not in the table the kernels compile for.
+    #[error(
+        "GPU architecture {0} is not one contend hw compiles for (sm_70 to sm_121): add it to contend_hw::kernels::ARCHES"
+    )]
+    UnknownArch(String),
     /// A kernel source did not compile.
     #[error("kernel file {file} did not compile for {arch}: {log}")]
     Compile {
@@ -67,6 +80,13 @@ pub enum HwError {
     /// Another GPU thread of the same measurement failed first.
     #[error("another GPU thread failed")]
     Aborted,
+    /// An environment variable of the backend has a value it cannot use.
+    #[error("{var}={value:?} cannot be used: {why}")]
+    Env {
+        var: &'static str,
+        value: String,
+        why: &'static str,
+    },
     /// A scenario that the hardware backend cannot take.
     #[error("scenario: {0}")]
     Scenario(String),

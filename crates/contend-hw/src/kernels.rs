@@ -1,13 +1,14 @@
 //! The CUDA sources in `kernels/`, embedded in the binary and compiled at run
-//! time by NVRTC for the GPU's architecture, once per process and
-//! architecture (the PTX is cached; each GPU context then loads it).
+//! time by NVRTC for the GPU's architecture. Nothing is cached here: the rig
+//! ([`crate::Rig::open`]) compiles once per distinct architecture among its
+//! GPUs ([`compile_all`]) and each GPU loads the result into its own context
+//! and keeps the module and its functions ([`crate::driver::Gpu`]).
 
 #![allow(unsafe_code)]
 
 use crate::error::HwError;
 use cudarc::nvrtc::{CompileOptions, compile_ptx_with_opts};
-use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
+use std::fmt;
 
 /// The prelude prepended to every kernel file.
 pub const COMMON: &str = include_str!("../../../kernels/common.cuh");
@@ -62,23 +63,79 @@ pub fn nvrtc_present() -> bool {
     unsafe { cudarc::nvrtc::sys::is_culib_present() }
 }
 
-/// `sm_90` for compute capability 9.0, and so on.
-pub fn arch_name(major: i32, minor: i32) -> String {
-    format!("sm_{major}{minor}")
+/// A GPU architecture NVRTC compiles for (`sm_90`, ...), one of [`ARCHES`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Arch {
+    name: &'static str,
+    major: i32,
+    minor: i32,
 }
 
-fn static_arch(arch: &str) -> &'static str {
-    static ARCHES: OnceLock<Mutex<Vec<&'static str>>> = OnceLock::new();
-    let mut v = ARCHES
-        .get_or_init(|| Mutex::new(Vec::new()))
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    if let Some(a) = v.iter().find(|a| **a == arch) {
-        return a;
+macro_rules! arches {
+    ($( ($major:literal, $minor:literal) ),* $(,)?) => {
+        /// Every architecture the backend can compile for: compute
+        /// capabilities 7.0 to 12.1 (NVRTC itself may refuse the oldest).
+        pub const ARCHES: &[Arch] = &[
+            $( Arch {
+                name: concat!("sm_", stringify!($major), stringify!($minor)),
+                major: $major,
+                minor: $minor,
+            }, )*
+        ];
+    };
+}
+
+arches![
+    (7, 0),
+    (7, 2),
+    (7, 5),
+    (8, 0),
+    (8, 6),
+    (8, 7),
+    (8, 9),
+    (9, 0),
+    (10, 0),
+    (10, 1),
+    (10, 3),
+    (11, 0),
+    (12, 0),
+    (12, 1),
+];
+
+impl Arch {
+    /// The architecture of a GPU of compute capability `major.minor`.
+    pub fn from_cc(major: i32, minor: i32) -> Result<Arch, HwError> {
+        ARCHES
+            .iter()
+            .find(|a| (a.major, a.minor) == (major, minor))
+            .copied()
+            .ok_or_else(|| HwError::UnknownArch(format!("sm_{major}{minor}")))
     }
-    let leaked: &'static str = Box::leak(arch.to_string().into_boxed_str());
-    v.push(leaked);
-    leaked
+
+    /// `sm_90` and so on.
+    pub fn from_name(name: &str) -> Result<Arch, HwError> {
+        ARCHES
+            .iter()
+            .find(|a| a.name == name)
+            .copied()
+            .ok_or_else(|| HwError::UnknownArch(name.to_string()))
+    }
+
+    /// `sm_90` and so on.
+    pub fn name(self) -> &'static str {
+        self.name
+    }
+
+    /// Compute capability (major, minor).
+    pub fn cc(self) -> (i32, i32) {
+        (self.major, self.minor)
+    }
+}
+
+impl fmt::Display for Arch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name)
+    }
 }
 
 /// Extra include folders for NVRTC: `CONTEND_CUDA_INCLUDE` (colon separated)
@@ -99,29 +156,36 @@ fn include_paths() -> Vec<String> {
     v
 }
 
-/// Full source NVRTC sees for one kernel file.
+/// Full source NVRTC sees for one kernel file: the prelude generated from
+/// [`crate::abi`] (typedefs, limits, argument structs and their layout
+/// checks), `kernels/common.cuh`, then the file.
 pub fn full_source(file: &str, src: &str) -> String {
-    format!("{COMMON}\n#line 1 \"{file}\"\n{src}")
+    let abi = crate::abi::prelude();
+    format!("{abi}#line 1 \"common.cuh\"\n{COMMON}\n#line 1 \"{file}\"\n{src}")
 }
 
-/// Compiles one kernel file to PTX for `arch` (`sm_90`, `sm_120`, ...).
-pub fn compile(file: &str, src: &str, arch: &str) -> Result<Vec<u8>, HwError> {
+/// Compiles one kernel file to PTX for `arch`.
+pub fn compile(file: &str, src: &str, arch: Arch) -> Result<Vec<u8>, HwError> {
+    compile_text(file, full_source(file, src), arch)
+}
+
+/// Compiles `text` (prelude included) as kernel file `file`.
+fn compile_text(file: &str, text: String, arch: Arch) -> Result<Vec<u8>, HwError> {
     if !nvrtc_present() {
         return Err(HwError::NoNvrtc);
     }
     let opts = CompileOptions {
-        arch: Some(static_arch(arch)),
+        arch: Some(arch.name()),
         include_paths: include_paths(),
         options: vec!["--std=c++17".into(), "-default-device".into()],
         name: Some(file.to_string()),
         ..Default::default()
     };
-    let ptx =
-        compile_ptx_with_opts(full_source(file, src), opts).map_err(|e| HwError::Compile {
-            file: file.into(),
-            arch: arch.into(),
-            log: compile_log(&e),
-        })?;
+    let ptx = compile_ptx_with_opts(text, opts).map_err(|e| HwError::Compile {
+        file: file.into(),
+        arch: arch.name().into(),
+        log: compile_log(&e),
+    })?;
     let mut bytes = ptx
         .as_bytes()
         .map(<[u8]>::to_vec)
@@ -141,19 +205,90 @@ fn compile_log(e: &cudarc::nvrtc::CompileError) -> String {
     }
 }
 
-/// PTX of every kernel file for `arch`, compiled once per process.
-pub fn ptx_for(arch: &str) -> Result<Vec<(&'static str, Vec<u8>)>, HwError> {
-    type Cache = Mutex<HashMap<String, Vec<(&'static str, Vec<u8>)>>>;
-    static CACHE: OnceLock<Cache> = OnceLock::new();
-    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
-    let mut c = cache.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(v) = c.get(arch) {
-        return Ok(v.clone());
+/// The PTX of every kernel file for one architecture.
+#[derive(Clone, Debug)]
+pub struct Ptx {
+    pub arch: Arch,
+    /// (file name, NUL-terminated PTX), one per entry of [`SOURCES`].
+    pub files: Vec<(&'static str, Vec<u8>)>,
+}
+
+/// Compiles every kernel file for `arch`.
+pub fn compile_all(arch: Arch) -> Result<Ptx, HwError> {
+    let files = SOURCES
+        .iter()
+        .map(|(file, src)| Ok((*file, compile(file, src, arch)?)))
+        .collect::<Result<_, HwError>>()?;
+    Ok(Ptx { arch, files })
+}
+
+/// The kernels [`ENTRY_POINTS`] lists for `file`.
+pub fn entry_points(file: &str) -> &'static [&'static str] {
+    ENTRY_POINTS
+        .iter()
+        .find(|(f, _)| *f == file)
+        .map(|(_, n)| *n)
+        .unwrap_or(&[])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sm90() -> Arch {
+        Arch::from_name("sm_90").unwrap()
     }
-    let mut out = Vec::new();
-    for (file, src) in SOURCES {
-        out.push((*file, compile(file, src, arch)?));
+
+    #[test]
+    fn arches_come_from_a_fixed_table() {
+        let h200 = Arch::from_cc(9, 0).unwrap();
+        assert_eq!(h200.name(), "sm_90");
+        assert_eq!(h200, sm90());
+        let blackwell = Arch::from_cc(12, 0).unwrap();
+        assert_eq!(blackwell.to_string(), "sm_120");
+        assert_eq!(blackwell.cc(), (12, 0));
+        for a in ARCHES {
+            assert_eq!(Arch::from_cc(a.major, a.minor).unwrap(), *a);
+            assert_eq!(Arch::from_name(a.name()).unwrap(), *a);
+            assert_eq!(a.name(), format!("sm_{}{}", a.major, a.minor));
+        }
+        let e = Arch::from_cc(9, 9).unwrap_err().to_string();
+        assert!(e.starts_with("GPU architecture sm_99 "), "{e}");
+        assert!(!e.contains('\n'));
+        assert!(Arch::from_name("compute_90").is_err());
     }
-    c.insert(arch.to_string(), out.clone());
-    Ok(out)
+
+    fn have_nvrtc() -> bool {
+        if nvrtc_present() {
+            return true;
+        }
+        assert!(
+            std::env::var("CONTEND_REQUIRE_NVRTC").as_deref() != Ok("1"),
+            "NVRTC is not on the loader path and CONTEND_REQUIRE_NVRTC=1"
+        );
+        eprintln!("skipped: NVRTC (libnvrtc.so.13) is not on the loader path");
+        false
+    }
+
+    /// The prelude's layout checks really run: a struct size that differs
+    /// from Rust's stops the compilation with a message naming it.
+    #[test]
+    fn a_layout_that_differs_from_rust_does_not_compile() {
+        if !have_nvrtc() {
+            return;
+        }
+        let (file, src) = SOURCES[0];
+        let good = full_source(file, src);
+        let want = format!(
+            "sizeof(ArArgs) == {}",
+            std::mem::size_of::<crate::abi::ArArgs>()
+        );
+        assert!(good.contains(&want), "{good}");
+        let bad = good.replace(&want, "sizeof(ArArgs) == 200");
+        let e = compile_text(file, bad, sm90()).unwrap_err().to_string();
+        assert!(e.contains("size of ArArgs differs"), "{e}");
+        let bad = good.replace("sizeof(ArArgs::nvec) == 8", "sizeof(ArArgs::nvec) == 4");
+        let e = compile_text(file, bad, sm90()).unwrap_err().to_string();
+        assert!(e.contains("size of ArArgs::nvec differs"), "{e}");
+    }
 }

@@ -6,8 +6,10 @@
 //!
 //! - [`rig::Rig`]: one process drives every GPU of the host (a primary
 //!   context and a thread per GPU), peer access enabled where the driver
-//!   allows it, the kernels of `kernels/*.cu` compiled once by NVRTC for
-//!   the GPU's architecture ([`kernels`]).
+//!   allows it, the kernels of `kernels/*.cu` compiled by NVRTC once per
+//!   architecture among the GPUs ([`kernels`]) and loaded into each; what
+//!   the kernels share with the Rust side (limits, argument structs) is
+//!   defined once in [`abi`].
 //! - [`allreduce`]: one-shot pull/push, two-shot pull/push and hierarchical
 //!   kernels on buffers in device memory (`peer` placement) or pinned host
 //!   memory mapped into every GPU (`host`), verified against a CPU reference
@@ -28,6 +30,7 @@
 //! }
 //! ```
 
+pub mod abi;
 pub mod allreduce;
 pub mod driver;
 mod error;

@@ -9,7 +9,7 @@
 #![allow(unsafe_code)]
 
 use crate::allreduce::Collective;
-use crate::driver::{self, DevMem, Gpu};
+use crate::driver::{DevMem, Gpu, StreamRef};
 use crate::error::HwError;
 use crate::rig::Rig;
 use contend_workload::Dtype;
@@ -117,7 +117,7 @@ impl Collective for NcclTeam {
         rank: usize,
         _gpu: &Gpu,
         bytes: usize,
-        stream: driver::CUstream,
+        stream: StreamRef<'_>,
     ) -> Result<(), HwError> {
         let (dt, es) = match self.dtype {
             Dtype::Bf16 => (sys::ncclDataType_t::ncclBfloat16, 2),
@@ -132,7 +132,7 @@ impl Collective for NcclTeam {
                 dt,
                 sys::ncclRedOp_t::ncclSum,
                 self.comms[rank],
-                stream as sys::cudaStream_t,
+                stream.raw() as sys::cudaStream_t,
             )
         }
         .map(|_| ())

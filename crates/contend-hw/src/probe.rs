@@ -5,15 +5,12 @@
 //! on host memory at once).
 
 #![allow(unsafe_code)]
-// Streams are opaque driver handles passed by value (see driver.rs).
-#![allow(clippy::not_unsafe_ptr_arg_deref)]
 
-use crate::driver::{self, DevMem, Event, Gpu, HostMem};
+use crate::driver::{self, DevMem, Event, Gpu, HostMem, StreamRef};
 use crate::error::HwError;
-use crate::rig::{Gate, Rig, kernel_timeout_ns, watchdog};
+use crate::rig::{Gate, Rig, Timeouts};
 use contend_workload::KernelConfig;
 use contend_workload::ProbeOp;
-use std::ffi::c_void;
 use std::time::{Duration, Instant};
 
 /// Where a transfer's traffic goes (or comes from, for loads).
@@ -173,50 +170,50 @@ const HF_B: usize = 16;
 const HF_STATUS_PING: usize = 32;
 const HF_STATUS_PONG: usize = 48;
 
-/// One transfer (or one ping-pong repeat) enqueued on `stream`.
+/// One transfer (or one ping-pong repeat) enqueued on `stream`, a stream of
+/// GPU `s.from`.
+///
+/// Every buffer it hands the driver or a kernel is one of `b`, allocated
+/// for `s` by [`alloc`] (at least `s.bytes` long; flags 16 B of device
+/// memory each or 4096 B of host memory), and `b` outlives the work: the
+/// callers wait for the streams before they return, and `b` is dropped
+/// after that ([`run_concurrent`]).
 fn enqueue(
     rig: &Rig,
     s: &Spec,
     b: &Bufs,
-    stream: driver::CUstream,
+    stream: StreamRef<'_>,
     aux: Option<&driver::Stream>,
     base: u32,
 ) -> Result<(), HwError> {
     let g = &rig.gpus[s.from];
     let nvec = (s.bytes / 16) as u64;
+    let missing = || HwError::Unsupported(format!("{} without its buffers", s.label()));
     match (s.op, s.to) {
         (Op::CopyH2d, _) => {
-            let (h, d) = (b.host.as_ref(), b.dev_dst.as_ref());
-            // SAFETY: the pinned buffer outlives the stream's work (run_concurrent waits).
-            unsafe {
-                driver::copy_htod_async(
-                    d.map_or(0, |d| d.ptr),
-                    h.map_or(std::ptr::null(), |h| h.host),
-                    s.bytes,
-                    stream,
-                )
-            }
+            let (Some(h), Some(d)) = (&b.host, &b.dev_dst) else {
+                return Err(missing());
+            };
+            // SAFETY: `h` is pinned host memory and `d` device memory of
+            // this GPU, both `s.bytes` long and alive until the stream has
+            // passed the copy (see above); only this stream touches them.
+            unsafe { driver::copy_htod_async(d.ptr, h.host, s.bytes, stream) }
         }
         (Op::CopyOut, Target::Host) => {
-            let (d, h) = (b.dev_src.as_ref(), b.host.as_ref());
-            // SAFETY: as above.
-            unsafe {
-                driver::copy_dtoh_async(
-                    h.map_or(std::ptr::null_mut(), |h| h.host),
-                    d.map_or(0, |d| d.ptr),
-                    s.bytes,
-                    stream,
-                )
-            }
+            let (Some(d), Some(h)) = (&b.dev_src, &b.host) else {
+                return Err(missing());
+            };
+            // SAFETY: as for CopyH2d, the other way.
+            unsafe { driver::copy_dtoh_async(h.host, d.ptr, s.bytes, stream) }
         }
         (Op::CopyOut, Target::Gpu(j)) => match (&b.dev_dst, &b.dev_src) {
             (Some(dst), Some(src)) => {
                 driver::copy_peer_async(dst, &rig.gpus[j], src, g, s.bytes, stream)
             }
-            _ => Err(HwError::Unsupported("peer copy without buffers".into())),
+            _ => Err(missing()),
         },
         (Op::Load | Op::Store, _) => {
-            let mut ptr = match (s.to, &b.host, &b.dev_dst) {
+            let ptr: u64 = match (s.to, &b.host, &b.dev_dst) {
                 (Target::Host, Some(h), _) => h.dev[s.from],
                 (Target::Gpu(_), _, Some(d)) => d.ptr,
                 _ => {
@@ -225,39 +222,33 @@ fn enqueue(
                     ));
                 }
             };
-            let mut n = nvec;
             if s.op == Op::Load {
-                let mut sink = b.sink.ptr;
-                let mut p = [
-                    &mut ptr as *mut u64 as *mut c_void,
-                    &mut n as *mut u64 as *mut c_void,
-                    &mut sink as *mut u64 as *mut c_void,
-                ];
-                // SAFETY: sm_load(const uint4*, u64, u32*).
+                let sink: u64 = b.sink.ptr;
+                // SAFETY: sm_load(const uint4* src, u64 nvec, u32* sink)
+                // loads `nvec` 16-byte vectors from `ptr` (`s.bytes` of host
+                // memory mapped into this GPU, its own memory, or a peer's
+                // with peer access checked in alloc) and may store one u32
+                // at `sink` (16 B of its own memory).
                 unsafe {
                     g.launch(
                         g.func("sm_load")?,
                         s.kernel.blocks,
                         s.kernel.threads,
                         stream,
-                        &mut p,
+                        (&ptr, &nvec, &sink),
                     )
                 }
             } else {
-                let mut pattern = base;
-                let mut p = [
-                    &mut ptr as *mut u64 as *mut c_void,
-                    &mut n as *mut u64 as *mut c_void,
-                    &mut pattern as *mut u32 as *mut c_void,
-                ];
-                // SAFETY: sm_store(uint4*, u64, u32).
+                let pattern: u32 = base;
+                // SAFETY: sm_store(uint4* dst, u64 nvec, u32 pattern) stores
+                // `nvec` 16-byte vectors at `ptr` (as for sm_load).
                 unsafe {
                     g.launch(
                         g.func("sm_store")?,
                         s.kernel.blocks,
                         s.kernel.threads,
                         stream,
-                        &mut p,
+                        (&ptr, &nvec, &pattern),
                     )
                 }
             }
@@ -267,7 +258,7 @@ fn enqueue(
                 .host_flags
                 .as_ref()
                 .ok_or_else(|| HwError::Unsupported("ping-pong without flags".into()))?;
-            let timeout = kernel_timeout_ns();
+            let timeout = rig.timeouts.kernel_ns();
             let at = |gpu: usize, idx: usize| hf.dev[gpu] + 4 * idx as u64;
             // Where each side's flag lives, as each GPU addresses it.
             let (a_flag, b_flag_for_init, b_flag_for_resp, a_flag_for_resp) =
@@ -278,7 +269,7 @@ fn enqueue(
                     }
                     (Target::Host, _, _) => (at(s.from, HF_A), at(s.from, HF_B), 0, 0),
                 };
-            let iters = s.iterations;
+            let iters: u32 = s.iterations;
             // ping(remote, local, base, iters, timeout, status): the initiator
             // stores into the responder's flag and polls its own.
             let launch_ping = |gpu: &Gpu,
@@ -286,20 +277,23 @@ fn enqueue(
                                local: u64,
                                status: u64,
                                name: &str,
-                               st: driver::CUstream|
+                               st: StreamRef<'_>|
              -> Result<(), HwError> {
-                let (mut r, mut l, mut bs, mut it, mut to_ns, mut stt) =
-                    (remote, local, base, iters, timeout, status);
-                let mut p = [
-                    &mut r as *mut u64 as *mut c_void,
-                    &mut l as *mut u64 as *mut c_void,
-                    &mut bs as *mut u32 as *mut c_void,
-                    &mut it as *mut u32 as *mut c_void,
-                    &mut to_ns as *mut u64 as *mut c_void,
-                    &mut stt as *mut u64 as *mut c_void,
-                ];
-                // SAFETY: ping/pong(u32*, const u32*, u32, u32, u64, u32*).
-                unsafe { gpu.launch(gpu.func(name)?, 1, 32, st, &mut p) }
+                // SAFETY: ping/pong(u32* remote, const u32* local, u32 base,
+                // u32 iters, u64 timeout_ns, u32* status) touch one u32 at
+                // each address: the flags (16 B of device memory of either
+                // GPU, with peer access both ways checked in alloc, or words
+                // of `hf`, host memory mapped into both) and a status word of
+                // `hf`, as `gpu` addresses them.
+                unsafe {
+                    gpu.launch(
+                        gpu.func(name)?,
+                        1,
+                        32,
+                        st,
+                        (&remote, &local, &base, &iters, &timeout, &status),
+                    )
+                }
             };
             if let Target::Gpu(j) = to {
                 let resp = &rig.gpus[j];
@@ -313,7 +307,7 @@ fn enqueue(
                     b_flag_for_resp,
                     at(j, HF_STATUS_PONG),
                     if s.fenced { "pong_fenced" } else { "pong" },
-                    st.s,
+                    st.handle(),
                 );
                 g.bind()?;
                 r?;
@@ -334,9 +328,9 @@ fn enqueue(
 fn host_responder(
     hf: &HostMem,
     rounds: u32,
+    limit: Duration,
     stop: &std::sync::atomic::AtomicBool,
 ) -> Result<(), HwError> {
-    let limit = Duration::from_nanos(kernel_timeout_ns());
     for k in 1..=rounds {
         let t0 = Instant::now();
         loop {
@@ -357,7 +351,7 @@ fn host_responder(
     Ok(())
 }
 
-fn check_status(s: &Spec, b: &Bufs) -> Result<(), HwError> {
+fn check_status(t: &Timeouts, s: &Spec, b: &Bufs) -> Result<(), HwError> {
     if let Some(hf) = &b.host_flags {
         let (p, q) = (hf.read_u32(HF_STATUS_PING), hf.read_u32(HF_STATUS_PONG));
         if p != 0 || q != 0 {
@@ -366,7 +360,7 @@ fn check_status(s: &Spec, b: &Bufs) -> Result<(), HwError> {
                 algorithm: "ping-pong".into(),
                 size: s.bytes as u64,
                 ranks: format!("gpu{} <-> {:?}", s.from, s.to),
-                limit_ms: kernel_timeout_ns() / 1_000_000,
+                limit_ms: t.kernel_ms(),
                 detail: format!(": initiator status {p:#x}, responder status {q:#x}"),
             });
         }
@@ -374,14 +368,14 @@ fn check_status(s: &Spec, b: &Bufs) -> Result<(), HwError> {
     Ok(())
 }
 
-fn hang(s: &Spec, what: &str) -> HwError {
+fn hang(t: &Timeouts, s: &Spec, what: &str) -> HwError {
     driver::poison();
     HwError::Hang {
         what: what.into(),
         algorithm: s.label().into(),
         size: s.bytes as u64,
         ranks: format!("gpu{} -> {:?}", s.from, s.to),
-        limit_ms: watchdog().as_millis() as u64,
+        limit_ms: t.watchdog_ms(),
         detail: String::new(),
     }
 }
@@ -432,7 +426,7 @@ pub fn run_concurrent(
     release.write_u32(0, 1);
     let mut out = Vec::new();
     for (res, (s, b)) in results.into_iter().zip(specs.iter().zip(&bufs)) {
-        check_status(s, b)?;
+        check_status(&rig.timeouts, s, b)?;
         out.push(res?);
     }
     Ok(out)
@@ -454,6 +448,7 @@ fn one_stream(
     r: usize,
     sync_reps: u32,
 ) -> Result<Measured, HwError> {
+    let t = &rig.timeouts;
     let g = &rig.gpus[s.from];
     g.bind()?;
     let stream = g.new_stream()?;
@@ -473,7 +468,7 @@ fn one_stream(
                 .as_ref()
                 .ok_or_else(|| HwError::Unsupported("no host flags".into()))?;
             let stop = &stop;
-            Some(sc.spawn(move || host_responder(hf, total_rounds, stop)))
+            Some(sc.spawn(move || host_responder(hf, total_rounds, t.kernel, stop)))
         } else {
             None
         };
@@ -486,29 +481,27 @@ fn one_stream(
             };
             let ev = Event::many(g, r + 1)?;
             let hold = g.func("hold")?;
-            let (mut flag, mut limit) = (release.dev[s.from], 1_000_000_000u64);
-            let mut p = [
-                &mut flag as *mut u64 as *mut c_void,
-                &mut limit as *mut u64 as *mut c_void,
-            ];
-            // SAFETY: hold(const u32*, u64).
-            unsafe { g.launch(hold, 1, 32, stream.s, &mut p)? };
+            let (flag, limit): (u64, u64) = (release.dev[s.from], 1_000_000_000);
+            // SAFETY: hold(const u32* flag, u64 timeout_ns) reads one u32 at
+            // `flag`: the first word of `release`, host memory mapped into
+            // this GPU, which run_concurrent keeps until every stream is done.
+            unsafe { g.launch(hold, 1, 32, stream.handle(), (&flag, &limit))? };
             for _ in 0..warmup {
                 let bs = next(&mut base);
-                enqueue(rig, s, b, stream.s, aux.as_ref(), bs)?;
+                enqueue(rig, s, b, stream.handle(), aux.as_ref(), bs)?;
             }
-            ev[0].record(stream.s)?;
+            ev[0].record(stream.handle())?;
             for i in 0..r {
                 let bs = next(&mut base);
-                enqueue(rig, s, b, stream.s, aux.as_ref(), bs)?;
-                ev[i + 1].record(stream.s)?;
+                enqueue(rig, s, b, stream.handle(), aux.as_ref(), bs)?;
+                ev[i + 1].record(stream.handle())?;
             }
             gate.wait()?;
             if first {
                 release.write_u32(0, 1);
             }
-            if !ev[r].wait(watchdog())? {
-                return Err(hang(s, "timed transfers"));
+            if !ev[r].wait(t.watchdog)? {
+                return Err(hang(t, s, "timed transfers"));
             }
             let per = if s.op == Op::PingPong {
                 f64::from(iters)
@@ -523,16 +516,16 @@ fn one_stream(
             for _ in 0..sync_reps {
                 let bs = next(&mut base);
                 let t0 = Instant::now();
-                enqueue(rig, s, b, stream.s, aux.as_ref(), bs)?;
-                if !driver::sync_stream(stream.s, watchdog())? {
-                    return Err(hang(s, "host-synchronised transfer"));
+                enqueue(rig, s, b, stream.handle(), aux.as_ref(), bs)?;
+                if !driver::sync_stream(stream.handle(), t.watchdog)? {
+                    return Err(hang(t, s, "host-synchronised transfer"));
                 }
                 sync.push(t0.elapsed().as_nanos() as f64 / per);
             }
             if let Some(a) = &aux
-                && !driver::sync_stream(a.s, watchdog())?
+                && !driver::sync_stream(a.handle(), t.watchdog)?
             {
-                return Err(hang(s, "ping-pong responder"));
+                return Err(hang(t, s, "ping-pong responder"));
             }
             Ok(Measured {
                 per_op_ns: d,
