@@ -1,14 +1,12 @@
-//! The fabric: the resources traffic competes for (each direction of each
-//! link, each root complex's P2P forwarding) and the channel paths between
-//! endpoints.
+//! DESIGN 1, 4, 5 — the fabric: the resources traffic competes for (each
+//! direction of each link, each root complex's P2P forwarding and its pass
+//! to memory) as channels, and the channel paths between endpoints.
 
+use crate::credits::{CreditLimit, receiver_credits};
+use crate::ids::{Arena, ChId, FxMap, PathId};
 use crate::params::{ModelParams, ns};
 use contend_topo::{Bytes, BytesPerSec, LinkKind, NodeIdx, NodeKind, Picos, TlpKind, Topology};
 use contend_workload::Resource;
-use std::collections::HashMap;
-
-pub(crate) type ChId = u32;
-pub(crate) type PathId = u32;
 
 /// What a channel models.
 #[derive(Clone, Debug, PartialEq)]
@@ -19,13 +17,6 @@ pub(crate) enum ChKind {
     Fabric { rc: NodeIdx },
     /// A root complex passing traffic to or from memory (latency only).
     Transit { rc: NodeIdx },
-}
-
-/// Credits a receiver advertises for one TLP type; `None` = infinite.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct CreditLimit {
-    pub hdr: Option<u32>,
-    pub data: Option<u32>,
 }
 
 #[derive(Clone, Debug)]
@@ -41,6 +32,8 @@ pub(crate) struct ChannelSpec {
     pub credits: [CreditLimit; 3],
     /// Posted-write collapse applies (fabric of a marked root complex).
     pub collapse: bool,
+    /// Smallest unit a non-PCIe channel moves (`fabric.min_wire_bytes`).
+    pub min_wire: u32,
     /// Picoseconds per byte << 32 (0 for channels with no rate limit).
     pub ps_per_byte_fp: u64,
 }
@@ -54,13 +47,37 @@ fn ps_per_byte_fp(rate: Option<BytesPerSec>) -> u64 {
 }
 
 impl ChannelSpec {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        name: Resource,
+        kind: ChKind,
+        rate: Option<BytesPerSec>,
+        latency: Picos,
+        pcie: bool,
+        credits: [CreditLimit; 3],
+        collapse: bool,
+        min_wire: u32,
+    ) -> ChannelSpec {
+        ChannelSpec {
+            name,
+            kind,
+            rate,
+            latency,
+            pcie,
+            credits,
+            collapse,
+            min_wire,
+            ps_per_byte_fp: ps_per_byte_fp(rate),
+        }
+    }
+
     /// Bytes a packet occupies on this channel.
     #[inline]
     pub fn wire(&self, kind: TlpKind, payload: u32) -> u32 {
         if self.pcie {
             kind.wire_size(Bytes(payload as u64)).0 as u32
         } else {
-            payload.max(16)
+            payload.max(self.min_wire)
         }
     }
     /// Serialization time of `wire` bytes: fixed-point picoseconds per byte
@@ -68,6 +85,11 @@ impl ChannelSpec {
     #[inline]
     pub fn ser(&self, wire: u32) -> Picos {
         Picos((wire as u64 * self.ps_per_byte_fp).div_ceil(1 << 32))
+    }
+    /// A root-complex stage (passed inline, see [`crate::root_complex`]).
+    #[inline]
+    pub fn is_stage(&self) -> bool {
+        !matches!(self.kind, ChKind::Link { .. })
     }
 }
 
@@ -79,34 +101,37 @@ pub(crate) struct Path {
     pub collapse_at: Vec<(usize, ChId, NodeIdx)>,
     /// Every link in the path is NVLink (no PCIe tags apply).
     pub nvlink_only: bool,
-    /// Smallest max payload size along the path (4096 if no PCIe link).
+    /// Smallest max payload size along the path (`fabric.no_pcie_mps` if no PCIe link).
     pub mps: u32,
-    /// Read completion boundary of the PCIe link nearest the far end (64 if none).
+    /// Read completion boundary of the PCIe link nearest the far end (`fabric.no_pcie_rcb` if none).
     pub rcb: u32,
+    /// The endpoint the path ends at.
+    pub end: NodeIdx,
 }
 
 #[derive(Debug)]
 pub(crate) struct Fabric {
-    pub chans: Vec<ChannelSpec>,
-    pub paths: Vec<Path>,
+    pub chans: Arena<ChId, ChannelSpec>,
+    pub paths: Arena<PathId, Path>,
     index: FxMap<(NodeIdx, NodeIdx), PathId>,
     link_dir: FxMap<(u32, u8), ChId>,
     fabric_of: FxMap<NodeIdx, (ChId, ChId)>,
+    no_pcie_mps: u32,
+    no_pcie_rcb: u32,
 }
 
 impl Fabric {
     pub fn new(topo: &Topology, p: &ModelParams) -> Fabric {
         let mut f = Fabric {
-            chans: vec![],
-            paths: vec![],
+            chans: Arena::default(),
+            paths: Arena::default(),
             index: FxMap::default(),
             link_dir: FxMap::default(),
             fabric_of: FxMap::default(),
+            no_pcie_mps: p.fabric.no_pcie_mps,
+            no_pcie_rcb: p.fabric.no_pcie_rcb,
         };
-        let inf = CreditLimit {
-            hdr: None,
-            data: None,
-        };
+        let min_wire = p.fabric.min_wire_bytes;
         for l in topo.links() {
             for dir in 0..2u8 {
                 let (from, to) = if dir == 0 { (l.a, l.b) } else { (l.b, l.a) };
@@ -131,88 +156,30 @@ impl Fabric {
                     } => (Some(*bandwidth), *latency, false),
                     LinkKind::Memory { bandwidth } => (Some(*bandwidth), Picos::ZERO, false),
                 };
-                let credits = if recv.is_endpoint() {
-                    [inf; 3]
-                } else if matches!(l.kind, LinkKind::Pcie(_)) {
-                    [
-                        CreditLimit {
-                            hdr: Some(p.pcie.posted_hdr_credits),
-                            data: Some(p.pcie.posted_data_bytes),
-                        },
-                        CreditLimit {
-                            hdr: Some(p.pcie.nonposted_hdr_credits),
-                            data: None,
-                        },
-                        CreditLimit {
-                            hdr: Some(p.pcie.completion_hdr_credits),
-                            data: Some(p.pcie.completion_data_bytes),
-                        },
-                    ]
-                } else {
-                    let b = Some(p.root_complex.buffer_bytes);
-                    [
-                        CreditLimit { hdr: None, data: b },
-                        CreditLimit {
-                            hdr: Some(p.pcie.nonposted_hdr_credits * 4),
-                            data: None,
-                        },
-                        CreditLimit { hdr: None, data: b },
-                    ]
-                };
                 let name = Resource::Link {
                     from: topo.node(from).id.clone(),
                     to: topo.node(to).id.clone(),
                 };
-                f.link_dir.insert((l.idx.0, dir), f.chans.len() as ChId);
-                f.chans.push(ChannelSpec {
+                let id = f.chans.push(ChannelSpec::new(
                     name,
-                    kind: ChKind::Link { link: l.idx.0, dir },
+                    ChKind::Link { link: l.idx.0, dir },
                     rate,
-                    latency: lat,
+                    lat,
                     pcie,
-                    credits,
-                    collapse: false,
-                    ps_per_byte_fp: ps_per_byte_fp(rate),
-                });
+                    receiver_credits(recv, &l.kind, p),
+                    false,
+                    min_wire,
+                ));
+                f.link_dir.insert((l.idx.0, dir), id);
             }
         }
         for (i, n) in topo.nodes().iter().enumerate() {
             if let NodeKind::RootComplex(rc) = &n.kind {
                 let idx = NodeIdx(i as u32);
-                let lat = rc.latency.unwrap_or(ns(p.root_complex.latency_ns));
-                let bw = rc
-                    .p2p_bandwidth
-                    .unwrap_or(BytesPerSec::from_gbps(p.root_complex.p2p_bandwidth_gbps));
-                let buf = CreditLimit {
-                    hdr: None,
-                    data: Some(p.root_complex.buffer_bytes),
-                };
-                let np = CreditLimit {
-                    hdr: Some(p.pcie.nonposted_hdr_credits * 4),
-                    data: None,
-                };
-                let fab = f.chans.len() as ChId;
-                f.chans.push(ChannelSpec {
-                    name: Resource::RootComplexP2p { rc: n.id.clone() },
-                    kind: ChKind::Fabric { rc: idx },
-                    rate: Some(bw),
-                    latency: lat,
-                    pcie: false,
-                    credits: [buf, np, buf],
-                    collapse: rc.posted_write_collapse,
-                    ps_per_byte_fp: ps_per_byte_fp(Some(bw)),
-                });
-                f.chans.push(ChannelSpec {
-                    name: Resource::RootComplexMemory { rc: n.id.clone() },
-                    kind: ChKind::Transit { rc: idx },
-                    rate: None,
-                    latency: lat,
-                    pcie: false,
-                    credits: [buf, np, buf],
-                    collapse: false,
-                    ps_per_byte_fp: 0,
-                });
-                f.fabric_of.insert(idx, (fab, fab + 1));
+                let [fab, transit] = crate::root_complex::stages(&n.id, idx, rc, p);
+                let fab = f.chans.push(fab);
+                let transit = f.chans.push(transit);
+                f.fabric_of.insert(idx, (fab, transit));
             }
         }
         f
@@ -226,21 +193,7 @@ impl Fabric {
         let route = topo.route(from, to)?;
         let mut chans = Vec::new();
         let mut collapse_at = Vec::new();
-        let target_rc = route
-            .hops
-            .iter()
-            .rev()
-            .map(|h| h.to)
-            .chain(std::iter::once(from))
-            .find(|n| matches!(topo.node(*n).kind, NodeKind::RootComplex(_)))
-            .or_else(|| {
-                route
-                    .hops
-                    .iter()
-                    .rev()
-                    .map(|h| h.from)
-                    .find(|n| matches!(topo.node(*n).kind, NodeKind::RootComplex(_)))
-            });
+        let target_rc = crate::collapse::target_root_complex(topo, from, &route);
         for (i, h) in route.hops.iter().enumerate() {
             let dir = h.direction(topo) as u8;
             chans.push(self.link_dir[&(h.link.0, dir)]);
@@ -252,7 +205,7 @@ impl Fabric {
                 if mem(h.link) || mem(next.link) {
                     chans.push(transit);
                 } else {
-                    if self.chans[fab as usize].collapse
+                    if self.chans[fab].collapse
                         && let Some(t) = target_rc
                     {
                         collapse_at.push((chans.len(), *chans.last().unwrap_or(&fab), t));
@@ -273,57 +226,58 @@ impl Fabric {
                 _ => None,
             })
             .collect();
-        let mps = pcie.iter().map(|s| s.mps.0 as u32).min().unwrap_or(4096);
-        let rcb = pcie.last().map_or(64, |s| s.rcb.0 as u32);
-        let id = self.paths.len() as PathId;
-        self.paths.push(Path {
+        let mps = pcie
+            .iter()
+            .map(|s| s.mps.0 as u32)
+            .min()
+            .unwrap_or(self.no_pcie_mps);
+        let rcb = pcie.last().map_or(self.no_pcie_rcb, |s| s.rcb.0 as u32);
+        let id = self.paths.push(Path {
             chans,
             collapse_at,
             nvlink_only,
             mps,
             rcb,
+            end: to,
         });
         self.index.insert((from, to), id);
         Some(id)
+    }
+
+    /// The path between two endpoints of a validated topology (which routes
+    /// every endpoint pair).
+    pub fn route(&mut self, topo: &Topology, from: NodeIdx, to: NodeIdx) -> PathId {
+        self.path(topo, from, to)
+            .expect("a validated topology routes every endpoint pair")
     }
 
     /// Unloaded one-way time of one packet of `payload` along a path
     /// (store and forward at every hop).
     pub fn one_way(&self, path: PathId, kind: TlpKind, payload: u32) -> Picos {
         let mut t = Picos::ZERO;
-        for &c in &self.paths[path as usize].chans {
-            let ch = &self.chans[c as usize];
+        for &c in &self.paths[path].chans {
+            let ch = &self.chans[c];
             t += ch.latency + ch.ser(ch.wire(kind, payload));
         }
         t
     }
-}
 
-/// A small, fast, deterministic hasher for the simulator's integer keys
-/// (the FxHash multiply-rotate scheme); std's SipHash costs more than the
-/// work it guards on the hot path.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct FxHasher(u64);
-
-impl std::hash::Hasher for FxHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.write_u64(*b as u64);
+    /// Adds, for every rate-limited channel of `path`, the wire bytes it
+    /// carries per payload byte: one `kind` TLP of `tlp_payload` per `per`
+    /// bytes moved.
+    pub fn uses(
+        &self,
+        path: PathId,
+        kind: TlpKind,
+        tlp_payload: u32,
+        per: u32,
+        uses: &mut Vec<(ChId, f64)>,
+    ) {
+        for &c in &self.paths[path].chans {
+            let s = &self.chans[c];
+            if s.rate.is_some() {
+                uses.push((c, s.wire(kind, tlp_payload) as f64 / per as f64));
+            }
         }
     }
-    #[inline]
-    fn write_u32(&mut self, i: u32) {
-        self.write_u64(i as u64);
-    }
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
 }
-
-pub(crate) type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;

@@ -17,16 +17,66 @@
 //! assert_eq!(runs.len(), sc.algorithms().len());
 //! assert!(runs.iter().all(|r| r.record().total_ns > 0.0));
 //! ```
+//!
+//! ## Where each part of the model lives
+//!
+//! | DESIGN.md model item | file |
+//! |---|---|
+//! | time as integer picoseconds, equal times in insertion order | [`queue`], `engine.rs` |
+//! | 1. links: rates, TLP/DLLP overhead, MPS/MRRS/RCB | `fabric.rs`, `transport/tlp/channel.rs` |
+//! | 2. posted writes vs non-posted reads, completions | `transport/tlp/packet.rs`, `transport/tlp/mod.rs` (`mem_done`) |
+//! | 3. flow-control credits, UpdateFC | `credits.rs` |
+//! | 4. switches (port latency; P2P below the switch) | `fabric.rs` (channel latency), routes in `contend-topo` |
+//! | 5. root complex: P2P forwarding, latency, memory pass | `root_complex.rs` |
+//! | 5. posted-write collapse (one rule, both fidelities) | `collapse.rs` |
+//! | 6. GPU side: coalescing, load window, store rate, local bandwidth | `gpu.rs` |
+//! | 6. store buffer and paced SM stores (TLP) | `transport/tlp/issue.rs` |
+//! | 6. flags, local and remote polling | `flags.rs` |
+//! | 6–7. ops of a traffic program, launch, fence | `actor.rs` |
+//! | 6–7. transfers and groups (a Fetch or Post op) | `transfer.rs` |
+//! | 7–8. programs repeated per collective with gap and skew | `script.rs` |
+//! | 9. two fidelities behind one trait | `transport/mod.rs` |
+//! | 9. TLP fidelity | `transport/tlp/` |
+//! | 9. flow fidelity, max-min fair sharing | `transport/flow/`, `maxmin.rs` (twin `maxmin_reference.rs`) |
+//! | model constants | [`ModelParams`] (`params.rs`) |
+//! | run limits | [`RunLimits`] (`limits.rs`) |
+//! | results in the shared schema | `summary.rs` |
+//!
+//! Every optimisation has a plain twin and a test holding them together:
+//! the radix event queue vs a binary heap ([`QueueKind`]), the fast max-min
+//! solver vs its reference, and the TLP transport's inline root-complex
+//! stages, batched store-buffer release and paced stores vs an event each
+//! ([`TlpOptions`]).
 
+mod actor;
+mod collapse;
+mod credits;
 mod engine;
 mod fabric;
-pub mod flow;
+mod flags;
+mod gpu;
+mod ids;
+mod limits;
+pub mod maxmin;
+pub mod maxmin_reference;
 mod params;
 pub mod queue;
+mod root_complex;
 mod run;
+mod script;
+mod summary;
+mod transfer;
+mod transport;
 
-pub use engine::{Span, SpanKind};
+pub use actor::{Span, SpanKind};
+pub use limits::{LimitHit, RunLimits};
 pub use params::{
-    GpuParams, HostParams, ModelParams, ParamsError, PcieParams, RootComplexParams, SwitchParams,
+    FabricParams, GpuParams, HostParams, ModelParams, ParamsError, PcieParams, RingParams,
+    RootComplexParams, SwitchParams,
 };
-pub use run::{Run, RunSpec, SimError, runs_of, simulate, simulate_one, simulate_one_reference};
+pub use run::{
+    QueueKind, Run, RunSpec, SimError, SimOptions, runs_of, simulate, simulate_one,
+    simulate_one_reference, simulate_one_with,
+};
+pub use transport::flow::FlowOptions;
+pub use transport::tlp::TlpOptions;

@@ -3,7 +3,8 @@
 //! ("spec") or are typical values to be replaced by calibration ("typical");
 //! `shared/PCIE-FACTS.md` lists the sources.
 
-use contend_topo::{Location, Picos};
+use contend_topo::{Bytes, Location, Picos};
+use contend_workload::RingConfig;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -101,6 +102,9 @@ pub struct RootComplexParams {
     pub collapse_window_ns: f64,
     /// Internal buffer of the root complex fabric, bytes.
     pub buffer_bytes: u32,
+    /// Non-posted header credits a root complex holds, as a multiple of a
+    /// port's `pcie.nonposted_hdr_credits` (it serves several ports). Typical.
+    pub nonposted_credit_factor: u32,
 }
 
 impl Default for RootComplexParams {
@@ -113,6 +117,7 @@ impl Default for RootComplexParams {
             collapse_gbps: 5.0,
             collapse_window_ns: 2000.0,
             buffer_bytes: 64 * 1024,
+            nonposted_credit_factor: 4,
         }
     }
 }
@@ -199,6 +204,63 @@ impl Default for GpuParams {
     }
 }
 
+/// Channels that are not PCIe, and paths without a PCIe link.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FabricParams {
+    /// Smallest unit an NVLink, CPU or memory channel moves per packet
+    /// (one 16-byte flit). Typical.
+    pub min_wire_bytes: u32,
+    /// Largest payload of a transfer whose path has no PCIe link (NVLink,
+    /// local copies): one 4 KiB page. Typical.
+    pub no_pcie_mps: u32,
+    /// Completion boundary of a path without a PCIe link. Typical.
+    pub no_pcie_rcb: u32,
+    /// Smallest completion payload a completer returns (one 16-byte unit). Typical.
+    pub min_completion_bytes: u32,
+}
+
+impl Default for FabricParams {
+    fn default() -> Self {
+        FabricParams {
+            min_wire_bytes: 16,
+            no_pcie_mps: 4096,
+            no_pcie_rcb: 64,
+            min_completion_bytes: 16,
+        }
+    }
+}
+
+/// The NCCL-style rings' protocol slices (`ring-ll`, `ring-simple`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RingParams {
+    /// Largest slice of a chunk sent before its flag (Simple protocol), bytes.
+    pub simple_slice_bytes: u64,
+    /// Largest slice of data per flag set with the LL protocol, bytes.
+    pub ll_slice_bytes: u64,
+}
+
+impl Default for RingParams {
+    /// `contend_workload::RingConfig`'s defaults (NCCL's documented buffer sizes).
+    fn default() -> Self {
+        let c = RingConfig::default();
+        RingParams {
+            simple_slice_bytes: c.simple_slice.0,
+            ll_slice_bytes: c.ll_slice.0,
+        }
+    }
+}
+
+impl RingParams {
+    pub fn config(&self) -> RingConfig {
+        RingConfig {
+            simple_slice: Bytes(self.simple_slice_bytes),
+            ll_slice: Bytes(self.ll_slice_bytes),
+        }
+    }
+}
+
 /// Every constant of the model.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -208,6 +270,8 @@ pub struct ModelParams {
     pub root_complex: RootComplexParams,
     pub host: HostParams,
     pub gpu: GpuParams,
+    pub fabric: FabricParams,
+    pub ring: RingParams,
 }
 
 impl ModelParams {
@@ -343,6 +407,36 @@ impl ModelParams {
             ),
         ] {
             pos(f, v)?;
+        }
+        for (f, v) in [
+            ("fabric.min_wire_bytes", self.fabric.min_wire_bytes),
+            ("fabric.no_pcie_mps", self.fabric.no_pcie_mps),
+            ("fabric.no_pcie_rcb", self.fabric.no_pcie_rcb),
+            (
+                "fabric.min_completion_bytes",
+                self.fabric.min_completion_bytes,
+            ),
+        ] {
+            if !(1..=4096).contains(&v) {
+                return Err((f, format!("{f} = {v} is outside 1..=4096")));
+            }
+        }
+        if !(1..=64).contains(&self.root_complex.nonposted_credit_factor) {
+            return Err((
+                "root_complex.nonposted_credit_factor",
+                format!(
+                    "root_complex.nonposted_credit_factor = {} is outside 1..=64",
+                    self.root_complex.nonposted_credit_factor
+                ),
+            ));
+        }
+        for (f, v) in [
+            ("ring.simple_slice_bytes", self.ring.simple_slice_bytes),
+            ("ring.ll_slice_bytes", self.ring.ll_slice_bytes),
+        ] {
+            if !(16..=1 << 30).contains(&v) {
+                return Err((f, format!("{f} = {v} is outside 16..=1073741824")));
+            }
         }
         // A buffer must hold at least one max-size TLP or nothing ever moves.
         for (f, v) in [

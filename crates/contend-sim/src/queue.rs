@@ -64,8 +64,15 @@ impl<T> RadixQueue<T> {
 impl<T> EventQueue<T> for RadixQueue<T> {
     #[inline]
     fn push(&mut self, time: Picos, item: T) {
-        // A past time would break the monotone invariant; clamp to "now" so a
-        // caller bug delays an event instead of corrupting the queue.
+        // A past time would break the monotone invariant: a caller bug. It
+        // fails debug builds; release builds clamp it to "now" (the event is
+        // delayed, the queue stays sound).
+        debug_assert!(
+            time.0 >= self.last,
+            "event pushed at {} ps, before the current time {} ps",
+            time.0,
+            self.last
+        );
         let key = time.0.max(self.last);
         self.place(key, item);
         self.len += 1;

@@ -1,0 +1,128 @@
+//! DESIGN 6 — the GPU side: SM loads and stores of 16 B per thread coalesced
+//! into requests, the outstanding-load window of the kernel's blocks, the
+//! rate its blocks issue stores at, local memory bandwidth for reduces and
+//! copies, the copy engine's requests, and memory latency behind a read.
+
+use crate::params::{ModelParams, ns};
+use contend_topo::{Bytes, BytesPerSec, NodeIdx, NodeKind, Picos, Topology};
+use contend_workload::Engine;
+
+/// The kernel shape an actor runs with.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Kernel {
+    pub gpu: NodeIdx,
+    pub blocks: u32,
+    pub threads: u32,
+}
+
+fn sms(topo: &Topology, gpu: NodeIdx) -> u32 {
+    match &topo.node(gpu).kind {
+        NodeKind::Gpu(g) => g.sms,
+        _ => 1,
+    }
+}
+
+/// Time of a memory-bound local kernel over `bytes` (reduce, local copy).
+pub(crate) fn local_time(topo: &Topology, p: &ModelParams, gpu: NodeIdx, bytes: u64) -> Picos {
+    match &topo.node(gpu).kind {
+        NodeKind::Gpu(g) => g
+            .memory_bandwidth
+            .scale(p.gpu.local_efficiency)
+            .time_for(Bytes(bytes)),
+        // actors run on GPUs (a validated scenario's ranks and stream ends)
+        _ => Picos::ZERO,
+    }
+}
+
+/// The rate a kernel's blocks issue SM stores at (one block per SM).
+pub(crate) fn store_rate(topo: &Topology, p: &ModelParams, k: Kernel) -> BytesPerSec {
+    BytesPerSec::from_gbps(p.gpu.store_gbps_per_sm * k.blocks.min(sms(topo, k.gpu)) as f64)
+}
+
+/// Outstanding read requests of `req` bytes a kernel can keep in flight;
+/// PCIe tags bound it unless every path is NVLink.
+pub(crate) fn load_window(
+    topo: &Topology,
+    p: &ModelParams,
+    k: Kernel,
+    req: u32,
+    nvlink: bool,
+) -> u32 {
+    let g = &p.gpu;
+    let per_block =
+        (k.threads as u64 * g.bytes_per_thread as u64 * g.loads_in_flight_per_thread as u64)
+            .div_ceil(req as u64) as u32;
+    let w = k.blocks.min(sms(topo, k.gpu)) * per_block.clamp(1, g.max_outstanding_loads_per_sm);
+    if nvlink { w } else { w.min(p.pcie.max_tags) }
+}
+
+/// Whether transfers read or write remote memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Dir {
+    Read,
+    Write,
+}
+
+/// Bytes per request (read) or write TLP of one transfer: SM loads
+/// coalesce into `gpu.load_request_bytes`, SM stores into
+/// `gpu.store_tlp_bytes` (at most the path's MPS), the copy engine reads
+/// `gpu.copy_request_bytes` and writes max-payload TLPs.
+pub(crate) fn request_bytes(p: &ModelParams, dir: Dir, engine: Engine, mps: u32) -> u32 {
+    match (dir, engine) {
+        (Dir::Read, Engine::Sm) => p.gpu.load_request_bytes,
+        (Dir::Read, Engine::CopyEngine) => p.gpu.copy_request_bytes,
+        (Dir::Write, Engine::Sm) => p.gpu.store_tlp_bytes.min(mps),
+        (Dir::Write, Engine::CopyEngine) => mps,
+    }
+}
+
+/// Requests (or store TLPs) a group of transfers may have outstanding.
+pub(crate) fn window(
+    topo: &Topology,
+    p: &ModelParams,
+    k: Kernel,
+    dir: Dir,
+    engine: Engine,
+    req: u32,
+    nvlink: bool,
+) -> u32 {
+    match (dir, engine) {
+        (Dir::Read, Engine::Sm) => load_window(topo, p, k, req, nvlink),
+        (_, Engine::CopyEngine) => p.gpu.copy_outstanding,
+        (Dir::Write, Engine::Sm) => p.gpu.store_window,
+    }
+}
+
+/// Copy-engine setup per transfer (none for SM traffic).
+pub(crate) fn setup(p: &ModelParams, engine: Engine) -> Picos {
+    match engine {
+        Engine::CopyEngine => ns(p.gpu.copy_setup_ns),
+        Engine::Sm => Picos::ZERO,
+    }
+}
+
+/// Latency of the memory that serves a read at `node`.
+pub(crate) fn memory_latency(topo: &Topology, p: &ModelParams, node: NodeIdx) -> Picos {
+    match &topo.node(node).kind {
+        NodeKind::HostMemory { latency, .. } => latency.unwrap_or(ns(p.host.memory_latency_ns)),
+        _ => ns(p.gpu.memory_latency_ns),
+    }
+}
+
+/// Payload of the completions `completer` returns: host memory splits at
+/// the root complex's completion boundary (`rcb` of the path back), a GPU
+/// returns up to the path's max payload; never below `fabric.min_completion_bytes`.
+pub(crate) fn completion_bytes(
+    topo: &Topology,
+    p: &ModelParams,
+    completer: NodeIdx,
+    mps: u32,
+    rcb: u32,
+) -> u32 {
+    if matches!(topo.node(completer).kind, NodeKind::HostMemory { .. }) {
+        p.root_complex.host_completion_bytes.unwrap_or(rcb)
+    } else {
+        mps
+    }
+    .max(p.fabric.min_completion_bytes)
+}

@@ -1,0 +1,195 @@
+//! DESIGN 9 — weighted max-min fair sharing, the fast solver the flow
+//! transport uses: progressive filling with per-resource weight sums and
+//! remaining capacities kept incrementally, so each round costs
+//! O(resources + flows). Its plain twin is [`crate::maxmin_reference`]; a
+//! property test holds them to the same rates.
+
+/// One resource of a max-min problem: capacity and the (flow, weight) pairs using it.
+#[derive(Clone, Debug)]
+pub struct Resource {
+    pub capacity: f64,
+    pub users: Vec<(usize, f64)>,
+}
+
+/// Weighted max-min fair rates by progressive filling: all unfrozen flows
+/// grow together; a flow freezes when a resource it uses saturates or it
+/// reaches its cap. Per-resource weight sums and remaining capacities are
+/// kept incrementally, so each round costs O(resources + flows).
+pub fn max_min(caps: &[f64], resources: &[Resource]) -> Vec<f64> {
+    let mut w = MaxMin::default();
+    w.solve(caps, resources);
+    w.rate
+}
+
+/// Reusable buffers for [`max_min`] (the simulator solves many small problems).
+#[derive(Debug, Default)]
+pub struct MaxMin {
+    pub rate: Vec<f64>,
+    frozen: Vec<bool>,
+    left: Vec<f64>,
+    wsum: Vec<f64>,
+    sat: Vec<bool>,
+    /// (resource, weight) per flow, flattened with offsets.
+    uses: Vec<(usize, f64)>,
+    start: Vec<usize>,
+}
+
+impl MaxMin {
+    #[allow(clippy::needless_range_loop)] // parallel arrays indexed by flow and resource
+    pub fn solve(&mut self, caps: &[f64], resources: &[Resource]) {
+        let n = caps.len();
+        let r = resources.len();
+        self.rate.clear();
+        self.rate.resize(n, 0.0);
+        self.frozen.clear();
+        self.frozen.extend(caps.iter().map(|c| *c <= 0.0));
+        self.left.clear();
+        self.left.extend(resources.iter().map(|r| r.capacity));
+        self.wsum.clear();
+        self.wsum.resize(r, 0.0);
+        self.sat.clear();
+        self.sat.resize(r, false);
+        // bucket the (resource, weight) pairs by flow
+        self.start.clear();
+        self.start.resize(n + 1, 0);
+        for res in resources {
+            for &(f, _) in &res.users {
+                self.start[f + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            self.start[i + 1] += self.start[i];
+        }
+        self.uses.clear();
+        self.uses.resize(self.start[n], (0, 0.0));
+        let mut fill = self.start.clone();
+        for (ri, res) in resources.iter().enumerate() {
+            for &(f, w) in &res.users {
+                self.uses[fill[f]] = (ri, w);
+                fill[f] += 1;
+                if !self.frozen[f] {
+                    self.wsum[ri] += w;
+                }
+            }
+        }
+        let mut open = self.frozen.iter().filter(|f| !**f).count();
+        let mut level = 0.0f64;
+        while open > 0 {
+            let mut delta = f64::INFINITY;
+            for ri in 0..r {
+                if !self.sat[ri] && self.wsum[ri] > 1e-15 {
+                    delta = delta.min(self.left[ri] / self.wsum[ri]);
+                }
+            }
+            for i in 0..n {
+                if !self.frozen[i] {
+                    delta = delta.min(caps[i] - level);
+                }
+            }
+            if !delta.is_finite() {
+                for i in 0..n {
+                    if !self.frozen[i] {
+                        self.rate[i] = caps[i];
+                    }
+                }
+                break;
+            }
+            let delta = delta.max(0.0);
+            level += delta;
+            for ri in 0..r {
+                if !self.sat[ri] {
+                    self.left[ri] -= self.wsum[ri] * delta;
+                }
+            }
+            for i in 0..n {
+                if !self.frozen[i] {
+                    self.rate[i] = level;
+                }
+            }
+            for ri in 0..r {
+                if !self.sat[ri]
+                    && self.wsum[ri] > 1e-15
+                    && self.left[ri] <= resources[ri].capacity * 1e-12
+                {
+                    self.sat[ri] = true;
+                    for &(f, _) in &resources[ri].users {
+                        open -= self.freeze(f);
+                    }
+                }
+            }
+            for i in 0..n {
+                if !self.frozen[i] && level >= caps[i] * (1.0 - 1e-12) {
+                    self.rate[i] = caps[i];
+                    open -= self.freeze(i);
+                }
+            }
+        }
+    }
+
+    /// Freezes flow `f`; 1 if it was open.
+    fn freeze(&mut self, f: usize) -> usize {
+        if self.frozen[f] {
+            return 0;
+        }
+        self.frozen[f] = true;
+        for k in self.start[f]..self.start[f + 1] {
+            let (ri, w) = self.uses[k];
+            self.wsum[ri] -= w;
+        }
+        1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::maxmin_reference::max_min_reference;
+    use proptest::prelude::*;
+
+    #[test]
+    fn two_flows_share_one_resource_equally() {
+        let r = vec![Resource {
+            capacity: 10.0,
+            users: vec![(0, 1.0), (1, 1.0)],
+        }];
+        assert_eq!(max_min(&[f64::INFINITY, f64::INFINITY], &r), vec![5.0, 5.0]);
+    }
+
+    #[test]
+    fn a_capped_flow_leaves_the_rest_to_the_other() {
+        let r = vec![Resource {
+            capacity: 10.0,
+            users: vec![(0, 1.0), (1, 1.0)],
+        }];
+        let x = max_min(&[2.0, f64::INFINITY], &r);
+        assert!((x[0] - 2.0).abs() < 1e-9 && (x[1] - 8.0).abs() < 1e-9);
+    }
+
+    proptest! {
+        #[test]
+        fn fast_matches_reference(
+            caps in proptest::collection::vec(prop_oneof![Just(f64::INFINITY), 1.0f64..100.0], 1..8),
+            res in proptest::collection::vec((1.0f64..100.0, proptest::collection::vec((0usize..8, 1.0f64..1.5), 1..5)), 1..6),
+        ) {
+            let n = caps.len();
+            let mut resources: Vec<Resource> = res.into_iter().map(|(c, u)| {
+                let mut users: Vec<(usize, f64)> = u.into_iter().filter(|(f, _)| *f < n).collect();
+                users.sort_by_key(|(f, _)| *f);
+                users.dedup_by_key(|(f, _)| *f);
+                Resource { capacity: c, users }
+            }).collect();
+            // keep every flow bounded: an extra resource for uncapped, unused flows
+            resources.push(Resource { capacity: 1000.0, users: (0..n).map(|f| (f, 1.0)).collect() });
+            let a = max_min(&caps, &resources);
+            let b = max_min_reference(&caps, &resources);
+            for (x, y) in a.iter().zip(&b) {
+                prop_assert!((x - y).abs() <= 1e-6 * y.abs().max(1.0), "{a:?} vs {b:?}");
+            }
+            // feasibility: no resource over capacity
+            for r in &resources {
+                let used: f64 = r.users.iter().map(|(f, w)| a[*f] * w).sum();
+                prop_assert!(used <= r.capacity * (1.0 + 1e-9));
+            }
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! DESIGN 7, 8 — what each actor runs: a collective lowered to one program
+//! per rank (`contend_workload::lower`), repeated once per collective after
+//! the compute gap and that rank's arrival skew; or the ops of a transfer
+//! stream (a ping-pong between two GPUs is two actors).
+
+use crate::actor::{ActorSpec, Step};
+use crate::gpu::Kernel;
+use crate::params::ModelParams;
+use contend_topo::{Bytes, NodeKind, Picos};
+use contend_workload::{
+    Access, Algorithm, Engine as Mover, MemLoc, Notify, Op, Phase, Placement, Rank, Scenario, Skew,
+    Stream, TransferOp, lower,
+};
+
+/// The actors of `count` collectives of `alg` at `size`, and the lowering's
+/// note (a fallback it took).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn collective(
+    sc: &Scenario,
+    p: &ModelParams,
+    alg: Algorithm,
+    placement: Placement,
+    size: Bytes,
+    count: usize,
+    gap: Picos,
+    skew: &Skew,
+) -> (Vec<ActorSpec>, Option<String>) {
+    let c = lower(
+        alg,
+        sc.topology(),
+        sc.ranks(),
+        placement,
+        size,
+        p.ring.config(),
+    );
+    let delays = skew.sample(sc.seed(), count, sc.ranks().len());
+    let eager = sc.launch() == contend_workload::LaunchMode::Eager;
+    let actors = sc
+        .ranks()
+        .iter()
+        .enumerate()
+        .map(|(r, &gpu)| {
+            let prog = &c.programs[r.min(c.programs.len() - 1)];
+            let n = prog.ops.len() as u32;
+            let mut script = Vec::with_capacity(count * (n as usize + 3));
+            for (k, row) in delays.iter().enumerate() {
+                script.push(Step::Delay(gap + row[r]));
+                script.push(Step::Begin(k as u32));
+                script.extend((0..n).map(Step::Op));
+                script.push(Step::End);
+            }
+            ActorSpec {
+                kernel: Kernel {
+                    gpu,
+                    blocks: sc.kernel().blocks,
+                    threads: sc.kernel().threads,
+                },
+                flag_loc: c.flag_loc[r],
+                script,
+                ops: prog.ops.clone().into(),
+                eager,
+            }
+        })
+        .collect();
+    (actors, c.note)
+}
+
+/// Actors a stream needs: a GPU-to-GPU ping-pong has a partner.
+pub(crate) fn stream_actor_count(sc: &Scenario, s: &Stream) -> usize {
+    let to_gpu = matches!(sc.topology().node(s.to).kind, NodeKind::Gpu(_));
+    if s.op == TransferOp::PingPong && to_gpu {
+        2
+    } else {
+        1
+    }
+}
+
+/// The actors of every stream, in order (a ping-pong's partner right after it).
+pub(crate) fn streams(sc: &Scenario, streams: &[Stream]) -> Vec<ActorSpec> {
+    let eager = sc.launch() == contend_workload::LaunchMode::Eager;
+    let mut out = vec![];
+    for s in streams {
+        let base = out.len() as u32;
+        out.extend(stream(sc, s, base, eager));
+    }
+    out
+}
+
+/// The actors of one stream; `base` is the index its first actor gets.
+fn stream(sc: &Scenario, s: &Stream, base: u32, eager: bool) -> Vec<ActorSpec> {
+    let mem = if matches!(sc.topology().node(s.to).kind, NodeKind::Gpu(_)) {
+        MemLoc::Device(s.to)
+    } else {
+        MemLoc::Host(s.to)
+    };
+    let acc = Access {
+        mem,
+        bytes: s.bytes,
+    };
+    // An actor that times its ops as collective 0.
+    let me = |ops: Vec<Op>| {
+        let mut script = vec![Step::Begin(0)];
+        script.extend((0..ops.len() as u32).map(Step::Op));
+        script.push(Step::End);
+        ActorSpec {
+            kernel: Kernel {
+                gpu: s.from,
+                blocks: s.kernel.blocks,
+                threads: s.kernel.threads,
+            },
+            flag_loc: MemLoc::Device(s.from),
+            script,
+            ops: ops.into(),
+            eager,
+        }
+    };
+    let post = |engine| Op::Post {
+        parts: vec![(acc, Notify::None)],
+        engine,
+    };
+    match s.op {
+        TransferOp::Copy => vec![me(vec![post(Mover::CopyEngine)])],
+        TransferOp::Load => vec![me(vec![Op::Fetch {
+            parts: vec![acc],
+            engine: Mover::Sm,
+        }])],
+        TransferOp::Store => vec![me(vec![post(Mover::Sm)])],
+        TransferOp::PingPong if matches!(mem, MemLoc::Host(_)) => {
+            // GPU and host memory: write a flag, read it back (a read cannot
+            // pass the write, so it returns once the write has landed).
+            let mut ops = vec![];
+            for _ in 0..s.iterations {
+                ops.push(post(Mover::Sm));
+                ops.push(Op::Fetch {
+                    parts: vec![acc],
+                    engine: Mover::Sm,
+                });
+            }
+            vec![me(ops)]
+        }
+        TransferOp::PingPong => {
+            // Two GPUs: this actor and its partner right after it.
+            let (a, b) = (Rank(base), Rank(base + 1));
+            let mut pa = vec![];
+            let mut pb = vec![];
+            for i in 0..s.iterations {
+                // fenced: release fence before the flag, acquire after the
+                // wait, on both sides (the kernels' barrier fences)
+                if s.fence {
+                    pa.push(Op::Fence);
+                }
+                pa.push(Op::Signal {
+                    to: b,
+                    phase: Phase(i),
+                });
+                pa.push(Op::Wait {
+                    phase: Phase(i),
+                    count: 1,
+                });
+                pb.push(Op::Wait {
+                    phase: Phase(i),
+                    count: 1,
+                });
+                if s.fence {
+                    pa.push(Op::Fence);
+                    pb.push(Op::Fence);
+                    pb.push(Op::Fence);
+                }
+                pb.push(Op::Signal {
+                    to: a,
+                    phase: Phase(i),
+                });
+            }
+            let partner = ActorSpec {
+                kernel: Kernel {
+                    gpu: s.to,
+                    blocks: 1,
+                    threads: 32,
+                },
+                flag_loc: MemLoc::Device(s.to),
+                script: (0..pb.len() as u32).map(Step::Op).collect(),
+                ops: pb.into(),
+                eager,
+            };
+            vec![me(pa), partner]
+        }
+    }
+}

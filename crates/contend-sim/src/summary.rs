@@ -1,0 +1,147 @@
+//! The summary of a run in the shared result schema: per collective the
+//! slowest rank's time from its arrival to its finish (per stream for
+//! transfers), the whole run's time, the busiest resource and the facts a
+//! reader needs to reproduce it.
+
+use crate::ids::ActorId;
+use crate::run::RunSpec;
+use crate::script::stream_actor_count;
+use contend_topo::{Bytes, Picos};
+use contend_workload::{
+    Algorithm, Extra, LinkUse, Measured, Resource, ResultRecord, Scenario, Source, Stats,
+    TransferOp, Workload,
+};
+
+/// What the engine leaves behind that the summary reads.
+pub(crate) struct Ran<'a> {
+    /// (begin, end) times of each collective, per actor.
+    pub times: Vec<(&'a [Picos], &'a [Picos])>,
+    pub end: Picos,
+    pub events: u64,
+    pub wall_ns: u64,
+    pub utilisation: &'a [(Resource, f64)],
+}
+
+pub(crate) fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+pub(crate) fn round6(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
+}
+
+/// The busiest resource (ties: the first by name).
+fn busiest(util: &[(Resource, f64)]) -> Option<LinkUse> {
+    util.iter()
+        .max_by(|a, b| {
+            a.1.total_cmp(&b.1)
+                .then_with(|| b.0.to_string().cmp(&a.0.to_string()))
+        })
+        .map(|(l, u)| LinkUse {
+            link: l.clone(),
+            utilisation: round6(*u),
+        })
+}
+
+/// The records of one run: one for a collective workload, one per stream
+/// for transfers.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn records(
+    sc: &Scenario,
+    spec: RunSpec,
+    alg: Option<Algorithm>,
+    collectives: usize,
+    size: Bytes,
+    note: &Option<String>,
+    ran: &Ran,
+) -> Vec<ResultRecord> {
+    let base = |algorithm: Measured,
+                size: u64,
+                per_op: Vec<f64>,
+                total: f64,
+                bw: Option<f64>,
+                extra: Extra| ResultRecord {
+        source: Source::Sim,
+        scenario: sc.name().to_string(),
+        topology: sc.topology_ref().to_string(),
+        workload: sc.workload().kind(),
+        algorithm,
+        placement: spec.algorithm.map(|_| spec.placement),
+        fidelity: Some(spec.fidelity),
+        launch: sc.launch(),
+        ranks: sc.rank_names(),
+        size_bytes: size,
+        total_ns: round3(total),
+        stats: Stats::of(&per_op),
+        per_op_ns: per_op,
+        bandwidth_gbps: bw,
+        verified: None,
+        events: Some(ran.events),
+        wall_ns: Some(ran.wall_ns),
+        busiest_link: busiest(ran.utilisation),
+        machine: None,
+        extra,
+    };
+    let mut records = vec![];
+    match (alg, sc.workload()) {
+        (Some(alg), _) => {
+            let mut per_op = vec![];
+            for k in 0..collectives {
+                let mut worst = Picos::ZERO;
+                for (b, e) in &ran.times {
+                    if let (Some(b), Some(e)) = (b.get(k), e.get(k)) {
+                        worst = worst.max(*e - *b);
+                    }
+                }
+                per_op.push(round3(worst.as_ns_f64()));
+            }
+            let mut extra = Extra::default();
+            extra.sim.collectives = Some(collectives as u64);
+            extra.sim.note = note.clone();
+            records.push(base(
+                Measured::Allreduce(alg),
+                size.0,
+                per_op,
+                ran.end.as_ns_f64(),
+                None,
+                extra,
+            ));
+        }
+        (None, Workload::Transfer { streams }) => {
+            let mut a = 0;
+            for s in streams {
+                let (b, e) = ran.times[ActorId::from(a).ix()];
+                let t = match (b.first(), e.first()) {
+                    (Some(b), Some(e)) => *e - *b,
+                    _ => Picos::ZERO,
+                };
+                let (per_op, bw) = if s.op == TransferOp::PingPong {
+                    (vec![round3(t.as_ns_f64() / s.iterations as f64)], None)
+                } else {
+                    (
+                        vec![round3(t.as_ns_f64())],
+                        Some(round3(s.bytes.0 as f64 / t.as_ns_f64().max(1e-9))),
+                    )
+                };
+                let mut extra = Extra::default();
+                extra.stream.from = Some(sc.topology().node(s.from).id.0.clone());
+                extra.stream.to = Some(sc.topology().node(s.to).id.0.clone());
+                extra.kernel.blocks = Some(s.kernel.blocks);
+                extra.kernel.threads = Some(s.kernel.threads);
+                if s.op == TransferOp::PingPong {
+                    extra.stream.iterations = Some(s.iterations);
+                }
+                records.push(base(
+                    Measured::Transfer(s.op),
+                    s.bytes.0,
+                    per_op,
+                    t.as_ns_f64(),
+                    bw,
+                    extra,
+                ));
+                a += stream_actor_count(sc, s);
+            }
+        }
+        (None, _) => {}
+    }
+    records
+}

@@ -1,0 +1,259 @@
+//! DESIGN 6, 7 — transfers and groups: a Fetch or Post op starts one
+//! transfer per access, all in one group that shares the op's request
+//! window; the op ends when the group does. A read group ends when its last
+//! byte has arrived; a post group when its stores are out and its flags
+//! sent — "out" meaning left the GPU where the transport models the SM
+//! store buffer (TLP), drained where it does not (flow).
+
+use crate::engine::{Engine, Ev};
+use crate::gpu::{self, Dir, Kernel};
+use crate::ids::{ActorId, GroupId, PathId, XferId};
+use crate::params::ns;
+use crate::queue::EventQueue;
+use crate::transport::Transport;
+use contend_topo::{BytesPerSec, Picos, TlpKind};
+use contend_workload::{Access, Engine as Mover, Notify};
+
+/// One access of an op: `total` bytes between the actor's GPU and one
+/// memory location.
+#[derive(Clone, Debug)]
+pub(crate) struct Xfer {
+    pub actor: ActorId,
+    pub group: GroupId,
+    pub dir: Dir,
+    /// (there, back) paths; `None` for local or empty accesses.
+    pub paths: Option<(PathId, PathId)>,
+    pub total: u64,
+    pub issued: u64,
+    pub done: u64,
+    /// Bytes per request or write TLP.
+    pub req: u32,
+    pub notify: Notify,
+    /// The collective this transfer belongs to (flags carry it).
+    pub epoch: u32,
+}
+
+impl Xfer {
+    pub fn local(&self) -> bool {
+        self.paths.is_none()
+    }
+    /// The path there (remote transfers only).
+    pub fn fwd(&self) -> PathId {
+        self.paths.expect("a remote transfer has paths").0
+    }
+    pub fn back(&self) -> PathId {
+        self.paths.expect("a remote transfer has paths").1
+    }
+}
+
+/// The transfers of one op.
+#[derive(Clone, Debug)]
+pub(crate) struct Group {
+    pub actor: ActorId,
+    pub xfers: Vec<XferId>,
+    pub dir: Dir,
+    /// Transfers not yet closed.
+    pub open: u32,
+    /// Requests (reads) or store TLPs (writes) that may still be issued, and
+    /// the window it started with.
+    pub window: u32,
+    pub window_init: u32,
+    /// Flags still to be written after the fence (post groups).
+    pub flags_pending: u32,
+    pub done: bool,
+    /// Transfers not yet fully issued.
+    pub unissued: u32,
+    /// Transfers that cross links (not local copies).
+    pub remote: u32,
+    /// SM stores: the rate the kernel's blocks issue them at (`None`: not
+    /// paced, e.g. the copy engine).
+    pub issue_rate: Option<BytesPerSec>,
+}
+
+impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
+    /// Starts the transfers of a Fetch (`dir` Read) or Post (Write); true
+    /// if the actor now blocks.
+    pub(crate) fn start_group(
+        &mut self,
+        a: ActorId,
+        dir: Dir,
+        parts: &[(Access, Notify)],
+        mover: Mover,
+    ) -> bool {
+        let k: Kernel = self.actors[a].spec.kernel;
+        let epoch = self.actors[a].epoch;
+        let w = &mut self.w;
+        let g = w.groups.next_id();
+        let mut group = Group {
+            actor: a,
+            xfers: vec![],
+            dir,
+            open: 0,
+            window: 0,
+            window_init: 0,
+            flags_pending: 0,
+            done: false,
+            unissued: 0,
+            remote: 0,
+            issue_rate: None,
+        };
+        let mut nvlink = true;
+        for (acc, notify) in parts {
+            let target = acc.mem.node();
+            let local = target == k.gpu || acc.bytes.0 == 0;
+            let paths = (!local).then(|| {
+                let fwd = w.fabric.route(w.topo, k.gpu, target);
+                let back = w.fabric.route(w.topo, target, k.gpu);
+                nvlink &= w.fabric.paths[fwd].nvlink_only;
+                (fwd, back)
+            });
+            let mps = match paths {
+                None => w.p.fabric.no_pcie_mps,
+                Some((fwd, _)) => w.fabric.paths[fwd].mps,
+            };
+            if matches!(notify, Notify::After { .. }) {
+                group.flags_pending += 1;
+            }
+            let x = w.xfers.push(Xfer {
+                actor: a,
+                group: g,
+                dir,
+                paths,
+                total: acc.bytes.0,
+                issued: 0,
+                done: 0,
+                req: gpu::request_bytes(w.p, dir, mover, mps),
+                notify: *notify,
+                epoch,
+            });
+            group.xfers.push(x);
+            group.open += 1;
+            if acc.bytes.0 > 0 {
+                group.unissued += 1;
+            }
+            if !local {
+                group.remote += 1;
+            }
+        }
+        let Some(&first) = group.xfers.first() else {
+            return false;
+        };
+        let req0 = w.xfers[first].req;
+        group.window = gpu::window(w.topo, w.p, k, dir, mover, req0, nvlink);
+        group.window_init = group.window;
+        if (dir, mover) == (Dir::Write, Mover::Sm) {
+            group.issue_rate = Some(gpu::store_rate(w.topo, w.p, k));
+        }
+        let xs = group.xfers.clone();
+        w.groups.push(group);
+        let setup = gpu::setup(w.p, mover);
+        for x in xs {
+            let xf = &self.w.xfers[x];
+            if xf.local() || xf.total == 0 {
+                let t = gpu::local_time(self.w.topo, self.w.p, k.gpu, xf.total);
+                let at = self.w.now + setup + t;
+                self.w.push(at, Ev::XferDone(x));
+            } else {
+                self.net(|t, w| t.begin_xfer(w, x, setup));
+            }
+        }
+        self.net(|t, w| t.begin_group(w, g));
+        true
+    }
+
+    /// A transfer has all its data (reads), a local part is done, or a
+    /// flow-fidelity store stream has drained.
+    pub(crate) fn xfer_finished(&mut self, x: XferId) {
+        let xf = &self.w.xfers[x];
+        match (xf.dir, T::STORE_BUFFER) {
+            // the store buffer tracks remote stores; they never finish here
+            (Dir::Write, true) if !xf.local() => {}
+            (Dir::Write, true) => {
+                // a local part of a post group: done once its local copy is
+                let g = xf.group;
+                let xf = &mut self.w.xfers[x];
+                if xf.issued != xf.total {
+                    xf.issued = xf.total;
+                    let grp = &mut self.w.groups[g];
+                    grp.unissued = grp.unissued.saturating_sub(1);
+                }
+                self.check_post(g);
+            }
+            (Dir::Write, false) => {
+                // the stores are out; flags follow
+                let epoch = xf.epoch;
+                match xf.notify {
+                    Notify::After { .. } => {
+                        let at = self.w.now + ns(self.w.p.gpu.fence_ns);
+                        self.w.push(at, Ev::Fence(x));
+                        return;
+                    }
+                    Notify::Inline { to, phase } => {
+                        let t = if xf.local() {
+                            Picos::ZERO
+                        } else {
+                            self.w.fabric.one_way(
+                                xf.fwd(),
+                                TlpKind::Write,
+                                self.w.p.gpu.store_tlp_bytes,
+                            )
+                        };
+                        let flag = crate::flags::FlagAddr {
+                            to: ActorId(to.0),
+                            epoch,
+                            phase: phase.0,
+                        };
+                        let at = self.w.now + t;
+                        self.w.push(at, Ev::FlagAt(flag));
+                    }
+                    Notify::None => {}
+                }
+                self.xfer_closed(x);
+            }
+            (Dir::Read, _) => self.xfer_closed(x),
+        }
+    }
+
+    fn xfer_closed(&mut self, x: XferId) {
+        let g = self.w.xfers[x].group;
+        let grp = &mut self.w.groups[g];
+        grp.open = grp.open.saturating_sub(1);
+        if grp.open == 0 && (grp.dir == Dir::Read || !T::STORE_BUFFER) {
+            let a = grp.actor;
+            let now = self.w.now;
+            self.w.push(now, Ev::Resume(a));
+        }
+    }
+
+    /// A post group completes once every store has left the GPU and every
+    /// flag is out (transports with a store buffer).
+    pub(crate) fn check_post(&mut self, g: GroupId) {
+        let grp = &self.w.groups[g];
+        if grp.dir != Dir::Write || grp.done || !T::STORE_BUFFER {
+            return;
+        }
+        if grp.unissued == 0 && grp.window == grp.window_init && grp.flags_pending == 0 {
+            let grp = &mut self.w.groups[g];
+            grp.done = true;
+            let a = grp.actor;
+            let now = self.w.now;
+            self.w.push(now, Ev::Resume(a));
+        }
+    }
+
+    /// The fence after a store stream has passed: its flag goes out.
+    pub(crate) fn fence_done(&mut self, x: XferId) {
+        let xf = &self.w.xfers[x];
+        let (a, g, epoch) = (xf.actor, xf.group, xf.epoch);
+        if let Notify::After { to, phase } = xf.notify {
+            self.send_flag(a, ActorId(to.0), epoch, phase.0);
+        }
+        let grp = &mut self.w.groups[g];
+        grp.flags_pending = grp.flags_pending.saturating_sub(1);
+        if T::STORE_BUFFER {
+            self.check_post(g);
+        } else {
+            self.xfer_closed(x);
+        }
+    }
+}

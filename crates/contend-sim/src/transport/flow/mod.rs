@@ -1,0 +1,179 @@
+//! DESIGN 9 — flow fidelity, the fast transport: each remote transfer is a
+//! fluid flow sharing channel bandwidth max-min fairly ([`crate::maxmin`]),
+//! recomputed when flows start or end; a read drains one round trip before
+//! it completes; flags and polls take their unloaded one-way or round-trip
+//! time.
+
+mod state;
+
+use self::state::FlowState;
+use crate::collapse::CollapseRule;
+use crate::engine::{Ev, Outcome, World};
+use crate::fabric::Fabric;
+use crate::flags::{FlagAddr, Waiting};
+use crate::gpu::{self, Dir};
+use crate::ids::{ActorId, ChId, GroupId, XferId};
+use crate::params::ModelParams;
+use crate::queue::EventQueue;
+use crate::transport::Transport;
+use contend_topo::{NodeIdx, Picos, TlpKind};
+
+/// The flow transport's own events.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum FlowEv {
+    /// The next flow drains (stale when the version moved on).
+    Tick(u64),
+    /// Flows started at this instant: recompute the rates once.
+    Reflow,
+    /// A poll's round trip has passed.
+    PollDone { actor: ActorId, wait: Waiting },
+}
+
+/// The flow transport has no optimisation with a twin of its own (its
+/// max-min solver's twin is tested in [`crate::maxmin`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlowOptions;
+
+pub(crate) struct Flow {
+    flows: FlowState,
+    rule: CollapseRule,
+}
+
+impl Transport for Flow {
+    type Event = FlowEv;
+    type Options = FlowOptions;
+    const STORE_BUFFER: bool = false;
+
+    fn new(fabric: &Fabric, p: &ModelParams, _: FlowOptions) -> Flow {
+        Flow {
+            flows: FlowState::new(fabric.chans.len()),
+            rule: CollapseRule::new(p),
+        }
+    }
+
+    fn begin_xfer<Q: EventQueue<Ev<FlowEv>>>(
+        &mut self,
+        w: &mut World<'_, Q>,
+        x: XferId,
+        setup: Picos,
+    ) {
+        let xf = &w.xfers[x];
+        let (fwd, back, req) = (xf.fwd(), xf.back(), xf.req);
+        let g = &w.groups[xf.group];
+        let remote = g.remote.max(1) as f64;
+        let mut uses = Vec::new();
+        let (rtt, cap) = match xf.dir {
+            Dir::Read => {
+                let completer = w.fabric.paths[fwd].end;
+                let bp = &w.fabric.paths[back];
+                let cpl = gpu::completion_bytes(w.topo, w.p, completer, bp.mps, bp.rcb).min(req);
+                // a header-only request per `req` bytes one way, completions back
+                w.fabric.uses(fwd, TlpKind::ReadRequest, 0, req, &mut uses);
+                w.fabric
+                    .uses(back, TlpKind::Completion, cpl, cpl, &mut uses);
+                let rtt = w.fabric.one_way(fwd, TlpKind::ReadRequest, 0)
+                    + gpu::memory_latency(w.topo, w.p, completer)
+                    + w.fabric.one_way(back, TlpKind::Completion, cpl);
+                // Little's law on this transfer's share of the load window
+                let share = g.window as f64 / remote;
+                (rtt, share * req as f64 / (rtt.0.max(1) as f64 / 1e12))
+            }
+            Dir::Write => {
+                w.fabric.uses(fwd, TlpKind::Write, req, req, &mut uses);
+                let cap = g.issue_rate.map_or(f64::INFINITY, |r| r.0 as f64 / remote);
+                (Picos::ZERO, cap)
+            }
+        };
+        let collapse: Vec<(ChId, ChId, NodeIdx)> = if xf.dir == Dir::Write {
+            let path = &w.fabric.paths[fwd];
+            path.collapse_at
+                .iter()
+                .map(|&(pos, ing, t)| (path.chans[pos], ing, t))
+                .collect()
+        } else {
+            vec![]
+        };
+        let total = xf.total as f64;
+        self.flows.advance(w.now, &w.fabric);
+        self.flows.add(x, total, cap, uses, collapse, rtt, setup);
+        // Flows starting at the same instant share one recompute.
+        if self.flows.pending != Some(w.now) {
+            self.flows.pending = Some(w.now);
+            w.push(w.now, Ev::Net(FlowEv::Reflow));
+        }
+    }
+
+    fn begin_group<Q: EventQueue<Ev<FlowEv>>>(&mut self, _: &mut World<'_, Q>, _: GroupId) {
+        // every flow started with its transfer
+    }
+
+    fn send_flag<Q: EventQueue<Ev<FlowEv>>>(
+        &mut self,
+        w: &mut World<'_, Q>,
+        _from: ActorId,
+        gpu: NodeIdx,
+        dst: NodeIdx,
+        flag: FlagAddr,
+    ) {
+        let path = w.fabric.route(w.topo, gpu, dst);
+        let t = w.fabric.one_way(path, TlpKind::Write, w.p.gpu.flag_bytes);
+        w.push(w.now + t, Ev::FlagAt(flag));
+    }
+
+    /// Polls go out every round trip; the first that reads memory after
+    /// the flag landed sees it.
+    fn poll<Q: EventQueue<Ev<FlowEv>>>(
+        &mut self,
+        w: &mut World<'_, Q>,
+        actor: ActorId,
+        gpu: NodeIdx,
+        at: NodeIdx,
+        wait: Waiting,
+    ) {
+        let fwd = w.fabric.route(w.topo, gpu, at);
+        let back = w.fabric.route(w.topo, at, gpu);
+        let rtt = w.fabric.one_way(fwd, TlpKind::ReadRequest, 0)
+            + gpu::memory_latency(w.topo, w.p, at)
+            + w.fabric
+                .one_way(back, TlpKind::Completion, w.p.gpu.flag_bytes);
+        w.push(w.now + rtt, Ev::Net(FlowEv::PollDone { actor, wait }));
+    }
+
+    fn handle<Q: EventQueue<Ev<FlowEv>>>(&mut self, w: &mut World<'_, Q>, ev: FlowEv) {
+        match ev {
+            FlowEv::Reflow => {
+                self.flows.pending = None;
+                self.flows.advance(w.now, &w.fabric);
+                self.reflow(w);
+            }
+            FlowEv::Tick(v) => {
+                if v != self.flows.version {
+                    return;
+                }
+                self.flows.advance(w.now, &w.fabric);
+                for (x, tail) in self.flows.take_finished() {
+                    w.push(w.now + tail, Ev::XferDone(x));
+                }
+                self.reflow(w);
+            }
+            FlowEv::PollDone { actor, wait } => {
+                let seen = w.flags.count(wait.flag) >= wait.count;
+                w.tell(Outcome::Polled { actor, wait, seen });
+            }
+        }
+    }
+
+    fn busy_ps(&self, c: ChId) -> f64 {
+        self.flows.busy[c.ix()]
+    }
+}
+
+impl Flow {
+    fn reflow<Q: EventQueue<Ev<FlowEv>>>(&mut self, w: &mut World<'_, Q>) {
+        self.flows.recompute(&w.fabric, &self.rule);
+        if let Some(t) = self.flows.next_finish(w.now) {
+            let v = self.flows.version;
+            w.push(t, Ev::Net(FlowEv::Tick(v)));
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! DESIGN 9 — the fluid state of flow fidelity: each transfer is a flow
+//! over the channels of its path, using `coef × rate` of each (its wire
+//! bytes per payload byte there), capped per flow (reads: Little's law on
+//! their share of the load window), advanced between recomputes; posted
+//! writes through a collapsing fabric share the collapse rule's rate.
+
+use crate::collapse::CollapseRule;
+use crate::fabric::Fabric;
+use crate::ids::{ChId, XferId};
+use crate::maxmin::{MaxMin, Resource};
+use contend_topo::{NodeIdx, Picos};
+
+#[derive(Debug)]
+pub(crate) struct Flow {
+    pub xfer: XferId,
+    pub remaining: f64,
+    pub rate: f64,
+    pub cap: f64,
+    pub uses: Vec<(ChId, f64)>,
+    /// (fabric channel, ingress channel, target root complex) for posted-write collapse.
+    pub collapse: Vec<(ChId, ChId, NodeIdx)>,
+    /// Time from draining to completion (a read's last round trip).
+    pub tail: Picos,
+    /// Not started before this time (copy-engine setup).
+    pub start: Picos,
+}
+
+#[derive(Debug)]
+pub(crate) struct FlowState {
+    pub flows: Vec<Flow>,
+    pub version: u64,
+    pub last: Picos,
+    /// Busy time per channel, picoseconds-equivalent (for utilisation).
+    pub busy: Vec<f64>,
+    slot: Vec<usize>,
+    res: Vec<Resource>,
+    caps: Vec<f64>,
+    solver: MaxMin,
+    /// A recompute is already scheduled for this time.
+    pub pending: Option<Picos>,
+}
+
+impl FlowState {
+    pub fn new(chans: usize) -> FlowState {
+        FlowState {
+            flows: vec![],
+            version: 0,
+            last: Picos::ZERO,
+            busy: vec![0.0; chans],
+            slot: vec![],
+            res: vec![],
+            caps: vec![],
+            solver: MaxMin::default(),
+            pending: None,
+        }
+    }
+
+    /// Moves every flow forward to `now` at its current rate.
+    pub fn advance(&mut self, now: Picos, fabric: &Fabric) {
+        let dt = now.0.saturating_sub(self.last.0) as f64 / 1e12;
+        if dt > 0.0 {
+            for f in &mut self.flows {
+                if f.start > self.last {
+                    continue;
+                }
+                f.remaining -= f.rate * dt;
+                for &(c, w) in &f.uses {
+                    if let Some(r) = fabric.chans[c].rate {
+                        self.busy[c.ix()] += f.rate * w * dt / r.0 as f64 * 1e12;
+                    }
+                }
+            }
+        }
+        self.last = now;
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn add(
+        &mut self,
+        xfer: XferId,
+        bytes: f64,
+        cap: f64,
+        uses: Vec<(ChId, f64)>,
+        collapse: Vec<(ChId, ChId, NodeIdx)>,
+        tail: Picos,
+        setup: Picos,
+    ) {
+        let start = self.last + setup;
+        self.flows.push(Flow {
+            xfer,
+            remaining: bytes,
+            rate: 0.0,
+            cap,
+            uses,
+            collapse,
+            tail,
+            start,
+        });
+    }
+
+    pub fn recompute(&mut self, fabric: &Fabric, rule: &CollapseRule) {
+        self.version += 1;
+        let now = self.last;
+        self.caps.clear();
+        self.caps.extend(
+            self.flows
+                .iter()
+                .map(|f| if f.start > now { 0.0 } else { f.cap }),
+        );
+        let mut res = std::mem::take(&mut self.res);
+        let mut used = 0usize;
+        // channel -> resource index, reset after use
+        self.slot.resize(fabric.chans.len(), usize::MAX);
+        for (fi, f) in self.flows.iter().enumerate() {
+            for &(c, w) in &f.uses {
+                let Some(r) = fabric.chans[c].rate else {
+                    continue;
+                };
+                let mut ri = self.slot[c.ix()];
+                if ri == usize::MAX {
+                    if used == res.len() {
+                        res.push(Resource {
+                            capacity: 0.0,
+                            users: vec![],
+                        });
+                    }
+                    res[used].capacity = r.0 as f64;
+                    res[used].users.clear();
+                    ri = used;
+                    used += 1;
+                    self.slot[c.ix()] = ri;
+                }
+                res[ri].users.push((fi, w));
+            }
+        }
+        for f in &self.flows {
+            for &(c, _) in &f.uses {
+                self.slot[c.ix()] = usize::MAX;
+            }
+        }
+        // Posted-write collapse: flows through one collapsing fabric from one
+        // ingress toward enough distinct root complexes share the collapsed rate.
+        res.truncate(used);
+        let members = self.flows.iter().enumerate().flat_map(|(fi, f)| {
+            f.collapse
+                .iter()
+                .map(move |&(fab, ing, t)| (fab, ing, t, fi))
+        });
+        for (capacity, flows) in rule.collapsed_groups(members) {
+            res.push(Resource {
+                capacity,
+                users: flows.into_iter().map(|f| (f, 1.0)).collect(),
+            });
+        }
+        self.solver.solve(&self.caps, &res);
+        for (f, r) in self.flows.iter_mut().zip(&self.solver.rate) {
+            f.rate = *r;
+        }
+        self.res = res;
+    }
+
+    /// When the next flow drains (or a delayed flow starts).
+    pub fn next_finish(&self, now: Picos) -> Option<Picos> {
+        self.flows
+            .iter()
+            .filter_map(|f| {
+                if f.start > now {
+                    Some(f.start)
+                } else if f.rate > 0.0 && f.rate.is_finite() {
+                    Some(now + Picos((f.remaining.max(0.0) / f.rate * 1e12).ceil() as u64))
+                } else if f.rate.is_infinite() {
+                    Some(now)
+                } else {
+                    None
+                }
+            })
+            .min()
+    }
+
+    /// Removes drained flows: (transfer, tail latency).
+    pub fn take_finished(&mut self) -> Vec<(XferId, Picos)> {
+        let mut out = vec![];
+        self.flows.retain(|f| {
+            let done = f.start <= self.last && (f.remaining <= 0.5 || f.rate.is_infinite());
+            if done {
+                out.push((f.xfer, f.tail));
+            }
+            !done
+        });
+        out
+    }
+}
