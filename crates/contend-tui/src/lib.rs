@@ -29,21 +29,31 @@
 //! ```
 
 mod app;
+mod controls;
 mod heat;
+mod jobs;
 mod measure;
+mod results;
 mod term;
 mod tree;
 pub mod ui;
 mod worker;
 
-pub use app::{
-    AlgResult, App, AppOptions, Crossover, FIELDS, Field, Focus, JobState, SimResults,
-    SweepResults, TABS, Tab, WorkloadChoice, default_sweep_sizes,
+pub use app::{App, AppOptions, Focus, TABS, Tab, View};
+pub use controls::{
+    AllreduceTemplate, Controls, Cycle, FIELDS, Field, RankSet, WorkloadChoice,
+    default_sweep_sizes, rank_sets,
 };
 pub use heat::{Channel, ChannelMap, Heat, Level, level};
-pub use measure::{MeasureError, load_measurements, measurements_beside, parse_measurements};
+pub use jobs::{JobState, Jobs};
+pub use measure::{
+    MeasureError, Overlay, load_measurements, measurements_beside, parse_measurements,
+};
+pub use results::{
+    AlgResult, Crossover, MeasuredFigure, MeasuredSeries, Results, SimResults, SweepResults,
+};
 pub use term::{TuiError, install_panic_hook, restore, run};
-pub use tree::{Row, RowKind, Selected, link_label, node_label, rows};
+pub use tree::{Row, RowKind, Selected, TreeState, link_label, node_label, rows};
 pub use worker::{
     InlineWorker, Job, JobKind, ThreadWorker, WORKER_THREAD_PREFIX, Worker, WorkerMsg, execute,
 };

@@ -1,11 +1,13 @@
 //! Drawing: reads the [`App`], never changes it.
 
-use crate::app::{App, FIELDS, Field, Focus, SimResults, TABS, Tab};
+use crate::app::{App, Focus, TABS, Tab};
+use crate::controls::{FIELDS, Field};
 use crate::heat::{Heat, Level, level};
+use crate::results::SimResults;
 use crate::tree::{RowKind, Selected, link_label, node_label};
 use contend_sim::SpanKind;
 use contend_topo::{Bytes, BytesPerSec, LinkKind, NodeKind, Picos, Topology};
-use contend_workload::Algorithm;
+use contend_workload::{Algorithm, Measured, Workload};
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Alignment, Constraint, Layout, Rect};
@@ -20,12 +22,50 @@ use ratatui::widgets::{
 pub const MIN_WIDTH: u16 = 60;
 pub const MIN_HEIGHT: u16 = 16;
 
-const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
-
 /// Draws the whole screen.
 pub fn draw(app: &App, f: &mut Frame) {
     f.render_widget(app, f.area());
 }
+
+impl Widget for &App {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+            let msg = format!(
+                "contend tui needs {MIN_WIDTH}×{MIN_HEIGHT} (this is {}×{}) · q quits",
+                area.width, area.height
+            );
+            Paragraph::new(msg)
+                .wrap(Wrap { trim: true })
+                .render(area, buf);
+            return;
+        }
+        let scen_h = if area.width >= 110 { 3 } else { 4 };
+        let [title, scen, main, status] = Layout::vertical([
+            Constraint::Length(1),
+            Constraint::Length(scen_h),
+            Constraint::Fill(1),
+            Constraint::Length(1),
+        ])
+        .areas(area);
+        let left_w = (area.width * 42 / 100).clamp(36, 56);
+        let [left, right] =
+            Layout::horizontal([Constraint::Length(left_w), Constraint::Fill(1)]).areas(main);
+        let det_h = if main.height >= 28 { 11 } else { 8 };
+        let [topo_a, det_a] =
+            Layout::vertical([Constraint::Fill(1), Constraint::Length(det_h)]).areas(left);
+        title_bar(self, title, buf);
+        scenario_bar(self, scen, buf);
+        topology_pane(self, topo_a, buf);
+        details_pane(self, det_a, buf);
+        results_pane(self, right, buf);
+        status_bar(self, status, buf);
+        if self.view.help {
+            help_overlay(area, buf);
+        }
+    }
+}
+
+const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 /// A colour per algorithm, the same on every chart.
 pub fn alg_color(a: Algorithm) -> Color {
@@ -64,44 +104,6 @@ fn pct(u: f64) -> String {
     format!("{:>3.0}%", (u * 100.0).clamp(0.0, 100.0))
 }
 
-impl Widget for &App {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
-            let msg = format!(
-                "contend tui needs {MIN_WIDTH}×{MIN_HEIGHT} (this is {}×{}) · q quits",
-                area.width, area.height
-            );
-            Paragraph::new(msg)
-                .wrap(Wrap { trim: true })
-                .render(area, buf);
-            return;
-        }
-        let scen_h = if area.width >= 110 { 3 } else { 4 };
-        let [title, scen, main, status] = Layout::vertical([
-            Constraint::Length(1),
-            Constraint::Length(scen_h),
-            Constraint::Fill(1),
-            Constraint::Length(1),
-        ])
-        .areas(area);
-        let left_w = (area.width * 42 / 100).clamp(36, 56);
-        let [left, right] =
-            Layout::horizontal([Constraint::Length(left_w), Constraint::Fill(1)]).areas(main);
-        let det_h = if main.height >= 28 { 11 } else { 8 };
-        let [topo_a, det_a] =
-            Layout::vertical([Constraint::Fill(1), Constraint::Length(det_h)]).areas(left);
-        title_bar(self, title, buf);
-        scenario_bar(self, scen, buf);
-        topology_pane(self, topo_a, buf);
-        details_pane(self, det_a, buf);
-        results_pane(self, right, buf);
-        status_bar(self, status, buf);
-        if self.help {
-            help_overlay(area, buf);
-        }
-    }
-}
-
 fn pane<'a>(title: &'a str, focused: bool) -> Block<'a> {
     let b = Block::default().borders(Borders::ALL);
     if focused {
@@ -113,6 +115,22 @@ fn pane<'a>(title: &'a str, focused: bool) -> Block<'a> {
     }
 }
 
+fn waiting(app: &App, area: Rect, buf: &mut Buffer, what: &str, done: usize, total: usize) {
+    let w = (area.width as usize).saturating_sub(20).clamp(4, 40);
+    let filled = (w * done).checked_div(total).unwrap_or(0).min(w);
+    let bar = format!(
+        "[{}{}] {done}/{total}",
+        "█".repeat(filled),
+        "░".repeat(w - filled)
+    );
+    Paragraph::new(vec![
+        Line::from(format!("{} {what}…", SPINNER[(app.frame % 10) as usize])).fg(Color::Yellow),
+        Line::from(bar),
+        Line::from("the screen stays live: keys work while the worker runs").fg(Color::DarkGray),
+    ])
+    .render(area, buf);
+}
+
 fn title_bar(app: &App, area: Rect, buf: &mut Buffer) {
     let mut spans = vec![
         Span::raw(" contend ").bold().reversed(),
@@ -120,7 +138,7 @@ fn title_bar(app: &App, area: Rect, buf: &mut Buffer) {
         Span::raw(app.topology().name.clone()).bold(),
     ];
     if app.measured_count() > 0 {
-        let state = if app.show_measured { "on" } else { "off" };
+        let state = if app.overlay.show { "on" } else { "off" };
         spans.push(
             Span::raw(format!(
                 "  · {} measured records ({state}, m)",
@@ -133,7 +151,7 @@ fn title_bar(app: &App, area: Rect, buf: &mut Buffer) {
 }
 
 fn scenario_bar(app: &App, area: Rect, buf: &mut Buffer) {
-    let focused = app.focus == Focus::Scenario;
+    let focused = app.view.focus == Focus::Scenario;
     let block = pane(" Scenario  (w r a p t, Enter re-runs) ", focused);
     let inner = block.inner(area);
     block.render(area, buf);
@@ -144,9 +162,9 @@ fn scenario_bar(app: &App, area: Rect, buf: &mut Buffer) {
         Field::Placement => "placement",
         Field::Fidelity => "fidelity",
     };
-    let field_spans = |f: Field, i: usize| -> Vec<Span<'static>> {
-        let on = focused && app.field == i;
-        let v = app.field_value(f);
+    let field_spans = |f: Field| -> Vec<Span<'static>> {
+        let on = focused && app.controls.field == f;
+        let v = app.controls.value(f);
         let value = if on {
             Span::raw(format!("◂{v}▸")).reversed().bold()
         } else {
@@ -160,17 +178,15 @@ fn scenario_bar(app: &App, area: Rect, buf: &mut Buffer) {
     if inner.height >= 2 {
         let l1: Vec<Span> = [0, 1]
             .iter()
-            .flat_map(|&i| field_spans(FIELDS[i], i))
+            .flat_map(|&i| field_spans(FIELDS[i]))
             .collect();
         let l2: Vec<Span> = [2, 3, 4]
             .iter()
-            .flat_map(|&i| field_spans(FIELDS[i], i))
+            .flat_map(|&i| field_spans(FIELDS[i]))
             .collect();
         Paragraph::new(vec![Line::from(l1), Line::from(l2)]).render(inner, buf);
     } else {
-        let l: Vec<Span> = (0..FIELDS.len())
-            .flat_map(|i| field_spans(FIELDS[i], i))
-            .collect();
+        let l: Vec<Span> = FIELDS.iter().flat_map(|&f| field_spans(f)).collect();
         Paragraph::new(Line::from(l)).render(inner, buf);
     }
 }
@@ -182,16 +198,17 @@ fn topology_pane(app: &App, area: Rect, buf: &mut Buffer) {
         Some(a) => format!(" Topology · use: {a} "),
         None => " Topology ".to_string(),
     };
-    let block = pane(&title, app.focus == Focus::Topology);
+    let block = pane(&title, app.view.focus == Focus::Topology);
     let inner = block.inner(area);
     block.render(area, buf);
     let h = inner.height as usize;
     if h == 0 {
         return;
     }
-    let offset = app.sel_row.saturating_sub(h.saturating_sub(1));
+    let offset = app.tree.sel.saturating_sub(h.saturating_sub(1));
     let width = inner.width as usize;
     let lines: Vec<Line> = app
+        .tree
         .rows
         .iter()
         .enumerate()
@@ -211,8 +228,8 @@ fn tree_line<'a>(
     kind: &RowKind,
     width: usize,
 ) -> Line<'a> {
-    let sel = i == app.sel_row;
-    let focus = app.focus == Focus::Topology;
+    let sel = i == app.tree.sel;
+    let focus = app.view.focus == Focus::Topology;
     let hi = |s: Span<'a>, on: bool| {
         if on {
             if focus { s.reversed() } else { s.underlined() }
@@ -238,7 +255,7 @@ fn tree_line<'a>(
             spans.push(Span::raw(" "));
             spans.push(hi(
                 Span::styled(node_label(topo, *node), style),
-                sel && !(app.on_link && uplink.is_some()),
+                sel && !(app.tree.on_link && uplink.is_some()),
             ));
             if let Some(l) = uplink {
                 let u = heat.and_then(|h| h.link(*l));
@@ -249,7 +266,7 @@ fn tree_line<'a>(
                 } else {
                     link_label(&topo.link(*l).kind)
                 };
-                spans.push(hi(Span::styled(label, st), sel && app.on_link));
+                spans.push(hi(Span::styled(label, st), sel && app.tree.on_link));
                 if let Some(u) = u {
                     util = Some((pct(u), u));
                 }
@@ -350,6 +367,7 @@ fn details_pane(app: &App, area: Rect, buf: &mut Buffer) {
         Selected::Node(n) => {
             let node = topo.node(n);
             let ranks = app
+                .results
                 .sim
                 .as_ref()
                 .map(|s| s.rank_names.clone())
@@ -512,14 +530,14 @@ fn details_pane(app: &App, area: Rect, buf: &mut Buffer) {
 fn results_pane(app: &App, area: Rect, buf: &mut Buffer) {
     let mut tabs: Vec<Span> = vec![Span::raw(" ")];
     for t in TABS {
-        if t == app.tab {
+        if t == app.view.tab {
             tabs.push(Span::raw(format!("[{}]", t.title())).bold().fg(Color::Cyan));
         } else {
             tabs.push(Span::raw(format!(" {} ", t.title())).fg(Color::Gray));
         }
     }
     tabs.push(Span::raw(" "));
-    let focused = app.focus == Focus::Results;
+    let focused = app.view.focus == Focus::Results;
     let mut block = Block::default()
         .borders(Borders::ALL)
         .title(Line::from(tabs));
@@ -538,13 +556,14 @@ fn results_pane(app: &App, area: Rect, buf: &mut Buffer) {
     }
 
     // The first line always names the winner.
-    let head_line = match &app.sim {
-        Some(sim) if !sim.rows.is_empty() => {
-            let w = sim.winner();
-            let slowest = sim
-                .rows
-                .iter()
-                .max_by(|a, b| a.time_ns.total_cmp(&b.time_ns));
+    let winner = app
+        .results
+        .sim
+        .as_ref()
+        .and_then(|sim| sim.winner().map(|w| (sim, w)));
+    let head_line = match winner {
+        Some((sim, w)) => {
+            let slowest = sim.slowest();
             let mut s = vec![
                 Span::raw("★ winner: ").bold(),
                 Span::raw(w.algorithm.name())
@@ -565,16 +584,16 @@ fn results_pane(app: &App, area: Rect, buf: &mut Buffer) {
                     .fg(Color::Gray),
                 );
             }
-            if app.sim_job.running {
+            if app.jobs.sim.running {
                 s.push(Span::raw("  (updating…)").fg(Color::Yellow));
             }
             Line::from(s)
         }
-        _ if app.sim_job.running => Line::from(format!(
+        _ if app.jobs.sim.running => Line::from(format!(
             "{} simulating {}/{} runs…",
             SPINNER[(app.frame % 10) as usize],
-            app.sim_job.done,
-            app.sim_job.total
+            app.jobs.sim.done,
+            app.jobs.sim.total
         ))
         .fg(Color::Yellow),
         _ => Line::from("no result yet (Enter runs the scenario)"),
@@ -589,8 +608,8 @@ fn results_pane(app: &App, area: Rect, buf: &mut Buffer) {
     Paragraph::new(head_line)
         .wrap(Wrap { trim: true })
         .render(head, buf);
-    if let Some(e) = &app.sim_job.error
-        && app.tab != Tab::Sweep
+    if let Some(e) = &app.jobs.sim.error
+        && app.view.tab != Tab::Sweep
     {
         Paragraph::new(vec![
             Line::from("simulation failed:").fg(Color::LightRed).bold(),
@@ -600,13 +619,13 @@ fn results_pane(app: &App, area: Rect, buf: &mut Buffer) {
         .render(body, buf);
         return;
     }
-    match app.tab {
+    match app.view.tab {
         Tab::Times => {
             // Tall enough: the size sweep goes under the bars.
-            let need = app.sim.as_ref().map_or(4, |s| {
+            let need = app.results.sim.as_ref().map_or(4, |s| {
                 s.rows.len()
                     + 3
-                    + if app.show_measured {
+                    + if app.overlay.show {
                         s.measured_extra.len()
                             + s.rows.iter().filter(|r| r.measured_ns.is_some()).count()
                     } else {
@@ -629,31 +648,15 @@ fn results_pane(app: &App, area: Rect, buf: &mut Buffer) {
     }
 }
 
-fn waiting(app: &App, area: Rect, buf: &mut Buffer, what: &str, done: usize, total: usize) {
-    let w = (area.width as usize).saturating_sub(20).clamp(4, 40);
-    let filled = (w * done).checked_div(total).unwrap_or(0).min(w);
-    let bar = format!(
-        "[{}{}] {done}/{total}",
-        "█".repeat(filled),
-        "░".repeat(w - filled)
-    );
-    Paragraph::new(vec![
-        Line::from(format!("{} {what}…", SPINNER[(app.frame % 10) as usize])).fg(Color::Yellow),
-        Line::from(bar),
-        Line::from("the screen stays live: keys work while the worker runs").fg(Color::DarkGray),
-    ])
-    .render(area, buf);
-}
-
 fn times_view(app: &App, area: Rect, buf: &mut Buffer) {
-    let Some(sim) = &app.sim else {
+    let Some(sim) = &app.results.sim else {
         waiting(
             app,
             area,
             buf,
             "simulating",
-            app.sim_job.done,
-            app.sim_job.total,
+            app.jobs.sim.done,
+            app.jobs.sim.total,
         );
         return;
     };
@@ -661,15 +664,15 @@ fn times_view(app: &App, area: Rect, buf: &mut Buffer) {
     let mut lines: Vec<Line> = vec![
         Line::from(format!(
             "{} · {} ranks · {} · {} — {}",
-            sim.workload,
+            workload_label(&sim.workload),
             sim.rank_names.len(),
             sim.placement,
             sim.fidelity,
-            sim.metric
+            metric_label(&sim.workload)
         ))
         .fg(Color::Gray),
     ];
-    let measured = app.show_measured;
+    let measured = app.overlay.show;
     let max = sim
         .rows
         .iter()
@@ -679,7 +682,7 @@ fn times_view(app: &App, area: Rect, buf: &mut Buffer) {
                 .iter()
                 .filter_map(|r| r.measured_ns.filter(|_| measured)),
         )
-        .chain(sim.measured_extra.iter().map(|m| m.1).filter(|_| measured))
+        .chain(sim.measured_extra.iter().map(|m| m.ns).filter(|_| measured))
         .fold(0.0, f64::max);
     let name_w = 15;
     let tail_w = if wide { 32 } else { 11 };
@@ -695,7 +698,7 @@ fn times_view(app: &App, area: Rect, buf: &mut Buffer) {
         format!("{:<bar_w$}", ch.repeat(n.clamp(1, bar_w)))
     };
     let shown = app.shown_algorithm();
-    let w = sim.winner().time_ns;
+    let w = sim.winner().map_or(0.0, |r| r.time_ns);
     for (i, r) in sim.rows.iter().enumerate() {
         let sel = Some(r.algorithm) == shown;
         let name = Span::raw(format!(
@@ -709,12 +712,12 @@ fn times_view(app: &App, area: Rect, buf: &mut Buffer) {
             Span::raw(bar(r.time_ns, "█")).fg(alg_color(r.algorithm)),
             Span::raw(format!(" {:>9}", fmt_ns(r.time_ns))),
         ];
-        if i == sim.winner {
+        if Some(i) == sim.winner {
             s.push(Span::raw(" ★    ").bold().fg(Color::Yellow));
         } else if wide && w > 0.0 {
             s.push(Span::raw(format!(" {:>4.2}×", r.time_ns / w)).fg(Color::Gray));
         }
-        if wide && sim.metric == "step time" {
+        if wide && sim.is_verify_step() {
             s.push(Span::raw(format!("  p50 {:>9}", fmt_ns(r.p50_ns))).fg(Color::DarkGray));
         }
         lines.push(Line::from(s));
@@ -727,11 +730,11 @@ fn times_view(app: &App, area: Rect, buf: &mut Buffer) {
         }
     }
     if measured {
-        for (name, m) in &sim.measured_extra {
+        for m in &sim.measured_extra {
             lines.push(Line::from(vec![
-                Span::raw(format!(" {:<14}", format!("{name} (hw)"))).fg(Color::LightMagenta),
-                Span::raw(bar(*m, "▒")).fg(Color::LightMagenta),
-                Span::raw(format!(" {:>9} ◆", fmt_ns(*m))).fg(Color::LightMagenta),
+                Span::raw(format!(" {:<14}", format!("{} (hw)", m.series))).fg(Color::LightMagenta),
+                Span::raw(bar(m.ns, "▒")).fg(Color::LightMagenta),
+                Span::raw(format!(" {:>9} ◆", fmt_ns(m.ns))).fg(Color::LightMagenta),
             ]));
         }
     }
@@ -742,6 +745,26 @@ fn times_view(app: &App, area: Rect, buf: &mut Buffer) {
         Line::from("[ ] choose the algorithm shown in timeline and topology").fg(Color::DarkGray),
     );
     Paragraph::new(lines).render(area, buf);
+}
+
+/// `verify step: 122 × 42 KiB`, `allreduce 64 KiB`.
+fn workload_label(w: &Workload) -> String {
+    match w {
+        Workload::VerifyStep(v) => format!("verify step: {} × {}", v.allreduces(), v.size()),
+        Workload::Allreduce { sizes, .. } => {
+            format!("allreduce {}", sizes.first().copied().unwrap_or_default())
+        }
+        Workload::Transfer { .. } => "transfer".to_string(),
+    }
+}
+
+/// What the bars measure: `step time` or `allreduce p50`.
+fn metric_label(w: &Workload) -> &'static str {
+    match w {
+        Workload::VerifyStep(_) => "step time",
+        Workload::Allreduce { .. } => "allreduce p50",
+        Workload::Transfer { .. } => "time",
+    }
 }
 
 fn log2(b: Bytes) -> f64 {
@@ -756,7 +779,7 @@ fn short_size(b: Bytes) -> String {
 }
 
 fn sweep_view(app: &App, area: Rect, buf: &mut Buffer) {
-    if let Some(e) = &app.sweep_job.error {
+    if let Some(e) = &app.jobs.sweep.error {
         Paragraph::new(vec![
             Line::from("sweep failed:").fg(Color::LightRed),
             Line::from(e.clone()),
@@ -765,14 +788,14 @@ fn sweep_view(app: &App, area: Rect, buf: &mut Buffer) {
         .render(area, buf);
         return;
     }
-    let Some(sw) = &app.sweep else {
+    let Some(sw) = &app.results.sweep else {
         waiting(
             app,
             area,
             buf,
             "sweeping sizes at flow fidelity",
-            app.sweep_job.done,
-            app.sweep_job.total,
+            app.jobs.sweep.done,
+            app.jobs.sweep.total,
         );
         return;
     };
@@ -781,27 +804,20 @@ fn sweep_view(app: &App, area: Rect, buf: &mut Buffer) {
     }
     // Text under the chart: who wins where, and the crossovers.
     let mut spans: Vec<Span> = vec![Span::raw("wins: ").fg(Color::Gray)];
-    let mut i = 0;
-    while i < sw.sizes.len() {
-        let w = sw.winners[i];
-        let mut j = i;
-        while j + 1 < sw.sizes.len() && sw.winners[j + 1] == w {
-            j += 1;
-        }
-        let range = if i == j {
-            short_size(sw.sizes[i])
+    for (i, band) in sw.bands.iter().enumerate() {
+        let range = if band.from == band.to {
+            short_size(band.from)
         } else {
-            format!("{}–{}", short_size(sw.sizes[i]), short_size(sw.sizes[j]))
+            format!("{}–{}", short_size(band.from), short_size(band.to))
         };
         if i > 0 {
             spans.push(Span::raw(" │ ").fg(Color::DarkGray));
         }
         spans.push(Span::raw(format!("{range} ")));
-        match w {
+        match band.winner {
             Some(a) => spans.push(Span::raw(a.name()).fg(alg_color(a)).bold()),
             None => spans.push(Span::raw("—")),
         }
-        i = j + 1;
     }
     let cross = if sw.crossovers.is_empty() {
         "no crossover: one algorithm wins at every size".to_string()
@@ -816,11 +832,11 @@ fn sweep_view(app: &App, area: Rect, buf: &mut Buffer) {
         )
     };
     let mut legend: Vec<Span> = vec![];
-    for (a, _) in &sw.series {
-        legend.push(Span::raw("━").fg(alg_color(*a)));
-        legend.push(Span::raw(format!("{a} ")));
+    for s in &sw.series {
+        legend.push(Span::raw("━").fg(alg_color(s.name)));
+        legend.push(Span::raw(format!("{} ", s.name)));
     }
-    if app.show_measured && !sw.measured.is_empty() {
+    if app.overlay.show && !sw.measured.is_empty() {
         legend.push(Span::raw("█ measured").fg(Color::LightMagenta));
     }
     let text = vec![
@@ -844,25 +860,25 @@ fn sweep_view(app: &App, area: Rect, buf: &mut Buffer) {
     let pts: Vec<(Algorithm, Vec<(f64, f64)>)> = sw
         .series
         .iter()
-        .map(|(a, v)| {
+        .map(|s| {
             (
-                *a,
+                s.name,
                 sw.sizes
                     .iter()
-                    .zip(v)
+                    .zip(&s.ns)
                     .filter(|(_, t)| t.is_finite())
                     .map(|(s, t)| (log2(*s), to_y(*t)))
                     .collect(),
             )
         })
         .collect();
-    let measured: Vec<(String, Vec<(f64, f64)>)> = if app.show_measured {
+    let measured: Vec<(Measured, Vec<(f64, f64)>)> = if app.overlay.show {
         sw.measured
             .iter()
-            .map(|(n, v)| {
+            .map(|m| {
                 (
-                    n.clone(),
-                    v.iter().map(|(s, t)| (log2(*s), to_y(*t))).collect(),
+                    m.series,
+                    m.points.iter().map(|(s, t)| (log2(*s), to_y(*t))).collect(),
                 )
             })
             .collect()
@@ -909,9 +925,7 @@ fn sweep_view(app: &App, area: Rect, buf: &mut Buffer) {
         );
     }
     for (n, p) in &measured {
-        let c = n
-            .parse::<Algorithm>()
-            .map_or(Color::LightMagenta, alg_color);
+        let c = n.algorithm().map_or(Color::LightMagenta, alg_color);
         ds.push(
             Dataset::default()
                 .data(p)
@@ -961,8 +975,8 @@ fn links_view(app: &App, area: Rect, buf: &mut Buffer) {
             area,
             buf,
             "simulating",
-            app.sim_job.done,
-            app.sim_job.total,
+            app.jobs.sim.done,
+            app.jobs.sim.total,
         );
         return;
     };
@@ -1040,14 +1054,14 @@ fn breakdown(sim: &SimResults, a: Algorithm) -> Option<[f64; 6]> {
 }
 
 fn timeline_view(app: &App, area: Rect, buf: &mut Buffer) {
-    let (Some(sim), Some(r)) = (&app.sim, app.shown_run()) else {
+    let (Some(sim), Some(r)) = (&app.results.sim, app.shown_run()) else {
         waiting(
             app,
             area,
             buf,
             "simulating",
-            app.sim_job.done,
-            app.sim_job.total,
+            app.jobs.sim.done,
+            app.jobs.sim.total,
         );
         return;
     };
@@ -1121,8 +1135,9 @@ fn timeline_view(app: &App, area: Rect, buf: &mut Buffer) {
             .map(|(k, t)| format!("{} {}", kind_name(*k), fmt_ns(t)))
             .collect();
         lines.push(Line::from(format!("per rank: {}", parts.join(" · "))));
-        let w = sim.winner().algorithm;
-        if w != r.algorithm
+        let w = sim.winner().map(|w| w.algorithm);
+        if let Some(w) = w
+            && w != r.algorithm
             && let Some(wb) = breakdown(sim, w)
         {
             let mut d: Vec<(SpanKind, f64)> = KINDS
@@ -1146,7 +1161,7 @@ fn timeline_view(app: &App, area: Rect, buf: &mut Buffer) {
                 .collect();
             lines
                 .push(Line::from(format!("vs winner {w}: {}", parts.join(", "))).fg(Color::Yellow));
-        } else if w == r.algorithm {
+        } else if w == Some(r.algorithm) {
             lines.push(
                 Line::from("this is the winner; [ ] shows another algorithm").fg(Color::DarkGray),
             );
@@ -1160,33 +1175,31 @@ fn timeline_view(app: &App, area: Rect, buf: &mut Buffer) {
 fn status_bar(app: &App, area: Rect, buf: &mut Buffer) {
     let mut spans: Vec<Span> = vec![];
     let spin = SPINNER[(app.frame % 10) as usize];
-    if app.sim_job.running {
+    if app.jobs.sim.running {
         spans.push(
             Span::raw(format!(
                 " {spin} simulating {}/{}",
-                app.sim_job.done, app.sim_job.total
+                app.jobs.sim.done, app.jobs.sim.total
             ))
             .fg(Color::Yellow),
         );
     }
-    if app.sweep_job.running {
+    if app.jobs.sweep.running {
         spans.push(
             Span::raw(format!(
                 " {spin} sweep {}/{}",
-                app.sweep_job.done, app.sweep_job.total
+                app.jobs.sweep.done, app.jobs.sweep.total
             ))
             .fg(Color::Yellow),
         );
     }
-    if app.sim_job.error.is_some() {
+    if app.jobs.sim.error.is_some() {
         spans.push(Span::raw(" ✗ simulation failed").fg(Color::LightRed));
     }
     if spans.is_empty() {
         spans.push(Span::raw(" ✓ ready").fg(Color::Green));
     }
-    if let Some(sim) = &app.sim
-        && let Some(w) = sim.rows.get(sim.winner)
-    {
+    if let Some(w) = app.results.sim.as_ref().and_then(|s| s.winner()) {
         spans.push(Span::raw(" │ winner ").fg(Color::DarkGray));
         spans.push(
             Span::raw(w.algorithm.name())
