@@ -281,15 +281,9 @@ impl Controls {
             Field::Ranks => self.ranks.step(by),
             Field::Algorithms => self.algorithms.step(by),
             Field::Placement => {
-                let mut p = Cycle::new(Placement::ALL.to_vec());
-                p.select(
-                    Placement::ALL
-                        .iter()
-                        .position(|p| *p == self.placement)
-                        .unwrap_or(0),
-                );
-                p.step(by);
-                self.placement = p.current().copied().unwrap_or(self.placement);
+                let all = Placement::ALL;
+                let i = all.iter().position(|p| *p == self.placement).unwrap_or(0) as isize;
+                self.placement = all[(i + by).rem_euclid(all.len() as isize) as usize];
             }
             Field::Fidelity => {
                 self.fidelity = if self.fidelity == Fidelity::Flow {

@@ -11,8 +11,11 @@
 //!
 //! The app follows ratatui's todo-list example: [`App::handle_key`] only
 //! changes state (and may hand jobs to the [`Worker`]); drawing
-//! ([`ui::draw`], or `impl Widget for &App`) only reads it. The worker is
-//! injected, so tests run simulations inline and deterministically:
+//! ([`ui::draw`], or `impl Widget for &App`, one file of `ui/` per view)
+//! only reads it. The state is in named parts ([`Controls`], [`TreeState`],
+//! [`View`], [`Jobs`], [`Results`], [`Overlay`]); which algorithm wins is
+//! always decided by `contend_workload::compare`. The worker is injected,
+//! so tests run simulations inline and deterministically:
 //!
 //! ```
 //! use contend_tui::{App, InlineWorker};
