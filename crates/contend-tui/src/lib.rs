@@ -11,8 +11,11 @@
 //!
 //! The app follows ratatui's todo-list example: [`App::handle_key`] only
 //! changes state (and may hand jobs to the [`Worker`]); drawing
-//! ([`ui::draw`], or `impl Widget for &App`) only reads it. The worker is
-//! injected, so tests run simulations inline and deterministically:
+//! ([`ui::draw`], or `impl Widget for &App`, one file of `ui/` per view)
+//! only reads it. The state is in named parts ([`Controls`], [`TreeState`],
+//! [`View`], [`Jobs`], [`Results`], [`Overlay`]); which algorithm wins is
+//! always decided by `contend_workload::compare`. The worker is injected,
+//! so tests run simulations inline and deterministically:
 //!
 //! ```
 //! use contend_tui::{App, InlineWorker};
@@ -29,21 +32,31 @@
 //! ```
 
 mod app;
+mod controls;
 mod heat;
+mod jobs;
 mod measure;
+mod results;
 mod term;
 mod tree;
 pub mod ui;
 mod worker;
 
-pub use app::{
-    AlgResult, App, AppOptions, Crossover, FIELDS, Field, Focus, JobState, SimResults,
-    SweepResults, TABS, Tab, WorkloadChoice, default_sweep_sizes,
+pub use app::{App, AppOptions, Focus, TABS, Tab, View};
+pub use controls::{
+    AllreduceTemplate, Controls, Cycle, FIELDS, Field, RankSet, WorkloadChoice,
+    default_sweep_sizes, rank_sets,
 };
 pub use heat::{Channel, ChannelMap, Heat, Level, level};
-pub use measure::{MeasureError, load_measurements, measurements_beside, parse_measurements};
+pub use jobs::{JobState, Jobs};
+pub use measure::{
+    MeasureError, Overlay, load_measurements, measurements_beside, parse_measurements,
+};
+pub use results::{
+    AlgResult, Crossover, MeasuredFigure, MeasuredSeries, Results, SimResults, SweepResults,
+};
 pub use term::{TuiError, install_panic_hook, restore, run};
-pub use tree::{Row, RowKind, Selected, link_label, node_label, rows};
+pub use tree::{Row, RowKind, Selected, TreeState, link_label, node_label, rows};
 pub use worker::{
     InlineWorker, Job, JobKind, ThreadWorker, WORKER_THREAD_PREFIX, Worker, WorkerMsg, execute,
 };

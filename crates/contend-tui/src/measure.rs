@@ -2,7 +2,7 @@
 //! [`ResultRecord`] schema, as `contend hw run` and `contend hw nccl` write.
 
 use contend_workload::jsonl::JsonlError;
-use contend_workload::{Placement, ResultRecord, Source, WorkloadKind};
+use contend_workload::{Measured, Placement, ResultRecord, Source, WorkloadKind};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -72,6 +72,36 @@ pub fn measurements_beside(params: &Path) -> Vec<PathBuf> {
     v
 }
 
+/// Measured records laid over the simulated charts, and whether they are shown.
+#[derive(Clone, Debug, Default)]
+pub struct Overlay {
+    pub records: Vec<ResultRecord>,
+    pub show: bool,
+}
+
+impl Overlay {
+    /// Shown from the start when there is anything to show.
+    pub fn new(records: Vec<ResultRecord>) -> Overlay {
+        Overlay {
+            show: !records.is_empty(),
+            records,
+        }
+    }
+
+    /// Shows or hides the measured points (never shown when there are none).
+    pub fn toggle(&mut self) {
+        self.show = !self.show && !self.records.is_empty();
+    }
+
+    /// The records that belong on the charts of `key`.
+    pub(crate) fn matching<'a>(
+        &'a self,
+        key: &'a MeasureKey,
+    ) -> impl Iterator<Item = &'a ResultRecord> + 'a {
+        self.records.iter().filter(move |r| matches(r, key))
+    }
+}
+
 /// What the charts compare a measurement by.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct MeasureKey {
@@ -89,12 +119,13 @@ pub(crate) fn matches(r: &ResultRecord, k: &MeasureKey) -> bool {
         && r.verified != Some(false)
 }
 
-/// Label of a measured series: the algorithm, or `nccl` for NCCL's records.
-pub(crate) fn series_name(r: &ResultRecord) -> String {
+/// The measured series a record belongs to: its algorithm, or NCCL for
+/// NCCL's records.
+pub(crate) fn series_of(r: &ResultRecord) -> Measured {
     if r.source == Source::Nccl {
-        "nccl".to_string()
+        Measured::Nccl
     } else {
-        r.algorithm.to_string()
+        r.algorithm
     }
 }
 

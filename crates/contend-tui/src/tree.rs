@@ -43,6 +43,78 @@ pub enum Selected {
     Link(LinkIdx),
 }
 
+/// The topology pane's rows and which one is selected.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TreeState {
+    pub rows: Vec<Row>,
+    /// Index into `rows` of the selected row.
+    pub sel: usize,
+    /// Whether the selection is the link above the selected node, not the node.
+    pub on_link: bool,
+}
+
+impl TreeState {
+    /// The rows of `topo`, the first selectable one selected.
+    pub fn new(topo: &Topology) -> TreeState {
+        let rows = rows(topo);
+        let sel = rows.iter().position(Row::selectable).unwrap_or(0);
+        TreeState {
+            rows,
+            sel,
+            on_link: false,
+        }
+    }
+
+    /// What the selection points at.
+    pub fn selected(&self) -> Selected {
+        match self.rows.get(self.sel).map(|r| &r.kind) {
+            Some(RowKind::Socket(s)) => Selected::Socket(*s),
+            Some(RowKind::Node { node, uplink }) => match uplink {
+                Some(l) if self.on_link => Selected::Link(*l),
+                _ => Selected::Node(*node),
+            },
+            Some(RowKind::Link(l)) => Selected::Link(*l),
+            Some(RowKind::Heading(_)) | None => Selected::Nothing,
+        }
+    }
+
+    /// Moves the selection `by` selectable rows, stopping at the ends; a row
+    /// without a link above it selects the node.
+    pub fn move_by(&mut self, by: isize) {
+        let sel: Vec<usize> = (0..self.rows.len())
+            .filter(|i| self.rows[*i].selectable())
+            .collect();
+        if sel.is_empty() {
+            return;
+        }
+        let cur = sel.iter().position(|i| *i >= self.sel).unwrap_or(0) as isize;
+        let next = (cur + by).clamp(0, sel.len() as isize - 1) as usize;
+        self.sel = sel[next];
+        match &self.rows[self.sel].kind {
+            RowKind::Node { uplink: None, .. } | RowKind::Socket(_) => self.on_link = false,
+            _ => {}
+        }
+    }
+
+    /// Selects the link above the selected node, if it has one.
+    pub fn select_link(&mut self) {
+        if matches!(
+            self.rows.get(self.sel).map(|r| &r.kind),
+            Some(RowKind::Node {
+                uplink: Some(_),
+                ..
+            })
+        ) {
+            self.on_link = true;
+        }
+    }
+
+    /// Selects the node again, not the link above it.
+    pub fn select_node(&mut self) {
+        self.on_link = false;
+    }
+}
+
 fn is_tree_link(k: &LinkKind) -> bool {
     matches!(k, LinkKind::Pcie(_) | LinkKind::Memory { .. })
 }

@@ -1,6 +1,7 @@
 //! Which algorithm wins: the one set of rules the command line, the TUI,
 //! calibration and `advise` use to rank results, find the winner at each
-//! size, merge sizes into bands and mark the crossovers between them.
+//! size, merge sizes into bands and mark the crossovers between them, and
+//! the sets of algorithms a comparison is made over.
 //!
 //! ```
 //! use contend_workload::compare::{bands, crossovers};
@@ -10,9 +11,10 @@
 //! assert_eq!(crossovers(&w)[0].size, Bytes(4));
 //! ```
 
-use crate::kinds::WorkloadKind;
+use crate::kinds::{Algorithm, WorkloadKind};
 use crate::record::{Measured, ResultRecord};
 use contend_topo::Bytes;
+use std::fmt;
 
 /// The number that ranks results of one workload, ns: a verify step by its
 /// whole time, anything else by its median per-op time.
@@ -77,6 +79,28 @@ pub fn winners_by_size(records: &[&ResultRecord]) -> Vec<(Bytes, Option<Measured
         .collect()
 }
 
+/// One contender's time at each size of a sweep, ns (NaN where it has no
+/// point at that size).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Series<T> {
+    pub name: T,
+    pub ns: Vec<f64>,
+}
+
+/// At each of `sizes`, which series was fastest (by [`fastest`]: the first
+/// of equals; a missing point never wins). `series[j].ns[i]` is the time
+/// at `sizes[i]`; a series shorter than `sizes` has no point beyond its end.
+pub fn winners_over<T: Clone>(sizes: &[Bytes], series: &[Series<T>]) -> Vec<(Bytes, Option<T>)> {
+    sizes
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let at = |x: &Series<T>| x.ns.get(i).copied().unwrap_or(f64::NAN);
+            (*s, fastest(series, at).map(|j| series[j].name.clone()))
+        })
+        .collect()
+}
+
 /// Consecutive sizes with the same winner.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Band<T> {
@@ -109,6 +133,15 @@ pub fn bands<T: PartialEq + Clone>(winners: &[(Bytes, Option<T>)]) -> Vec<Band<T
     out
 }
 
+/// Merges consecutive sizes with the same outcome into bands, where a size
+/// without a winner is an outcome too (`None`): every size lies in exactly
+/// one band, so a sweep can say who wins where and where nothing does.
+pub fn outcome_bands<T: PartialEq + Clone>(winners: &[(Bytes, Option<T>)]) -> Vec<Band<Option<T>>> {
+    let all: Vec<(Bytes, Option<Option<T>>)> =
+        winners.iter().map(|(s, w)| (*s, Some(w.clone()))).collect();
+    bands(&all)
+}
+
 /// Where the winner changes from one size to the next.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Crossover<T> {
@@ -131,6 +164,84 @@ pub fn crossovers<T: PartialEq + Clone>(winners: &[(Bytes, Option<T>)]) -> Vec<C
             _ => None,
         })
         .collect()
+}
+
+/// Which algorithms a set names, as a preset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AlgorithmPreset {
+    /// The scenario's own list.
+    Scenario,
+    /// Every algorithm.
+    All,
+    /// Those with a kernel written in this repository (not NCCL's rings).
+    CustomKernels,
+    /// One-shot against two-shot, pull and push.
+    OneVsTwoShot,
+    /// One algorithm alone.
+    Only(Algorithm),
+}
+
+/// A set of algorithms to compare.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AlgorithmSet {
+    pub preset: AlgorithmPreset,
+    pub algorithms: Vec<Algorithm>,
+}
+
+impl fmt::Display for AlgorithmSet {
+    /// `all 7`, `scenario's 3`, `custom kernels 5`, `one- vs two-shot 4`,
+    /// `ring-ll`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.algorithms.len();
+        match self.preset {
+            AlgorithmPreset::Scenario => write!(f, "scenario's {n}"),
+            AlgorithmPreset::All => write!(f, "all {n}"),
+            AlgorithmPreset::CustomKernels => write!(f, "custom kernels {n}"),
+            AlgorithmPreset::OneVsTwoShot => write!(f, "one- vs two-shot {n}"),
+            AlgorithmPreset::Only(a) => f.write_str(a.name()),
+        }
+    }
+}
+
+/// The algorithm sets to compare over, in order: the scenario's own list
+/// (`base`, when it is neither empty nor every algorithm), all, the custom
+/// kernels, one- vs two-shot, then each algorithm alone; a set with the same
+/// algorithms as an earlier one is left out.
+pub fn algorithm_sets(base: &[Algorithm]) -> Vec<AlgorithmSet> {
+    let set = |preset, algorithms: Vec<Algorithm>| AlgorithmSet { preset, algorithms };
+    let mut v: Vec<AlgorithmSet> = vec![];
+    if base != Algorithm::ALL && !base.is_empty() {
+        v.push(set(AlgorithmPreset::Scenario, base.to_vec()));
+    }
+    v.push(set(AlgorithmPreset::All, Algorithm::ALL.to_vec()));
+    let custom: Vec<Algorithm> = Algorithm::ALL
+        .iter()
+        .copied()
+        .filter(|a| a.has_custom_kernel())
+        .collect();
+    v.push(set(AlgorithmPreset::CustomKernels, custom));
+    v.push(set(
+        AlgorithmPreset::OneVsTwoShot,
+        vec![
+            Algorithm::OneShotPull,
+            Algorithm::OneShotPush,
+            Algorithm::TwoShotPull,
+            Algorithm::TwoShotPush,
+        ],
+    ));
+    for a in Algorithm::ALL {
+        v.push(set(AlgorithmPreset::Only(*a), vec![*a]));
+    }
+    let mut seen: Vec<Vec<Algorithm>> = vec![];
+    v.retain(|s| {
+        if seen.contains(&s.algorithms) {
+            false
+        } else {
+            seen.push(s.algorithms.clone());
+            true
+        }
+    });
+    v
 }
 
 #[cfg(test)]
@@ -169,5 +280,73 @@ mod tests {
                 .collect::<Vec<_>>(),
             vec![(4, 'a', 'b'), (32, 'b', 'a')]
         );
+    }
+
+    #[test]
+    fn winners_over_series_take_the_first_of_equals_and_skip_missing_points() {
+        let sizes = [Bytes(1), Bytes(2), Bytes(4), Bytes(8)];
+        let series = [
+            Series {
+                name: 'a',
+                ns: vec![1.0, 5.0, f64::NAN, 2.0],
+            },
+            Series {
+                name: 'b',
+                ns: vec![1.0, 3.0, f64::NAN],
+            },
+        ];
+        assert_eq!(
+            winners_over(&sizes, &series),
+            vec![
+                (Bytes(1), Some('a')),
+                (Bytes(2), Some('b')),
+                (Bytes(4), None),
+                (Bytes(8), Some('a')),
+            ]
+        );
+        assert!(
+            winners_over::<char>(&sizes, &[])
+                .iter()
+                .all(|w| w.1.is_none())
+        );
+    }
+
+    #[test]
+    fn outcome_bands_cover_every_size_and_keep_no_winner_as_its_own_band() {
+        let w = [
+            (Bytes(1), Some('a')),
+            (Bytes(2), Some('a')),
+            (Bytes(4), None),
+            (Bytes(8), None),
+            (Bytes(16), Some('a')),
+        ];
+        assert_eq!(
+            outcome_bands(&w)
+                .iter()
+                .map(|b| (b.from.0, b.to.0, b.winner))
+                .collect::<Vec<_>>(),
+            vec![(1, 2, Some('a')), (4, 8, None), (16, 16, Some('a'))]
+        );
+        assert!(outcome_bands::<char>(&[]).is_empty());
+    }
+
+    #[test]
+    fn algorithm_sets_start_with_the_scenario_and_drop_repeats() {
+        let labels = |v: &[AlgorithmSet]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let all = algorithm_sets(Algorithm::ALL);
+        let mut want = vec![
+            "all 7".to_string(),
+            "custom kernels 5".into(),
+            "one- vs two-shot 4".into(),
+        ];
+        want.extend(Algorithm::ALL.iter().map(|a| a.name().to_string()));
+        assert_eq!(labels(&all), want);
+        assert_eq!(algorithm_sets(&[]), all);
+        // The scenario's set comes first; the same set alone is not repeated.
+        let one = algorithm_sets(&[Algorithm::RingLl]);
+        assert_eq!(one[0].to_string(), "scenario's 1");
+        assert_eq!(one[0].algorithms, vec![Algorithm::RingLl]);
+        assert_eq!(one.len(), all.len());
+        assert!(!labels(&one).contains(&"ring-ll".to_string()));
     }
 }

@@ -1,0 +1,130 @@
+//! The times view: a bar per algorithm (the winner starred), the measured
+//! figures beside them.
+
+use super::style::{alg_color, fmt_ns, waiting};
+use crate::app::App;
+use contend_workload::Workload;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Stylize};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+pub(super) fn times_view(app: &App, area: Rect, buf: &mut Buffer) {
+    let Some(sim) = &app.results.sim else {
+        waiting(
+            app,
+            area,
+            buf,
+            "simulating",
+            app.jobs.sim.done,
+            app.jobs.sim.total,
+        );
+        return;
+    };
+    let wide = area.width >= 66;
+    let mut lines: Vec<Line> = vec![
+        Line::from(format!(
+            "{} · {} ranks · {} · {} — {}",
+            workload_label(&sim.workload),
+            sim.rank_names.len(),
+            sim.placement,
+            sim.fidelity,
+            metric_label(&sim.workload)
+        ))
+        .fg(Color::Gray),
+    ];
+    let measured = app.overlay.show;
+    let max = sim
+        .rows
+        .iter()
+        .map(|r| r.time_ns)
+        .chain(
+            sim.rows
+                .iter()
+                .filter_map(|r| r.measured_ns.filter(|_| measured)),
+        )
+        .chain(sim.measured_extra.iter().map(|m| m.ns).filter(|_| measured))
+        .fold(0.0, f64::max);
+    let name_w = 15;
+    let tail_w = if wide { 32 } else { 11 };
+    let bar_w = (area.width as usize)
+        .saturating_sub(name_w + tail_w + 1)
+        .max(1);
+    let bar = |v: f64, ch: &str| {
+        let n = if max > 0.0 {
+            ((v / max) * bar_w as f64).round() as usize
+        } else {
+            0
+        };
+        format!("{:<bar_w$}", ch.repeat(n.clamp(1, bar_w)))
+    };
+    let shown = app.shown_algorithm();
+    let w = sim.winner().map_or(0.0, |r| r.time_ns);
+    for (i, r) in sim.rows.iter().enumerate() {
+        let sel = Some(r.algorithm) == shown;
+        let name = Span::raw(format!(
+            "{}{:<14}",
+            if sel { "▸" } else { " " },
+            r.algorithm.name()
+        ));
+        let name = if sel { name.bold() } else { name };
+        let mut s = vec![
+            name,
+            Span::raw(bar(r.time_ns, "█")).fg(alg_color(r.algorithm)),
+            Span::raw(format!(" {:>9}", fmt_ns(r.time_ns))),
+        ];
+        if Some(i) == sim.winner {
+            s.push(Span::raw(" ★    ").bold().fg(Color::Yellow));
+        } else if wide && w > 0.0 {
+            s.push(Span::raw(format!(" {:>4.2}×", r.time_ns / w)).fg(Color::Gray));
+        }
+        if wide && sim.is_verify_step() {
+            s.push(Span::raw(format!("  p50 {:>9}", fmt_ns(r.p50_ns))).fg(Color::DarkGray));
+        }
+        lines.push(Line::from(s));
+        if measured && let Some(m) = r.measured_ns {
+            lines.push(Line::from(vec![
+                Span::raw(format!(" {:<14}", "  measured")).fg(Color::LightMagenta),
+                Span::raw(bar(m, "▒")).fg(Color::LightMagenta),
+                Span::raw(format!(" {:>9} ◆", fmt_ns(m))).fg(Color::LightMagenta),
+            ]));
+        }
+    }
+    if measured {
+        for m in &sim.measured_extra {
+            lines.push(Line::from(vec![
+                Span::raw(format!(" {:<14}", format!("{} (hw)", m.series))).fg(Color::LightMagenta),
+                Span::raw(bar(m.ns, "▒")).fg(Color::LightMagenta),
+                Span::raw(format!(" {:>9} ◆", fmt_ns(m.ns))).fg(Color::LightMagenta),
+            ]));
+        }
+    }
+    if let Some(n) = &app.notice {
+        lines.push(Line::from(n.clone()).fg(Color::Yellow));
+    }
+    lines.push(
+        Line::from("[ ] choose the algorithm shown in timeline and topology").fg(Color::DarkGray),
+    );
+    Paragraph::new(lines).render(area, buf);
+}
+
+/// `verify step: 122 × 42 KiB`, `allreduce 64 KiB`.
+fn workload_label(w: &Workload) -> String {
+    match w {
+        Workload::VerifyStep(v) => format!("verify step: {} × {}", v.allreduces(), v.size()),
+        Workload::Allreduce { sizes, .. } => {
+            format!("allreduce {}", sizes.first().copied().unwrap_or_default())
+        }
+        Workload::Transfer { .. } => "transfer".to_string(),
+    }
+}
+
+/// What the bars measure: `step time` or `allreduce p50`.
+fn metric_label(w: &Workload) -> &'static str {
+    match w {
+        Workload::VerifyStep(_) => "step time",
+        Workload::Allreduce { .. } => "allreduce p50",
+        Workload::Transfer { .. } => "time",
+    }
+}
