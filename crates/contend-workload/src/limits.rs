@@ -10,6 +10,9 @@ use contend_topo::{Bytes, Picos};
 pub const MAX_SIZE: Bytes = Bytes(64 << 30);
 /// Most sizes in one sweep or size list.
 pub const MAX_SIZES: usize = 4096;
+/// Largest step factor of a size ladder (a sweep): a larger one leaves
+/// more than three orders of magnitude between two sizes.
+pub const MAX_FACTOR: u64 = 1024;
 /// Most collectives one run simulates back to back (repeats, or the
 /// allreduces of a verify step).
 pub const MAX_COLLECTIVES: u64 = 100_000;
