@@ -205,7 +205,9 @@ impl AddAssign for Bytes {
 impl fmt::Display for Bytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let b = self.0;
-        if b >= 1 << 20 && b.is_multiple_of(1 << 20) {
+        if b >= 1 << 30 && b.is_multiple_of(1 << 30) {
+            write!(f, "{} GiB", b >> 30)
+        } else if b >= 1 << 20 && b.is_multiple_of(1 << 20) {
             write!(f, "{} MiB", b >> 20)
         } else if b >= 1 << 10 && b.is_multiple_of(1 << 10) {
             write!(f, "{} KiB", b >> 10)
@@ -285,6 +287,8 @@ mod tests {
         assert!(Bytes::parse("12 parsecs").unwrap_err().contains("parsecs"));
         assert!(Bytes::parse("0.5").is_err());
         assert_eq!(Bytes(43008).to_string(), "42 KiB");
+        assert_eq!(Bytes(64 << 30).to_string(), "64 GiB");
+        assert_eq!(Bytes(3 << 29).to_string(), "1536 MiB");
     }
 
     #[test]
