@@ -369,7 +369,10 @@ fn classify_values(name: &str, recs: &[serde_json::Value]) -> Result<usize, Stri
 #[test]
 fn out_of_range_numbers_in_records_name_file_line_and_field() {
     let good = allreduce("one-shot-pull", 65536, 8);
-    assert_eq!(classify_values("m.jsonl", std::slice::from_ref(&good)), Ok(1));
+    assert_eq!(
+        classify_values("m.jsonl", std::slice::from_ref(&good)),
+        Ok(1)
+    );
     let cases: Vec<(serde_json::Value, &str)> = vec![
         // once truncated by `as u32` to 1 block
         (
