@@ -47,17 +47,6 @@ pub struct WorldAdvice {
     pub sizes: Vec<(u64, String, f64, f64)>,
 }
 
-/// Sizes `from`, `from * 2`, ... up to `to`.
-pub fn sizes(from: u64, to: u64) -> Vec<u64> {
-    let mut v = vec![];
-    let mut x = from.max(1);
-    while x <= to {
-        v.push(x);
-        x = x.saturating_mul(2);
-    }
-    v
-}
-
 /// Simulates every algorithm at every size for each world size 2..=GPUs.
 pub fn advise(
     topo: &Topology,

@@ -99,12 +99,149 @@ pub struct FitSummary {
     pub timing_offset_ns: f64,
 }
 
+/// The longest time a `fit.json` may hold, ns (about 11.6 days): the
+/// report's charts and ratios stay finite.
+pub const MAX_SUMMARY_NS: f64 = 1e15;
+
+impl FitSummary {
+    /// Checks every number the report computes with (times positive and
+    /// finite, sizes and kernel shapes inside the scenario limits); returns
+    /// the offending field (`points[3].measured_ns`) and why.
+    pub fn check(&self) -> Result<(), (String, String)> {
+        use contend_workload::limits::{MAX_COLLECTIVES, MAX_SIZE, launchable};
+        let time = |f: String, v: f64| {
+            if v.is_finite() && v > 0.0 && v <= MAX_SUMMARY_NS {
+                Ok(())
+            } else {
+                Err((
+                    f,
+                    format!("{v} ns is not a time from above 0 to {MAX_SUMMARY_NS:e} ns"),
+                ))
+            }
+        };
+        let finite = |f: String, v: f64| {
+            if v.is_finite() {
+                Ok(())
+            } else {
+                Err((f, format!("{v} is not a finite number")))
+            }
+        };
+        let size = |f: String, v: u64| {
+            if (1..=MAX_SIZE.0).contains(&v) {
+                Ok(())
+            } else {
+                Err((
+                    f,
+                    format!("{v} B is outside 1..={} ({MAX_SIZE})", MAX_SIZE.0),
+                ))
+            }
+        };
+        let kernel = |f: &str, blocks: u32, threads: u32| {
+            if launchable(blocks, threads) {
+                Ok(())
+            } else {
+                Err((
+                    f.to_string(),
+                    format!("kernel shape {blocks} x {threads} is not launchable"),
+                ))
+            }
+        };
+        finite("loss_default".into(), self.loss_default)?;
+        finite("loss_fit".into(), self.loss_fit)?;
+        finite("timing_offset_ns".into(), self.timing_offset_ns)?;
+        let constants = (self.constants.iter().enumerate())
+            .map(|(i, c)| (format!("constants[{i}]"), c))
+            .chain(
+                self.local_efficiency
+                    .iter()
+                    .map(|c| ("local_efficiency".into(), c)),
+            );
+        for (name, c) in constants {
+            for (x, v) in [
+                ("default", Some(c.default)),
+                ("value", Some(c.value)),
+                ("p05", c.p05),
+                ("p95", c.p95),
+                ("std", c.std),
+            ] {
+                if let Some(v) = v {
+                    finite(format!("{name}.{x}"), v)?;
+                }
+            }
+        }
+        for (i, p) in self.points.iter().enumerate() {
+            let at = |x: &str| format!("points[{i}].{x}");
+            time(at("measured_ns"), p.measured_ns)?;
+            for (x, v) in [("default_ns", p.default_ns), ("fitted_ns", p.fitted_ns)] {
+                if let Some(v) = v {
+                    time(at(x), v)?;
+                }
+            }
+            match &p.kind {
+                Kind::Probe {
+                    streams,
+                    bytes,
+                    blocks,
+                    threads,
+                    ..
+                } => {
+                    if streams.is_empty() {
+                        return Err((at("kind.streams"), "a probe has at least one stream".into()));
+                    }
+                    size(at("kind.bytes"), *bytes)?;
+                    kernel(&at("kind.blocks"), *blocks, *threads)?;
+                }
+                Kind::Local { bytes, .. } => size(at("kind.bytes"), *bytes)?,
+                Kind::Allreduce {
+                    ranks,
+                    size: z,
+                    blocks,
+                    threads,
+                    ..
+                }
+                | Kind::VerifyStep {
+                    ranks,
+                    size: z,
+                    blocks,
+                    threads,
+                    ..
+                } => {
+                    if ranks.len() < 2 {
+                        return Err((
+                            at("kind.ranks"),
+                            "an allreduce has two ranks or more".into(),
+                        ));
+                    }
+                    size(at("kind.size"), *z)?;
+                    kernel(&at("kind.blocks"), *blocks, *threads)?;
+                }
+            }
+            if let Kind::VerifyStep { allreduces, .. } = &p.kind
+                && !(1..=MAX_COLLECTIVES).contains(&u64::from(*allreduces))
+            {
+                return Err((
+                    at("kind.allreduces"),
+                    format!("{allreduces} is outside 1..={MAX_COLLECTIVES}"),
+                ));
+            }
+        }
+        for (i, t) in self.tlp_checks.iter().enumerate() {
+            time(format!("tlp_checks[{i}].flow_ns"), t.flow_ns)?;
+            time(format!("tlp_checks[{i}].tlp_ns"), t.tlp_ns)?;
+        }
+        Ok(())
+    }
+}
+
+/// Most points checked at TLP fidelity after a fit.
+pub const MAX_TLP_CHECKS: usize = 1000;
+
 /// Options of [`calibrate`].
 #[derive(Clone, Debug)]
 pub struct CalibrateOptions {
     pub fit: FitOptions,
     pub params: Vec<FitParam>,
-    /// Points checked at TLP fidelity after the fit.
+    /// Points checked at TLP fidelity after the fit (at most [`MAX_TLP_CHECKS`]).
     pub tlp_checks: usize,
 }
 
@@ -135,6 +272,13 @@ pub fn calibrate(
     opts: &CalibrateOptions,
     progress: Progress<'_>,
 ) -> Result<FitSummary, CalibError> {
+    opts.fit.check()?;
+    if opts.tlp_checks > MAX_TLP_CHECKS {
+        return Err(CalibError::Fit(format!(
+            "tlp_checks = {} is outside 0..={MAX_TLP_CHECKS}",
+            opts.tlp_checks
+        )));
+    }
     let ms = load_measurements(files, topo)?;
     // Pair: every twin is built and simulated once with the starting
     // constants before any fitting, so a measurement that cannot be paired

@@ -15,6 +15,13 @@ pub enum CalibError {
     /// A whole file (unreadable, empty, wrong format).
     #[error("{file}: {message}")]
     File { file: String, message: String },
+    /// A value of a file at a known place or field (`fit.json:12:7`,
+    /// ``fit.json (field `points[3].measured_ns`)``).
+    #[error("{location}: {message}")]
+    At {
+        location: contend_topo::Location,
+        message: String,
+    },
     /// The simulated twin of a measurement could not be built or run.
     #[error("{file}:{line}: simulated twin: {message}")]
     Twin {

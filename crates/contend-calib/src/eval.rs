@@ -64,16 +64,26 @@ impl ErrStats {
 
 /// Held-out points (allreduce and verify step) with a prediction.
 pub fn held_out(points: &[PointResult]) -> impl Iterator<Item = &PointResult> {
+    held_out_collectives(points).map(|(p, _)| p)
+}
+
+/// `(workload, algorithm, placement, size, launch)` of a collective point.
+type CollectiveKey = (&'static str, &'static str, Placement, u64, LaunchMode);
+
+/// Held-out points with what [`PointResult::collective`] says of each.
+fn held_out_collectives(
+    points: &[PointResult],
+) -> impl Iterator<Item = (&PointResult, CollectiveKey)> {
     points
         .iter()
-        .filter(|p| p.role == Role::HeldOut && p.collective().is_some())
+        .filter(|p| p.role == Role::HeldOut)
+        .filter_map(|p| p.collective().map(|c| (p, c)))
 }
 
 /// Held-out errors per placement.
 pub fn by_placement(points: &[PointResult], which: Which) -> BTreeMap<Placement, ErrStats> {
     let mut m: BTreeMap<Placement, Vec<f64>> = BTreeMap::new();
-    for p in held_out(points) {
-        let (_, _, pl, _, _) = p.collective().expect("held-out points are collectives");
+    for (p, (_, _, pl, _, _)) in held_out_collectives(points) {
         if let Some(pred) = which.of(p) {
             m.entry(pl).or_default().push(abs_pct(pred, p.measured_ns));
         }
@@ -87,8 +97,7 @@ pub fn by_algorithm(
     which: Which,
 ) -> BTreeMap<(String, String, Placement), ErrStats> {
     let mut m: BTreeMap<(String, String, Placement), Vec<f64>> = BTreeMap::new();
-    for p in held_out(points) {
-        let (w, a, pl, _, launch) = p.collective().expect("collective");
+    for (p, (w, a, pl, _, launch)) in held_out_collectives(points) {
         let w = if w == "verify-step" {
             format!("verify-step ({launch})")
         } else {
@@ -110,8 +119,7 @@ pub fn residuals(
     which: Which,
 ) -> BTreeMap<(Placement, String), Vec<(u64, f64)>> {
     let mut m: BTreeMap<(Placement, String), Vec<(u64, f64)>> = BTreeMap::new();
-    for p in held_out(points) {
-        let (w, a, pl, size, _) = p.collective().expect("collective");
+    for (p, (w, a, pl, size, _)) in held_out_collectives(points) {
         if w != "allreduce" {
             continue;
         }
@@ -146,8 +154,7 @@ pub struct WinnerRow {
 pub fn winners(points: &[PointResult]) -> Vec<WinnerRow> {
     type Key = (String, Placement, u64, LaunchMode);
     let mut g: BTreeMap<Key, Vec<&PointResult>> = BTreeMap::new();
-    for p in held_out(points) {
-        let (w, _, pl, size, launch) = p.collective().expect("collective");
+    for (p, (w, _, pl, size, launch)) in held_out_collectives(points) {
         g.entry((w.to_string(), pl, size, launch))
             .or_default()
             .push(p);

@@ -200,6 +200,11 @@ pub struct FitPoint {
     pub weight: f64,
 }
 
+/// Most Nelder–Mead iterations of a fit or of each bootstrap refit.
+pub const MAX_FIT_ITERS: u64 = 100_000;
+/// Most bootstrap replicates.
+pub const MAX_BOOTSTRAP: usize = 1000;
+
 /// How to fit.
 #[derive(Clone, Debug)]
 pub struct FitOptions {
@@ -210,6 +215,29 @@ pub struct FitOptions {
     pub bootstrap_iters: u64,
     pub seed: u64,
     pub fidelity: Fidelity,
+}
+
+impl FitOptions {
+    /// Checks the counts against the stated limits; an error names the option.
+    pub fn check(&self) -> Result<(), CalibError> {
+        for (name, v, lo) in [
+            ("max_iters", self.max_iters, 1),
+            ("bootstrap_iters", self.bootstrap_iters, 1),
+        ] {
+            if !(lo..=MAX_FIT_ITERS).contains(&v) {
+                return Err(CalibError::Fit(format!(
+                    "{name} = {v} is outside {lo}..={MAX_FIT_ITERS}"
+                )));
+            }
+        }
+        if self.bootstrap > MAX_BOOTSTRAP {
+            return Err(CalibError::Fit(format!(
+                "bootstrap = {} is outside 0..={MAX_BOOTSTRAP}",
+                self.bootstrap
+            )));
+        }
+        Ok(())
+    }
 }
 
 impl Default for FitOptions {
@@ -364,6 +392,7 @@ pub fn fit(
     if params.is_empty() {
         return Err(CalibError::Fit("no constant to fit".into()));
     }
+    opts.check()?;
     let weights: Vec<f64> = points.iter().map(|p| p.weight).collect();
     let loss_default = loss(base, points, &weights, opts.fidelity).map_err(CalibError::Fit)?;
     let evals = AtomicUsize::new(0);

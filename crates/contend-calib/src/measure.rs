@@ -9,6 +9,9 @@ use contend_topo::{LinkKind, NodeIdx, NodeKind, Topology};
 use contend_workload::GroupTag;
 pub use contend_workload::ProbeOp;
 use contend_workload::jsonl::{JsonlError, parse_records};
+use contend_workload::limits::{
+    MAX_BLOCKS, MAX_COLLECTIVES, MAX_ITERATIONS, MAX_SIZE, MAX_STREAMS, launchable,
+};
 use contend_workload::{
     Algorithm, Dtype, LaunchMode, Measured, Placement, ResultRecord, Source, WorkloadKind,
 };
@@ -241,6 +244,57 @@ pub fn parse_jsonl(file: &str, text: &str) -> Result<Vec<(usize, ResultRecord)>,
     })
 }
 
+/// The numbers a twin is built from, against the scenario limits
+/// ([`contend_workload::limits`]): an error names the field.
+fn check_numbers(r: &ResultRecord) -> Result<(), String> {
+    if r.size_bytes == 0 || r.size_bytes > MAX_SIZE.0 {
+        return Err(format!(
+            "field `size_bytes`: {} B is outside 1..={} ({MAX_SIZE})",
+            r.size_bytes, MAX_SIZE.0
+        ));
+    }
+    let k = &r.extra.kernel;
+    for (f, v) in [("extra.blocks", k.blocks), ("extra.grid", k.grid)] {
+        if let Some(b) = v
+            && !(1..=MAX_BLOCKS).contains(&b)
+        {
+            return Err(format!(
+                "field `{f}`: {b} blocks is outside 1..={MAX_BLOCKS}"
+            ));
+        }
+    }
+    if let Some(t) = k.threads
+        && !launchable(1, t)
+    {
+        return Err(format!(
+            "field `extra.threads`: {t} threads per block is not a multiple of 32 from 32 to 1024"
+        ));
+    }
+    let st = &r.extra.stream;
+    if let Some(n) = st.iterations
+        && !(1..=MAX_ITERATIONS).contains(&n)
+    {
+        return Err(format!(
+            "field `extra.iterations`: {n} is outside 1..={MAX_ITERATIONS}"
+        ));
+    }
+    if let Some(n) = st.concurrent_streams
+        && !(1..=MAX_STREAMS as u32).contains(&n)
+    {
+        return Err(format!(
+            "field `extra.concurrent_streams`: {n} is outside 1..={MAX_STREAMS}"
+        ));
+    }
+    if let Some(n) = r.extra.timing.allreduces
+        && !(1..=MAX_COLLECTIVES).contains(&u64::from(n))
+    {
+        return Err(format!(
+            "field `extra.allreduces`: {n} is outside 1..={MAX_COLLECTIVES}"
+        ));
+    }
+    Ok(())
+}
+
 /// Checks the record's machine fingerprint against the topology.
 fn check_machine(r: &ResultRecord, topo: &Topology) -> Result<(), String> {
     let Some(m) = &r.machine else {
@@ -379,8 +433,11 @@ fn classify_one(r: &ResultRecord, topo: &Topology) -> Result<(Kind, Role), Strin
     }
     let med = r.stats.median_ns;
     if !(med.is_finite() && med > 0.0) {
-        return Err(format!("median time {med} ns is not a positive number"));
+        return Err(format!(
+            "field `stats.median_ns`: median time {med} ns is not a positive number"
+        ));
     }
+    check_numbers(r)?;
     check_machine(r, topo)?;
     let need = |key: &str, v: Option<u32>| {
         v.ok_or_else(|| {
@@ -535,7 +592,7 @@ fn classify_one(r: &ResultRecord, topo: &Topology) -> Result<(Kind, Role), Strin
                 // NCCL_MIN_NCHANNELS/NCCL_MAX_NCHANNELS move it).
                 AlgoRef::Nccl => (16, 512),
             };
-            if blocks == 0 || threads == 0 || threads % 32 != 0 || threads > 1024 {
+            if !launchable(blocks, threads) {
                 return Err(format!(
                     "kernel shape {blocks} x {threads} is not launchable"
                 ));

@@ -143,7 +143,17 @@ pub fn parse_nccl_tests(file: &str, text: &str) -> Result<Vec<(usize, ResultReco
                         .and_then(|v| v.parse::<usize>().ok())
                 };
                 let threads = get("nThread").unwrap_or(1);
-                cx.n_gpus = get("nGpus").map(|g| g * threads);
+                // ranks = threads x GPUs per thread, at most a topology's nodes
+                let max = contend_topo::limits::MAX_NODES;
+                cx.n_gpus = match get("nGpus").map(|g| g.checked_mul(threads)) {
+                    None => None,
+                    Some(Some(n)) if (1..=max).contains(&n) => Some(n),
+                    Some(_) => {
+                        return Err(err(format!(
+                            "nThread x nGpus is not a rank count from 1 to {max}"
+                        )));
+                    }
+                };
                 cx.graph = get("graph:").is_some_and(|g| g > 0);
             } else if let Some(r) = c.strip_prefix("Rank") {
                 // `Rank  0 Group  0 Pid  123 on  host device  0 [0x06] NVIDIA H200`

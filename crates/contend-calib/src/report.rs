@@ -21,7 +21,53 @@ use std::path::{Path, PathBuf};
 pub fn load_summary(dir: &Path) -> Result<FitSummary, CalibError> {
     let p = dir.join("fit.json");
     let text = std::fs::read_to_string(&p).map_err(|e| CalibError::io(&p, e))?;
-    serde_json::from_str(&text).map_err(|e| CalibError::io(&p, format!("not a fit summary: {e}")))
+    parse_summary(&p.display().to_string(), &text)
+}
+
+/// Parses a `fit.json` (`file` names it in errors) and checks every number
+/// the report computes with. A bad file (cut short, hand-edited, a value of
+/// the wrong type or out of range) is an error naming the file, the line
+/// and column where serde can tell, and the field.
+pub fn parse_summary(file: &str, text: &str) -> Result<FitSummary, CalibError> {
+    let de = &mut serde_json::Deserializer::from_str(text);
+    let s: FitSummary = serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let msg = inner.to_string();
+        // serde_json appends " at line L column C": the location says it
+        let message = msg
+            .rsplit_once(" at line ")
+            .map_or(msg.as_str(), |(m, _)| m)
+            .to_string();
+        let field = if path.is_empty() || path == "." {
+            contend_topo::named_field(&message)
+        } else {
+            Some(path)
+        };
+        CalibError::At {
+            location: contend_topo::Location {
+                file: file.to_string(),
+                line: inner.line(),
+                column: inner.column(),
+                field,
+            },
+            message: if inner.is_eof() {
+                format!("not a fit summary: the file is cut short ({message})")
+            } else {
+                format!("not a fit summary: {message}")
+            },
+        }
+    })?;
+    s.check().map_err(|(field, message)| CalibError::At {
+        location: contend_topo::Location {
+            file: file.to_string(),
+            line: 0,
+            column: 0,
+            field: Some(field),
+        },
+        message,
+    })?;
+    Ok(s)
 }
 
 fn us(ns: f64) -> String {

@@ -356,3 +356,141 @@ fn advise_covers_every_size() {
     let t = contend_calib::advice_table("h200", &adv);
     assert!(t.contains("world size 2"), "{t}");
 }
+
+/// Records from JSON values, through the real loader, on the H200 pair.
+fn classify_values(name: &str, recs: &[serde_json::Value]) -> Result<usize, String> {
+    let text: String = recs.iter().map(|r| r.to_string() + "\n").collect();
+    let recs = contend_calib::measure::parse_jsonl(name, &text).map_err(|e| e.to_string())?;
+    contend_calib::measure::classify(name, recs, &h200x2())
+        .map(|v| v.len())
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn out_of_range_numbers_in_records_name_file_line_and_field() {
+    let good = allreduce("one-shot-pull", 65536, 8);
+    assert_eq!(
+        classify_values("m.jsonl", std::slice::from_ref(&good)),
+        Ok(1)
+    );
+    let cases: Vec<(serde_json::Value, &str)> = vec![
+        // once truncated by `as u32` to 1 block
+        (
+            json!({"extra": {"grid": 4294967297u64}}),
+            "field `extra.grid`",
+        ),
+        (json!({"extra": {"grid": 0}}), "field `extra.grid`"),
+        (json!({"extra": {"grid": 65537}}), "field `extra.grid`"),
+        (json!({"extra": {"threads": 33}}), "field `extra.threads`"),
+        (json!({"size_bytes": 1u64 << 40}), "field `size_bytes`"),
+        (json!({"size_bytes": 0}), "field `size_bytes`"),
+        (json!({"size_bytes": -1}), "field `size_bytes`"),
+        (
+            json!({"size_bytes": 18446744073709551616.0}),
+            "field `size_bytes`",
+        ),
+        (
+            json!({"stats": {"median_ns": -5.0}}),
+            "field `stats.median_ns`",
+        ),
+        (
+            json!({"extra": {"allreduces": 0}, "workload": "verify-step"}),
+            "field `extra.allreduces`",
+        ),
+    ];
+    for (patch, want) in cases {
+        let mut r = good.clone();
+        merge(&mut r, &patch);
+        let e = classify_values("m.jsonl", &[good.clone(), r]).unwrap_err();
+        assert!(
+            e.starts_with("m.jsonl:2:") && e.contains(want),
+            "{patch}: {e}"
+        );
+    }
+    let mut p = probe("ping-pong", "host", Some("host"), 4, None);
+    p["extra"]["iterations"] = json!(0);
+    let e = classify_values("p.jsonl", &[p]).unwrap_err();
+    assert!(
+        e.starts_with("p.jsonl:1:") && e.contains("field `extra.iterations`"),
+        "{e}"
+    );
+}
+
+/// `patch` laid over `v`, objects merged key by key.
+fn merge(v: &mut serde_json::Value, patch: &serde_json::Value) {
+    match (v, patch) {
+        (serde_json::Value::Object(a), serde_json::Value::Object(b)) => {
+            for (k, x) in b {
+                merge(a.entry(k.clone()).or_insert(serde_json::Value::Null), x);
+            }
+        }
+        (v, p) => *v = p.clone(),
+    }
+}
+
+#[test]
+fn nccl_tests_rank_counts_cannot_overflow() {
+    let text = std::fs::read_to_string(fixture("nccl-tests-h200x2.log")).unwrap();
+    let bad = text.replacen("nThread 1", "nThread 18446744073709551615", 1);
+    assert_ne!(bad, text, "the fixture has an `nThread 1` line");
+    let e = parse_nccl_tests("big.log", &bad).unwrap_err().to_string();
+    assert!(e.starts_with("big.log:") && e.contains("rank count"), "{e}");
+}
+
+#[test]
+fn a_hand_edited_fit_json_is_a_located_error() {
+    let file = root().join("calibration/h200x2/report/fit.json");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let parse = |t: &str| contend_calib::report::parse_summary("fit.json", t).map(|_| ());
+    parse(&text).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let cases: Vec<(&str, serde_json::Value, &str)> = vec![
+        (
+            "/points/3/measured_ns",
+            json!(0.0),
+            "fit.json (field `points[3].measured_ns`)",
+        ),
+        (
+            "/points/3/fitted_ns",
+            json!(-1.0),
+            "fit.json (field `points[3].fitted_ns`)",
+        ),
+        (
+            "/points/3/default_ns",
+            json!(1e300),
+            "fit.json (field `points[3].default_ns`)",
+        ),
+        (
+            "/points/3/kind/bytes",
+            json!(0),
+            "fit.json (field `points[3].kind.bytes`)",
+        ),
+        (
+            "/points/3/kind/blocks",
+            json!(4294967297u64),
+            "(field `points[3].kind`)",
+        ),
+        (
+            "/points/3/measured_ns",
+            json!("fast"),
+            "(field `points[3].measured_ns`)",
+        ),
+        ("/loss_fit", json!(null), "(field `loss_fit`)"),
+    ];
+    for (at, bad, want) in cases {
+        let old = v.pointer(at).cloned().unwrap_or(serde_json::Value::Null);
+        *v.pointer_mut(at).unwrap_or_else(|| panic!("{at}")) = bad.clone();
+        let e = parse(&serde_json::to_string_pretty(&v).unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("fit.json") && e.contains(want),
+            "{at} = {bad}: {e}"
+        );
+        *v.pointer_mut(at).unwrap() = old;
+    }
+    let e = parse(&text[..text.len() / 2]).unwrap_err().to_string();
+    assert!(e.starts_with("fit.json:") && e.contains("cut short"), "{e}");
+    let e = parse("{}").unwrap_err().to_string();
+    assert!(e.contains("field `topology_name`"), "{e}");
+}

@@ -274,28 +274,46 @@ pub struct ModelParams {
     pub ring: RingParams,
 }
 
+/// The stated limits of the model constants. [`ModelParams::check`] holds
+/// every field to them (every loaded params file passes it), so no
+/// arithmetic of the model can overflow and every packet fits the buffers it
+/// crosses. Each is far beyond any machine contend models.
 impl ModelParams {
-    /// Parses a params TOML; missing fields keep their defaults.
+    /// Longest any `_ns` constant may be: 1 s (real ones are below 100 µs).
+    pub const MAX_NS: f64 = 1e9;
+    /// Lowest and highest rate a `_gbps` constant may give, GB/s: those of
+    /// a topology's links ([`contend_topo::limits`]), 1 MB/s to 100 TB/s.
+    pub const MIN_GBPS: f64 = 0.001;
+    pub const MAX_GBPS: f64 = 100_000.0;
+    /// Largest TLP payload and read request the PCIe spec allows (4096 B):
+    /// the bound of every packet size (flags, stores, load and copy requests).
+    pub const MAX_TLP_BYTES: u32 = 4096;
+    /// Smallest receive buffer: one max-size TLP with its header (4160 B),
+    /// so every packet the bound above allows fits every buffer it crosses.
+    pub const MIN_BUFFER_BYTES: u32 = 4096 + 64;
+    /// Largest receive buffer: 16 MiB.
+    pub const MAX_BUFFER_BYTES: u32 = 16 << 20;
+    /// Most header credits of a receive buffer, and the most an UpdateFC may coalesce.
+    pub const MAX_CREDITS: u32 = 4096;
+    /// Most outstanding tags of a requester (768 with PCIe 4.0's 10-bit tags).
+    pub const MAX_TAGS: u32 = 1024;
+    /// Most requests or stores a kernel or copy engine keeps in flight.
+    pub const MAX_WINDOW: u32 = 65_536;
+    /// Most outstanding remote loads per SM.
+    pub const MAX_LOADS_PER_SM: u32 = 4096;
+    /// Most loads in flight per thread, and bytes per thread per access.
+    pub const MAX_LOADS_PER_THREAD: u32 = 64;
+    pub const MAX_BYTES_PER_THREAD: u32 = 256;
+
+    /// Parses a params TOML; missing fields keep their defaults. An error
+    /// names the file, the line and column of the offending key, and the field.
     pub fn from_toml(file: &str, text: &str) -> Result<ModelParams, ParamsError> {
         let p: ModelParams = toml::from_str(text).map_err(|e| ParamsError {
-            location: e
-                .span()
-                .map(|s| Location::from_offset(file, text, s.start))
-                .unwrap_or(Location {
-                    file: file.to_string(),
-                    line: 0,
-                    column: 0,
-                    field: None,
-                }),
+            location: Location::of_toml_error(file, text, &e),
             message: e.message().trim().to_string(),
         })?;
         p.check().map_err(|(field, message)| ParamsError {
-            location: Location {
-                file: file.to_string(),
-                line: 0,
-                column: 0,
-                field: Some(field.to_string()),
-            },
+            location: key_location(file, text, field),
             message,
         })?;
         Ok(p)
@@ -319,116 +337,188 @@ impl ModelParams {
         toml::to_string_pretty(self).unwrap_or_default()
     }
 
-    /// Checks ranges; returns the offending field.
+    /// Checks every field against the stated limits (the associated
+    /// constants above); returns the offending field and why.
     pub fn check(&self) -> Result<(), (&'static str, String)> {
-        let frac = |f: &'static str, v: f64, lo: f64, hi: f64| {
+        let (pc, rc, g) = (&self.pcie, &self.root_complex, &self.gpu);
+        let real = |f: &'static str, v: f64, lo: f64, hi: f64, why: &str| {
             if v.is_finite() && v >= lo && v <= hi {
                 Ok(())
             } else {
-                Err((f, format!("{f} = {v} is outside {lo}..={hi}")))
+                Err((f, format!("{f} = {v} is outside {lo}..={hi}{why}")))
             }
         };
-        let pos = |f: &'static str, v: u32| {
-            if v > 0 {
-                Ok(())
-            } else {
-                Err((f, format!("{f} must be above zero")))
-            }
-        };
-        frac("pcie.dllp_overhead", self.pcie.dllp_overhead, 0.0, 0.9)?;
-        frac("gpu.local_efficiency", self.gpu.local_efficiency, 0.01, 1.0)?;
+        real("pcie.dllp_overhead", pc.dllp_overhead, 0.0, 0.9, "")?;
+        real("gpu.local_efficiency", g.local_efficiency, 0.01, 1.0, "")?;
         for (f, v) in [
-            ("pcie.link_latency_ns", self.pcie.link_latency_ns),
-            ("pcie.fc_update_ns", self.pcie.fc_update_ns),
+            ("pcie.link_latency_ns", pc.link_latency_ns),
+            ("pcie.fc_update_ns", pc.fc_update_ns),
             ("switch.latency_ns", self.switch.latency_ns),
-            ("root_complex.latency_ns", self.root_complex.latency_ns),
+            ("root_complex.latency_ns", rc.latency_ns),
+            ("root_complex.collapse_window_ns", rc.collapse_window_ns),
             ("host.memory_latency_ns", self.host.memory_latency_ns),
-            ("gpu.launch_eager_ns", self.gpu.launch_eager_ns),
-            ("gpu.launch_graph_ns", self.gpu.launch_graph_ns),
-            ("gpu.fence_ns", self.gpu.fence_ns),
-            ("gpu.local_poll_ns", self.gpu.local_poll_ns),
-            ("gpu.memory_latency_ns", self.gpu.memory_latency_ns),
-            ("gpu.copy_setup_ns", self.gpu.copy_setup_ns),
-            (
-                "root_complex.collapse_window_ns",
-                self.root_complex.collapse_window_ns,
-            ),
+            ("gpu.launch_eager_ns", g.launch_eager_ns),
+            ("gpu.launch_graph_ns", g.launch_graph_ns),
+            ("gpu.fence_ns", g.fence_ns),
+            ("gpu.local_poll_ns", g.local_poll_ns),
+            ("gpu.memory_latency_ns", g.memory_latency_ns),
+            ("gpu.copy_setup_ns", g.copy_setup_ns),
         ] {
-            frac(f, v, 0.0, 1e9)?;
+            real(f, v, 0.0, Self::MAX_NS, " ns (at most 1 s)")?;
         }
-        frac(
-            "root_complex.p2p_bandwidth_gbps",
-            self.root_complex.p2p_bandwidth_gbps,
-            0.001,
-            1e5,
-        )?;
-        frac(
-            "gpu.store_gbps_per_sm",
-            self.gpu.store_gbps_per_sm,
-            0.001,
-            1e5,
-        )?;
-        frac(
-            "root_complex.collapse_gbps",
-            self.root_complex.collapse_gbps,
-            0.001,
-            1e5,
-        )?;
         for (f, v) in [
-            ("pcie.posted_hdr_credits", self.pcie.posted_hdr_credits),
+            ("root_complex.p2p_bandwidth_gbps", rc.p2p_bandwidth_gbps),
+            ("root_complex.collapse_gbps", rc.collapse_gbps),
+            ("gpu.store_gbps_per_sm", g.store_gbps_per_sm),
+        ] {
+            real(f, v, Self::MIN_GBPS, Self::MAX_GBPS, " GB/s")?;
+        }
+        let tlp =
+            ": it is one TLP, at most 4096 bytes by the spec (every receive buffer holds one)";
+        let buffer = ": a buffer must hold one 4 KiB TLP with its header (4160 bytes)";
+        let max_nodes = contend_topo::limits::MAX_NODES as u32;
+        for (f, v, lo, hi, why) in [
+            ("pcie.fc_coalesce", pc.fc_coalesce, 1, Self::MAX_CREDITS, ""),
+            (
+                "pcie.posted_hdr_credits",
+                pc.posted_hdr_credits,
+                1,
+                Self::MAX_CREDITS,
+                "",
+            ),
+            (
+                "pcie.posted_data_bytes",
+                pc.posted_data_bytes,
+                Self::MIN_BUFFER_BYTES,
+                Self::MAX_BUFFER_BYTES,
+                buffer,
+            ),
             (
                 "pcie.nonposted_hdr_credits",
-                self.pcie.nonposted_hdr_credits,
+                pc.nonposted_hdr_credits,
+                1,
+                Self::MAX_CREDITS,
+                "",
             ),
             (
                 "pcie.completion_hdr_credits",
-                self.pcie.completion_hdr_credits,
+                pc.completion_hdr_credits,
+                1,
+                Self::MAX_CREDITS,
+                "",
             ),
-            ("pcie.max_tags", self.pcie.max_tags),
-            ("pcie.fc_coalesce", self.pcie.fc_coalesce),
-            ("gpu.load_request_bytes", self.gpu.load_request_bytes),
-            ("gpu.store_tlp_bytes", self.gpu.store_tlp_bytes),
-            ("gpu.bytes_per_thread", self.gpu.bytes_per_thread),
+            (
+                "pcie.completion_data_bytes",
+                pc.completion_data_bytes,
+                Self::MIN_BUFFER_BYTES,
+                Self::MAX_BUFFER_BYTES,
+                buffer,
+            ),
+            ("pcie.max_tags", pc.max_tags, 1, Self::MAX_TAGS, ""),
+            (
+                "root_complex.collapse_min_targets",
+                rc.collapse_min_targets,
+                1,
+                max_nodes,
+                " (root complexes)",
+            ),
+            (
+                "root_complex.buffer_bytes",
+                rc.buffer_bytes,
+                Self::MIN_BUFFER_BYTES,
+                Self::MAX_BUFFER_BYTES,
+                buffer,
+            ),
+            (
+                "gpu.bytes_per_thread",
+                g.bytes_per_thread,
+                1,
+                Self::MAX_BYTES_PER_THREAD,
+                "",
+            ),
+            (
+                "gpu.load_request_bytes",
+                g.load_request_bytes,
+                1,
+                Self::MAX_TLP_BYTES,
+                tlp,
+            ),
+            (
+                "gpu.store_tlp_bytes",
+                g.store_tlp_bytes,
+                1,
+                Self::MAX_TLP_BYTES,
+                tlp,
+            ),
             (
                 "gpu.loads_in_flight_per_thread",
-                self.gpu.loads_in_flight_per_thread,
+                g.loads_in_flight_per_thread,
+                1,
+                Self::MAX_LOADS_PER_THREAD,
+                "",
             ),
             (
                 "gpu.max_outstanding_loads_per_sm",
-                self.gpu.max_outstanding_loads_per_sm,
+                g.max_outstanding_loads_per_sm,
+                1,
+                Self::MAX_LOADS_PER_SM,
+                "",
             ),
-            ("gpu.store_window", self.gpu.store_window),
-            ("gpu.copy_request_bytes", self.gpu.copy_request_bytes),
-            ("gpu.copy_outstanding", self.gpu.copy_outstanding),
-            ("gpu.flag_bytes", self.gpu.flag_bytes),
+            ("gpu.store_window", g.store_window, 1, Self::MAX_WINDOW, ""),
             (
-                "root_complex.collapse_min_targets",
-                self.root_complex.collapse_min_targets,
+                "gpu.copy_request_bytes",
+                g.copy_request_bytes,
+                1,
+                Self::MAX_TLP_BYTES,
+                tlp,
             ),
-        ] {
-            pos(f, v)?;
-        }
-        for (f, v) in [
-            ("fabric.min_wire_bytes", self.fabric.min_wire_bytes),
-            ("fabric.no_pcie_mps", self.fabric.no_pcie_mps),
-            ("fabric.no_pcie_rcb", self.fabric.no_pcie_rcb),
+            (
+                "gpu.copy_outstanding",
+                g.copy_outstanding,
+                1,
+                Self::MAX_WINDOW,
+                "",
+            ),
+            ("gpu.flag_bytes", g.flag_bytes, 1, Self::MAX_TLP_BYTES, tlp),
+            (
+                "fabric.min_wire_bytes",
+                self.fabric.min_wire_bytes,
+                1,
+                Self::MAX_TLP_BYTES,
+                tlp,
+            ),
+            (
+                "fabric.no_pcie_mps",
+                self.fabric.no_pcie_mps,
+                1,
+                Self::MAX_TLP_BYTES,
+                tlp,
+            ),
+            (
+                "fabric.no_pcie_rcb",
+                self.fabric.no_pcie_rcb,
+                1,
+                Self::MAX_TLP_BYTES,
+                tlp,
+            ),
             (
                 "fabric.min_completion_bytes",
                 self.fabric.min_completion_bytes,
+                1,
+                Self::MAX_TLP_BYTES,
+                tlp,
+            ),
+            (
+                "root_complex.nonposted_credit_factor",
+                rc.nonposted_credit_factor,
+                1,
+                64,
+                "",
             ),
         ] {
-            if !(1..=4096).contains(&v) {
-                return Err((f, format!("{f} = {v} is outside 1..=4096")));
+            if !(lo..=hi).contains(&v) {
+                return Err((f, format!("{f} = {v} is outside {lo}..={hi}{why}")));
             }
-        }
-        if !(1..=64).contains(&self.root_complex.nonposted_credit_factor) {
-            return Err((
-                "root_complex.nonposted_credit_factor",
-                format!(
-                    "root_complex.nonposted_credit_factor = {} is outside 1..=64",
-                    self.root_complex.nonposted_credit_factor
-                ),
-            ));
         }
         for (f, v) in [
             ("ring.simple_slice_bytes", self.ring.simple_slice_bytes),
@@ -438,26 +528,202 @@ impl ModelParams {
                 return Err((f, format!("{f} = {v} is outside 16..=1073741824")));
             }
         }
-        // A buffer must hold at least one max-size TLP or nothing ever moves.
-        for (f, v) in [
-            ("pcie.posted_data_bytes", self.pcie.posted_data_bytes),
-            (
-                "pcie.completion_data_bytes",
-                self.pcie.completion_data_bytes,
-            ),
-            ("root_complex.buffer_bytes", self.root_complex.buffer_bytes),
-        ] {
-            if v < 4096 + 64 {
-                return Err((
-                    f,
-                    format!("{f} = {v} must hold at least one 4 KiB TLP (4160 bytes)"),
-                ));
-            }
+        if let Some(b) = rc.host_completion_bytes
+            && b != 64
+            && b != 128
+        {
+            return Err((
+                "root_complex.host_completion_bytes",
+                format!(
+                    "root_complex.host_completion_bytes = {b}: a read completion boundary is 64 or 128 bytes"
+                ),
+            ));
         }
         Ok(())
     }
 }
 
+/// Where `section.key` is written in a params file: the line and column of
+/// its value (of its `[section]` when the key is not written there, of the
+/// file when neither is).
+fn key_location(file: &str, text: &str, field: &str) -> Location {
+    use toml::de::{DeTable, DeValue};
+    let (section, key) = field.split_once('.').unwrap_or((field, ""));
+    let offset = DeTable::parse(text).ok().and_then(|doc| {
+        let (_, sec) = doc.get_ref().iter().find(|(k, _)| k.get_ref() == section)?;
+        let inner = match sec.get_ref() {
+            DeValue::Table(t) => t
+                .iter()
+                .find(|(k, _)| k.get_ref() == key)
+                .map(|(_, v)| v.span().start),
+            _ => None,
+        };
+        Some(inner.unwrap_or(sec.span().start))
+    });
+    match offset {
+        Some(o) => Location::from_offset(file, text, o).with_field(field),
+        None => Location {
+            file: file.to_string(),
+            line: 0,
+            column: 0,
+            field: Some(field.to_string()),
+        },
+    }
+}
+
 pub(crate) fn ns(v: f64) -> Picos {
     Picos::from_ns_f64(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SHIPPED: &str = include_str!("../../../calibration/h200x2/params.toml");
+
+    /// The shipped params with `key = …` (first occurrence) set to `value`.
+    fn with(key: &str, value: &str) -> (String, usize) {
+        let mut line_no = 0;
+        let text = SHIPPED
+            .lines()
+            .enumerate()
+            .map(|(i, l)| {
+                if line_no == 0 && l.starts_with(&format!("{key} =")) {
+                    line_no = i + 1;
+                    format!("{key} = {value}")
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(line_no > 0, "no `{key}` in the shipped params");
+        (text, line_no)
+    }
+
+    fn err(key: &str, value: &str) -> (String, usize) {
+        let (text, line) = with(key, value);
+        let e = ModelParams::from_toml("params.toml", &text)
+            .expect_err(&format!("{key} = {value} was accepted"))
+            .to_string();
+        (e, line)
+    }
+
+    #[test]
+    fn defaults_and_the_shipped_params_pass_their_own_checks() {
+        ModelParams::default().check().unwrap();
+        let p = ModelParams::from_toml("params.toml", SHIPPED).unwrap();
+        assert_eq!(ModelParams::from_toml("again", &p.to_toml()).unwrap(), p);
+    }
+
+    #[test]
+    fn a_flag_that_no_buffer_holds_is_an_error_at_its_line() {
+        // 32769 B: more than one TLP and more than the 32 KiB posted buffer
+        // (it used to run forever with host flags and deadlock with peer ones)
+        let (e, line) = err("flag_bytes", "32769");
+        assert!(
+            e.starts_with(&format!("params.toml:{line}:14 (field `gpu.flag_bytes`): ")),
+            "{e}"
+        );
+        assert!(e.contains("4096") && e.contains("one TLP"), "{e}");
+        assert!(err("flag_bytes", "4097").0.contains("gpu.flag_bytes"));
+        assert!(err("flag_bytes", "0").0.contains("gpu.flag_bytes"));
+    }
+
+    #[test]
+    fn every_number_has_an_upper_bound_and_a_located_error() {
+        for (key, field, bad) in [
+            ("link_latency_ns", "pcie.link_latency_ns", "1e10"),
+            ("fc_update_ns", "pcie.fc_update_ns", "nan"),
+            ("launch_eager_ns", "gpu.launch_eager_ns", "inf"),
+            ("copy_setup_ns", "gpu.copy_setup_ns", "-1.0"),
+            (
+                "memory_latency_ns",
+                "host.memory_latency_ns",
+                "9223372036854775807",
+            ),
+            ("max_tags", "pcie.max_tags", "1025"),
+            ("fc_coalesce", "pcie.fc_coalesce", "0"),
+            ("posted_hdr_credits", "pcie.posted_hdr_credits", "4097"),
+            (
+                "nonposted_hdr_credits",
+                "pcie.nonposted_hdr_credits",
+                "2000000000",
+            ),
+            ("posted_data_bytes", "pcie.posted_data_bytes", "4159"),
+            (
+                "completion_data_bytes",
+                "pcie.completion_data_bytes",
+                "4294967295",
+            ),
+            ("buffer_bytes", "root_complex.buffer_bytes", "16777217"),
+            (
+                "collapse_min_targets",
+                "root_complex.collapse_min_targets",
+                "513",
+            ),
+            (
+                "p2p_bandwidth_gbps",
+                "root_complex.p2p_bandwidth_gbps",
+                "1e308",
+            ),
+            ("store_gbps_per_sm", "gpu.store_gbps_per_sm", "0"),
+            ("bytes_per_thread", "gpu.bytes_per_thread", "257"),
+            ("load_request_bytes", "gpu.load_request_bytes", "8192"),
+            ("store_tlp_bytes", "gpu.store_tlp_bytes", "4097"),
+            ("copy_request_bytes", "gpu.copy_request_bytes", "65536"),
+            (
+                "loads_in_flight_per_thread",
+                "gpu.loads_in_flight_per_thread",
+                "65",
+            ),
+            (
+                "max_outstanding_loads_per_sm",
+                "gpu.max_outstanding_loads_per_sm",
+                "4294967295",
+            ),
+            ("store_window", "gpu.store_window", "65537"),
+            ("copy_outstanding", "gpu.copy_outstanding", "0"),
+            ("local_efficiency", "gpu.local_efficiency", "1.5"),
+            ("dllp_overhead", "pcie.dllp_overhead", "0.95"),
+        ] {
+            let (e, line) = err(key, bad);
+            assert!(
+                e.starts_with(&format!("params.toml:{line}:"))
+                    && e.contains(&format!("(field `{field}`)")),
+                "{key} = {bad}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn type_errors_and_overflowing_integers_name_line_and_field() {
+        for (key, bad, field) in [
+            ("max_tags", "4294967297", "pcie.max_tags"),
+            ("flag_bytes", "-1", "gpu.flag_bytes"),
+            ("fence_ns", "\"fast\"", "gpu.fence_ns"),
+            ("store_window", "1.5", "gpu.store_window"),
+        ] {
+            let (e, line) = err(key, bad);
+            assert!(
+                e.starts_with(&format!("params.toml:{line}:"))
+                    && e.contains(&format!("(field `{field}`)")),
+                "{key} = {bad}: {e}"
+            );
+        }
+        let e = ModelParams::from_toml("p.toml", "[root_complex]\nhost_completion_bytes = 256\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("p.toml:2:25 (field `root_complex.host_completion_bytes`)"),
+            "{e}"
+        );
+        let e = ModelParams::from_toml("p.toml", "[gpu]\nwarp_size = 32\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("p.toml:2:1") && e.contains("warp_size"),
+            "{e}"
+        );
+    }
 }

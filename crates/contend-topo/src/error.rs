@@ -14,9 +14,13 @@ pub struct Location {
 }
 
 impl Location {
-    /// The location of byte `offset` of `text`.
+    /// The location of byte `offset` of `text` (an offset inside a
+    /// character counts as that character's start).
     pub fn from_offset(file: &str, text: &str, offset: usize) -> Location {
-        let offset = offset.min(text.len());
+        let mut offset = offset.min(text.len());
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
+        }
         let before = &text[..offset];
         let line = before.matches('\n').count() + 1;
         let column = before
@@ -35,6 +39,62 @@ impl Location {
     pub fn with_field(mut self, field: &str) -> Location {
         self.field = Some(field.to_string());
         self
+    }
+    /// The location of a TOML parse or type error in `text`: its line and
+    /// column, with the dotted key written there as the field (see
+    /// [`toml_key_path`]); without a span, the file and the field the
+    /// message names.
+    pub fn of_toml_error(file: &str, text: &str, e: &toml::de::Error) -> Location {
+        match e.span() {
+            Some(s) => {
+                let mut l = Location::from_offset(file, text, s.start);
+                l.field = toml_key_path(text, s.start);
+                l
+            }
+            None => Location {
+                file: file.to_string(),
+                line: 0,
+                column: 0,
+                field: named_field(e.message()),
+            },
+        }
+    }
+}
+
+/// The field a serde message names (``missing field `x` ``), if any.
+pub fn named_field(msg: &str) -> Option<String> {
+    let i = msg.find("field `")?;
+    let rest = &msg[i + "field `".len()..];
+    rest.find('`').map(|j| rest[..j].to_string())
+}
+
+/// The dotted path of the TOML key at byte `offset` of `text` (best effort:
+/// the innermost `[table]` or `[[array]]` header above it and the key on its
+/// line), for syntax and type errors that serde reports by position only.
+pub fn toml_key_path(text: &str, offset: usize) -> Option<String> {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let line = text[line_start..].lines().next().unwrap_or("");
+    let key = line
+        .split_once('=')
+        .map(|(k, _)| k.trim().trim_matches('"').to_string())
+        .filter(|k| !k.is_empty() && !k.starts_with('#') && !k.starts_with('['));
+    let table = before[..line_start].lines().rev().find_map(|l| {
+        let l = l.trim();
+        l.strip_prefix("[[")
+            .and_then(|x| x.strip_suffix("]]"))
+            .or_else(|| l.strip_prefix('[').and_then(|x| x.strip_suffix(']')))
+            .map(|t| t.trim().to_string())
+    });
+    match (table, key) {
+        (Some(t), Some(k)) => Some(format!("{t}.{k}")),
+        (None, Some(k)) => Some(k),
+        (Some(t), None) => Some(t),
+        (None, None) => None,
     }
 }
 
@@ -76,8 +136,6 @@ pub enum TopoErrorKind {
     DuplicateId { id: String, first: Option<Location> },
     #[error("link names node `{id}`, which is not defined")]
     UnknownNode { id: String },
-    #[error("`{field}` must be greater than zero")]
-    Zero { field: String },
     #[error("PCIe links `{a}` – `{b}` close a cycle; PCIe is a tree")]
     PcieCycle { a: String, b: String },
     #[error("`{from}` cannot reach `{to}`: no path of links joins them")]

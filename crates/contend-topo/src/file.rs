@@ -1,11 +1,15 @@
 //! The topology TOML format. See `topologies/README.md` for a guide; every
-//! field is checked and an error names the file, line, column and field.
+//! field is checked (numbers against the stated [`limits`](crate::limits))
+//! and an error names the file, line, column and field.
 
 use crate::error::{Location, TopoError, TopoErrorKind};
+use crate::limits::{self, MAX_LINKS, MAX_NODES};
 use crate::model::{
     GpuSpec, LinkKind, Node, NodeId, NodeKind, PcieSpec, RootComplexSpec, Topology, TopologySpec,
 };
-use crate::pcie::PcieGen;
+use crate::pcie::{PcieGen, VALID_PAYLOADS, VALID_RCBS};
+
+const POW2: &str = "is not a power of two from 128 to 4096";
 use crate::units::{Bytes, BytesPerSec, Picos};
 use serde::Deserialize;
 use std::path::Path;
@@ -29,9 +33,11 @@ struct RawNode {
     id: Spanned<String>,
     kind: Spanned<String>,
     model: Option<String>,
-    sms: Option<Spanned<u32>>,
+    // Integers are read as TOML's own i64 and range-checked here, so a
+    // negative or huge value gets the same message as any out-of-range one.
+    sms: Option<Spanned<i64>>,
     memory_bandwidth_gbps: Option<Spanned<f64>>,
-    socket: Option<u32>,
+    socket: Option<Spanned<i64>>,
     p2p_bandwidth_gbps: Option<Spanned<f64>>,
     latency_ns: Option<Spanned<f64>>,
     posted_write_collapse: Option<bool>,
@@ -44,11 +50,11 @@ struct RawLink {
     b: Spanned<String>,
     kind: Spanned<String>,
     #[serde(rename = "gen")]
-    generation: Option<Spanned<u8>>,
-    width: Option<Spanned<u8>>,
-    mps: Option<Spanned<u64>>,
-    mrrs: Option<Spanned<u64>>,
-    rcb: Option<Spanned<u64>>,
+    generation: Option<Spanned<i64>>,
+    width: Option<Spanned<i64>>,
+    mps: Option<Spanned<i64>>,
+    mrrs: Option<Spanned<i64>>,
+    rcb: Option<Spanned<i64>>,
     bandwidth_gbps: Option<Spanned<f64>>,
     latency_ns: Option<Spanned<f64>>,
     protocol: Option<String>,
@@ -81,31 +87,21 @@ impl Ctx<'_> {
             )
         })
     }
+    fn invalid<T>(&self, s: &Spanned<T>, field: &str, message: String) -> TopoError {
+        self.err(s, field, TopoErrorKind::Invalid(message))
+    }
     fn rate(&self, v: &Spanned<f64>, field: &str) -> Result<BytesPerSec, TopoError> {
-        let x = *v.get_ref();
-        if !(x.is_finite() && x > 0.0) {
-            return Err(self.err(
-                v,
-                field,
-                TopoErrorKind::Zero {
-                    field: field.to_string(),
-                },
-            ));
-        }
-        Ok(BytesPerSec::from_gbps(x))
+        limits::bandwidth_gbps(*v.get_ref()).map_err(|m| self.invalid(v, field, m))
     }
     fn latency(&self, v: &Option<Spanned<f64>>) -> Result<Option<Picos>, TopoError> {
-        match v {
-            None => Ok(None),
-            Some(s) if s.get_ref().is_finite() && *s.get_ref() >= 0.0 => {
-                Ok(Some(Picos::from_ns_f64(*s.get_ref())))
-            }
-            Some(s) => Err(self.err(
-                s,
-                "latency_ns",
-                TopoErrorKind::Invalid("latency_ns must be zero or more".into()),
-            )),
-        }
+        v.as_ref()
+            .map(|s| limits::latency_ns(*s.get_ref()).map_err(|m| self.invalid(s, "latency_ns", m)))
+            .transpose()
+    }
+    fn socket(&self, v: &Option<Spanned<i64>>) -> Result<u32, TopoError> {
+        v.as_ref().map_or(Ok(0), |s| {
+            limits::socket(*s.get_ref()).map_err(|m| self.invalid(s, "socket", m))
+        })
     }
     fn forbid<T>(&self, v: &Option<Spanned<T>>, field: &str, kind: &str) -> Result<(), TopoError> {
         match v {
@@ -122,10 +118,32 @@ impl Ctx<'_> {
 /// Parses topology TOML text; `file` names it in errors.
 pub fn parse_topology(file: &str, text: &str) -> Result<Topology, TopoError> {
     let raw: RawTopology = toml::from_str(text).map_err(|e| {
-        let loc = e.span().map(|s| Location::from_offset(file, text, s.start));
-        TopoError::at(loc, TopoErrorKind::Syntax(e.message().trim().to_string()))
+        TopoError::at(
+            Some(Location::of_toml_error(file, text, &e)),
+            TopoErrorKind::Syntax(e.message().trim().to_string()),
+        )
     })?;
     let cx = Ctx { file, text };
+    if let Some(n) = raw.nodes.get(MAX_NODES) {
+        return Err(cx.invalid(
+            n,
+            "node",
+            format!(
+                "{} nodes: a topology has at most {MAX_NODES}",
+                raw.nodes.len()
+            ),
+        ));
+    }
+    if let Some(l) = raw.links.get(MAX_LINKS) {
+        return Err(cx.invalid(
+            l,
+            "link",
+            format!(
+                "{} links: a topology has at most {MAX_LINKS}",
+                raw.links.len()
+            ),
+        ));
+    }
     let mut spec = TopologySpec {
         file: Some(file.to_string()),
         name: raw.name,
@@ -143,18 +161,10 @@ pub fn parse_topology(file: &str, text: &str) -> Result<Topology, TopoError> {
                     "memory_bandwidth_gbps",
                     "a gpu",
                 )?;
-                if *sms.get_ref() == 0 {
-                    return Err(cx.err(
-                        sms,
-                        "sms",
-                        TopoErrorKind::Zero {
-                            field: "sms".into(),
-                        },
-                    ));
-                }
+                let sms_n = limits::sms(*sms.get_ref()).map_err(|m| cx.invalid(sms, "sms", m))?;
                 NodeKind::Gpu(GpuSpec {
                     model: r.model.clone().unwrap_or_else(|| "GPU".into()),
-                    sms: *sms.get_ref(),
+                    sms: sms_n,
                     memory_bandwidth: cx.rate(bw, "memory_bandwidth_gbps")?,
                 })
             }
@@ -162,7 +172,7 @@ pub fn parse_topology(file: &str, text: &str) -> Result<Topology, TopoError> {
                 latency: cx.latency(&r.latency_ns)?,
             },
             "root_complex" => NodeKind::RootComplex(RootComplexSpec {
-                socket: r.socket.unwrap_or(0),
+                socket: cx.socket(&r.socket)?,
                 p2p_bandwidth: r
                     .p2p_bandwidth_gbps
                     .as_ref()
@@ -172,11 +182,11 @@ pub fn parse_topology(file: &str, text: &str) -> Result<Topology, TopoError> {
                 posted_write_collapse: r.posted_write_collapse.unwrap_or(false),
             }),
             "host_memory" => NodeKind::HostMemory {
-                socket: r.socket.unwrap_or(0),
+                socket: cx.socket(&r.socket)?,
                 latency: cx.latency(&r.latency_ns)?,
             },
             "cpu_interconnect" => NodeKind::CpuInterconnect {
-                socket: r.socket.unwrap_or(0),
+                socket: cx.socket(&r.socket)?,
             },
             other => {
                 return Err(cx.err(
@@ -199,6 +209,9 @@ pub fn parse_topology(file: &str, text: &str) -> Result<Topology, TopoError> {
         if matches!(kind, NodeKind::Gpu(_) | NodeKind::CpuInterconnect { .. }) {
             cx.forbid(&r.latency_ns, "latency_ns", kname)?;
         }
+        if matches!(kind, NodeKind::Gpu(_) | NodeKind::Switch { .. }) {
+            cx.forbid(&r.socket, "socket", kname)?;
+        }
         spec.nodes.push((
             Node {
                 id: NodeId(r.id.get_ref().clone()),
@@ -214,20 +227,61 @@ pub fn parse_topology(file: &str, text: &str) -> Result<Topology, TopoError> {
             "pcie" => {
                 let g = cx.required(&r.generation, l, "gen", &what)?;
                 let w = cx.required(&r.width, l, "width", &what)?;
-                let bytes = |v: &Option<Spanned<u64>>, d: u64| {
-                    v.as_ref().map(|s| Bytes(*s.get_ref())).unwrap_or(Bytes(d))
-                };
                 cx.forbid(
                     &r.bandwidth_gbps,
                     "bandwidth_gbps",
                     "PCIe link (its rate follows gen and width)",
                 )?;
+                cx.forbid(
+                    &r.latency_ns,
+                    "latency_ns",
+                    "PCIe link (pcie.link_latency_ns in the model params)",
+                )?;
+                let generation = u8::try_from(*g.get_ref())
+                    .ok()
+                    .filter(|g| (1..=6).contains(g))
+                    .ok_or_else(|| {
+                        cx.invalid(
+                            g,
+                            "gen",
+                            format!("PCIe generation {} does not exist (1 to 6)", g.get_ref()),
+                        )
+                    })?;
+                let width = u8::try_from(*w.get_ref())
+                    .ok()
+                    .filter(|w| crate::pcie::VALID_WIDTHS.contains(w))
+                    .ok_or_else(|| {
+                        cx.invalid(
+                            w,
+                            "width",
+                            format!(
+                                "PCIe width x{} is impossible (x1, x2, x4, x8, x12 or x16)",
+                                w.get_ref()
+                            ),
+                        )
+                    })?;
+                let bytes = |v: &Option<Spanned<i64>>,
+                             field: &str,
+                             default: u64,
+                             ok: &[u64],
+                             rule: &str| {
+                    let Some(s) = v else {
+                        return Ok(Bytes(default));
+                    };
+                    u64::try_from(*s.get_ref())
+                        .ok()
+                        .filter(|b| ok.contains(b))
+                        .map(Bytes)
+                        .ok_or_else(|| {
+                            cx.invalid(s, field, format!("{field} {} {rule}", s.get_ref()))
+                        })
+                };
                 LinkKind::Pcie(PcieSpec {
-                    generation: PcieGen(*g.get_ref()),
-                    width: *w.get_ref(),
-                    mps: bytes(&r.mps, 256),
-                    mrrs: bytes(&r.mrrs, 512),
-                    rcb: bytes(&r.rcb, 64),
+                    generation: PcieGen(generation),
+                    width,
+                    mps: bytes(&r.mps, "mps", 256, &VALID_PAYLOADS, POW2)?,
+                    mrrs: bytes(&r.mrrs, "mrrs", 512, &VALID_PAYLOADS, POW2)?,
+                    rcb: bytes(&r.rcb, "rcb", 64, &VALID_RCBS, "must be 64 or 128")?,
                 })
             }
             "nvlink" | "cpu" | "memory" => {
@@ -257,31 +311,6 @@ pub fn parse_topology(file: &str, text: &str) -> Result<Topology, TopoError> {
                 ));
             }
         };
-        // Field-precise checks on PCIe numbers before the model's generic ones.
-        if let (LinkKind::Pcie(_), Some(w)) = (&kind, &r.width)
-            && !crate::pcie::VALID_WIDTHS.contains(w.get_ref())
-        {
-            return Err(cx.err(
-                w,
-                "width",
-                TopoErrorKind::Invalid(format!(
-                    "PCIe width x{} is impossible (x1, x2, x4, x8, x12 or x16)",
-                    w.get_ref()
-                )),
-            ));
-        }
-        if let (LinkKind::Pcie(_), Some(g)) = (&kind, &r.generation)
-            && !(1..=6).contains(g.get_ref())
-        {
-            return Err(cx.err(
-                g,
-                "gen",
-                TopoErrorKind::Invalid(format!(
-                    "PCIe generation {} does not exist (1 to 6)",
-                    g.get_ref()
-                )),
-            ));
-        }
         for (v, f) in [(&r.mps, "mps"), (&r.mrrs, "mrrs"), (&r.rcb, "rcb")] {
             if let Some(s) = v
                 && !matches!(kind, LinkKind::Pcie(_))
@@ -335,4 +364,40 @@ pub fn load_topology(path: &Path) -> Result<Topology, TopoError> {
         )
     })?;
     parse_topology(&name, &text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A root complex, its memory and `gpus` GPUs on it.
+    fn flat(gpus: usize) -> String {
+        let mut t = String::from(
+            "name = \"big\"\n[[node]]\nid = \"rc0\"\nkind = \"root_complex\"\n\
+             [[node]]\nid = \"mem0\"\nkind = \"host_memory\"\n\
+             [[link]]\na = \"mem0\"\nb = \"rc0\"\nkind = \"memory\"\nbandwidth_gbps = 300\n",
+        );
+        for i in 0..gpus {
+            t += &format!(
+                "[[node]]\nid = \"gpu{i}\"\nkind = \"gpu\"\nsms = 132\nmemory_bandwidth_gbps = 4800\n\
+                 [[link]]\na = \"gpu{i}\"\nb = \"rc0\"\nkind = \"pcie\"\ngen = 5\nwidth = 16\n"
+            );
+        }
+        t
+    }
+
+    #[test]
+    fn node_and_link_counts_are_bounded_and_the_largest_loads_quickly() {
+        let t0 = std::time::Instant::now();
+        let topo = parse_topology("big.toml", &flat(MAX_NODES - 2)).unwrap();
+        assert_eq!(topo.gpus().len(), MAX_NODES - 2);
+        assert!(t0.elapsed().as_secs_f64() < 5.0, "{:?}", t0.elapsed());
+        let e = parse_topology("big.toml", &flat(MAX_NODES - 1))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("big.toml:") && e.contains("(field `node`)") && e.contains("at most 512"),
+            "{e}"
+        );
+    }
 }

@@ -5,6 +5,8 @@
 //! CPU interconnects) and links (PCIe by generation and width, NVLink, CPU
 //! links, memory), the route a TLP takes between two endpoints, and the
 //! topology TOML format with errors that name file, line, column and field.
+//! Every number is checked against the stated [`limits`] when a topology is
+//! built, and unit arithmetic saturates instead of wrapping ([`units`]).
 //!
 //! ```
 //! use contend_topo::{parse_topology, Bytes};
@@ -51,13 +53,14 @@
 
 mod error;
 mod file;
+pub mod limits;
 mod model;
 pub mod pcie;
 pub mod shipped;
 mod show;
 pub mod units;
 
-pub use error::{Location, TopoError, TopoErrorKind};
+pub use error::{Location, TopoError, TopoErrorKind, named_field, toml_key_path};
 pub use file::{load_topology, parse_topology};
 pub use model::{
     GpuSpec, Hop, Link, LinkIdx, LinkKind, Node, NodeId, NodeIdx, NodeKind, PcieSpec,

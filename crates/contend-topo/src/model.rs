@@ -1,7 +1,8 @@
 //! The validated topology: nodes, links, routing.
 
 use crate::error::{Location, TopoError, TopoErrorKind};
-use crate::pcie::{PcieGen, VALID_PAYLOADS, VALID_WIDTHS, raw_rate};
+use crate::limits::{self, MAX_LINKS, MAX_NODES};
+use crate::pcie::{PcieGen, VALID_PAYLOADS, VALID_RCBS, VALID_WIDTHS, raw_rate};
 use crate::units::{Bytes, BytesPerSec, Picos};
 use petgraph::graph::{EdgeIndex, NodeIndex, UnGraph};
 use petgraph::visit::EdgeRef;
@@ -242,8 +243,34 @@ pub struct TopologySpec {
 }
 
 impl Topology {
-    /// Checks every documented rule and builds the topology.
+    /// Checks every documented rule and the stated [`limits`] and builds the topology.
     pub fn new(spec: TopologySpec) -> Result<Topology, TopoError> {
+        let whole = |field: &str| {
+            spec.file.as_ref().map(|f| Location {
+                file: f.clone(),
+                line: 0,
+                column: 0,
+                field: Some(field.into()),
+            })
+        };
+        if spec.nodes.len() > MAX_NODES {
+            return Err(TopoError::at(
+                whole("node"),
+                TopoErrorKind::Invalid(format!(
+                    "{} nodes: a topology has at most {MAX_NODES}",
+                    spec.nodes.len()
+                )),
+            ));
+        }
+        if spec.links.len() > MAX_LINKS {
+            return Err(TopoError::at(
+                whole("link"),
+                TopoErrorKind::Invalid(format!(
+                    "{} links: a topology has at most {MAX_LINKS}",
+                    spec.links.len()
+                )),
+            ));
+        }
         let mut by_id = BTreeMap::new();
         let mut nodes = Vec::new();
         let mut graph = UnGraph::<NodeIdx, LinkIdx>::default();
@@ -266,35 +293,9 @@ impl Topology {
                     TopoErrorKind::Invalid("node id is empty".into()),
                 ));
             }
-            if let NodeKind::Gpu(g) = &node.kind {
-                // CORRECTNESS: a GPU with no SMs or no memory bandwidth cannot run a kernel.
-                if g.sms == 0 {
-                    return Err(TopoError::at(
-                        loc,
-                        TopoErrorKind::Zero {
-                            field: "sms".into(),
-                        },
-                    ));
-                }
-                if g.memory_bandwidth.0 == 0 {
-                    return Err(TopoError::at(
-                        loc,
-                        TopoErrorKind::Zero {
-                            field: "memory_bandwidth_gbps".into(),
-                        },
-                    ));
-                }
-            }
-            if let NodeKind::RootComplex(rc) = &node.kind
-                && rc.p2p_bandwidth == Some(BytesPerSec(0))
-            {
-                return Err(TopoError::at(
-                    loc,
-                    TopoErrorKind::Zero {
-                        field: "p2p_bandwidth_gbps".into(),
-                    },
-                ));
-            }
+            // CORRECTNESS: every number inside the stated limits (a GPU with
+            // no SMs or no memory bandwidth cannot run a kernel).
+            check_node(&node.kind, loc.as_ref())?;
             let idx = NodeIdx(nodes.len() as u32);
             by_id.insert(node.id.clone(), idx);
             graph.add_node(idx);
@@ -398,13 +399,16 @@ impl Topology {
         Ok(())
     }
 
-    /// CORRECTNESS: every GPU reaches every other GPU and at least one host memory.
+    /// CORRECTNESS: every GPU reaches every other GPU and every host memory.
+    /// One search per GPU (the rule of [`Topology::route`]: endpoints never
+    /// forward), so a topology at the size limits is checked in milliseconds.
     fn check_reachability(&self, locs: &[Option<Location>]) -> Result<(), TopoError> {
         let gpus = self.gpus();
         let mems: Vec<NodeIdx> = self.host_memories();
         for &g in &gpus {
+            let reach = self.reachable_from(g);
             for &h in gpus.iter().chain(mems.iter()) {
-                if g != h && self.route(g, h).is_none() {
+                if g != h && !reach[h.0 as usize] {
                     return Err(TopoError::at(
                         locs[g.0 as usize].clone(),
                         TopoErrorKind::Unreachable {
@@ -416,6 +420,32 @@ impl Topology {
             }
         }
         Ok(())
+    }
+
+    /// Which nodes a TLP from `from` can reach (endpoints other than `from`
+    /// receive but never forward): exactly those [`Topology::route`] finds.
+    fn reachable_from(&self, from: NodeIdx) -> Vec<bool> {
+        let mut seen = vec![false; self.nodes.len()];
+        let mut q = VecDeque::new();
+        seen[from.0 as usize] = true;
+        q.push_back(from);
+        while let Some(u) = q.pop_front() {
+            if u != from && self.node(u).kind.is_endpoint() {
+                continue;
+            }
+            for e in self.graph.edges(NodeIndex::new(u.0 as usize)) {
+                let v = if e.source().index() == u.0 as usize {
+                    e.target()
+                } else {
+                    e.source()
+                };
+                if !seen[v.index()] {
+                    seen[v.index()] = true;
+                    q.push_back(NodeIdx(v.index() as u32));
+                }
+            }
+        }
+        seen
     }
 
     pub fn node(&self, i: NodeIdx) -> &Node {
@@ -596,27 +626,68 @@ fn check_link(kind: &LinkKind, loc: Option<&Location>) -> Result<(), TopoError> 
                     );
                 }
             }
-            if p.rcb.0 != 64 && p.rcb.0 != 128 {
+            if !VALID_RCBS.contains(&p.rcb.0) {
                 return err(
                     "rcb",
                     TopoErrorKind::Invalid(format!("rcb {} must be 64 or 128", p.rcb.0)),
                 );
             }
         }
-        LinkKind::Nvlink { bandwidth, .. }
-        | LinkKind::Cpu { bandwidth, .. }
-        | LinkKind::Memory { bandwidth } => {
-            if bandwidth.0 == 0 {
-                return err(
-                    "bandwidth_gbps",
-                    TopoErrorKind::Zero {
-                        field: "bandwidth_gbps".into(),
-                    },
-                );
-            }
+        LinkKind::Nvlink { bandwidth, latency }
+        | LinkKind::Cpu {
+            bandwidth, latency, ..
+        } => {
+            limits::bandwidth(*bandwidth).map_err(|m| invalid(loc, "bandwidth_gbps", m))?;
+            limits::latency(*latency).map_err(|m| invalid(loc, "latency_ns", m))?;
+        }
+        LinkKind::Memory { bandwidth } => {
+            limits::bandwidth(*bandwidth).map_err(|m| invalid(loc, "bandwidth_gbps", m))?;
         }
     }
     Ok(())
+}
+
+fn invalid(loc: Option<&Location>, field: &str, message: String) -> TopoError {
+    TopoError::at(
+        loc.cloned().map(|l| l.with_field(field)),
+        TopoErrorKind::Invalid(message),
+    )
+}
+
+/// The numbers of a node, against the stated [`limits`].
+fn check_node(kind: &NodeKind, loc: Option<&Location>) -> Result<(), TopoError> {
+    let latency = |l: &Option<Picos>| {
+        l.map_or(Ok(()), limits::latency)
+            .map_err(|m| invalid(loc, "latency_ns", m))
+    };
+    let socket = |s: u32| {
+        limits::socket(i64::from(s))
+            .map(|_| ())
+            .map_err(|m| invalid(loc, "socket", m))
+    };
+    match kind {
+        NodeKind::Gpu(g) => {
+            limits::sms(i64::from(g.sms)).map_err(|m| invalid(loc, "sms", m))?;
+            limits::bandwidth(g.memory_bandwidth)
+                .map_err(|m| invalid(loc, "memory_bandwidth_gbps", m))
+        }
+        NodeKind::Switch { latency: l } => latency(l),
+        NodeKind::RootComplex(rc) => {
+            socket(rc.socket)?;
+            if let Some(b) = rc.p2p_bandwidth {
+                limits::bandwidth(b).map_err(|m| invalid(loc, "p2p_bandwidth_gbps", m))?;
+            }
+            latency(&rc.latency)
+        }
+        NodeKind::HostMemory {
+            socket: s,
+            latency: l,
+        } => {
+            socket(*s)?;
+            latency(l)
+        }
+        NodeKind::CpuInterconnect { socket: s } => socket(*s),
+    }
 }
 
 fn check_link_ends(

@@ -72,8 +72,12 @@ impl TlpKind {
     }
 }
 
+/// Link widths the spec defines (lanes).
 pub const VALID_WIDTHS: [u8; 6] = [1, 2, 4, 8, 12, 16];
+/// Max payload and max read request sizes the spec defines (bytes).
 pub const VALID_PAYLOADS: [u64; 6] = [128, 256, 512, 1024, 2048, 4096];
+/// Read completion boundaries the spec defines (bytes).
+pub const VALID_RCBS: [u64; 2] = [64, 128];
 
 #[cfg(test)]
 mod tests {

@@ -40,6 +40,28 @@ pub fn parse_measurements(file: &str, text: &str) -> Result<Vec<ResultRecord>, M
             message,
         },
     })?;
+    // The charts plot sizes and times on log scales: both must be positive
+    // and inside the scenario limits, or the record is a located error.
+    for (line, r) in &recs {
+        let bad = |message: String| MeasureError::Parse {
+            file: file.to_string(),
+            line: *line,
+            message,
+        };
+        let t = r.stats.median_ns;
+        if !(t.is_finite() && t > 0.0) {
+            return Err(bad(format!(
+                "field `stats.median_ns`: {t} ns is not a positive time"
+            )));
+        }
+        if r.size_bytes > contend_workload::limits::MAX_SIZE.0 {
+            return Err(bad(format!(
+                "field `size_bytes`: {} B is above the largest size contend runs ({})",
+                r.size_bytes,
+                contend_workload::limits::MAX_SIZE
+            )));
+        }
+    }
     Ok(recs.into_iter().map(|(_, r)| r).collect())
 }
 
@@ -138,6 +160,34 @@ mod tests {
         let e = parse_measurements("m.jsonl", "\n# comment\n{\"source\": \"hw\"}\n").unwrap_err();
         let s = e.to_string();
         assert!(s.starts_with("m.jsonl:3: not a result record"), "{s}");
+    }
+
+    #[test]
+    fn times_and_sizes_that_cannot_be_charted_are_located() {
+        let rec = |median: f64, size: u64| {
+            format!(
+                r#"{{"source":"hw","scenario":"s","topology":"t","workload":"allreduce","algorithm":"one-shot-pull","placement":"peer","fidelity":null,"launch":"eager","ranks":["gpu0","gpu1"],"size_bytes":{size},"total_ns":1.0,"per_op_ns":[1.0],"stats":{{"count":1,"median_ns":{median:?},"p10_ns":1.0,"p90_ns":1.0,"p99_ns":1.0,"min_ns":1.0,"max_ns":1.0}},"bandwidth_gbps":null,"verified":true,"events":null,"wall_ns":null,"busiest_link":null,"machine":null,"extra":{{}}}}"#
+            )
+        };
+        assert_eq!(
+            parse_measurements("m.jsonl", &rec(10.0, 1024))
+                .unwrap()
+                .len(),
+            1
+        );
+        for (line, field) in [
+            (rec(-1.0, 1024), "stats.median_ns"),
+            (rec(0.0, 1024), "stats.median_ns"),
+            (rec(1.0, u64::MAX), "size_bytes"),
+        ] {
+            let e = parse_measurements("m.jsonl", &format!("{}\n{line}\n", rec(10.0, 1024)))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.starts_with("m.jsonl:2: ") && e.contains(&format!("field `{field}`")),
+                "{e}"
+            );
+        }
     }
 
     #[test]

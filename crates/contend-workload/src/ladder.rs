@@ -2,7 +2,7 @@
 //! the last. Every sweep (scenario files, `contend sweep`, the TUI,
 //! `advise`) builds its sizes here, so none can overflow or run away.
 
-use crate::limits::{MAX_SIZE, MAX_SIZES};
+use crate::limits::{MAX_FACTOR, MAX_SIZE, MAX_SIZES};
 use contend_topo::Bytes;
 use thiserror::Error;
 
@@ -33,8 +33,11 @@ pub fn ladder(from: Bytes, to: Bytes, factor: u64) -> Result<Vec<Bytes>, LadderE
     if to < from {
         return err("to", format!("{to} is below the smallest size {from}"));
     }
-    if factor < 2 {
-        return err("factor", format!("factor must be 2 or more, not {factor}"));
+    if !(2..=MAX_FACTOR).contains(&factor) {
+        return err(
+            "factor",
+            format!("factor must be 2 to {MAX_FACTOR}, not {factor}"),
+        );
     }
     let mut v = vec![];
     let mut x = from.0;
@@ -62,10 +65,19 @@ mod tests {
             vec![Bytes(1024), Bytes(2048), Bytes(4096), Bytes(8192)]
         );
         assert_eq!(ladder(Bytes(1), Bytes(1), 2).unwrap(), vec![Bytes(1)]);
-        // a factor that overflows stops the ladder instead of wrapping
+        // a step past `to` ends the ladder; with `to` and the factor
+        // bounded, no step can pass u64::MAX
         assert_eq!(
-            ladder(Bytes(1 << 10), MAX_SIZE, 1 << 54).unwrap(),
-            vec![Bytes(1 << 10)]
+            ladder(Bytes(1 << 30), MAX_SIZE, MAX_FACTOR).unwrap(),
+            vec![Bytes(1 << 30)]
+        );
+        assert_eq!(
+            ladder(Bytes(1 << 10), MAX_SIZE, 1 << 54).unwrap_err().field,
+            "factor"
+        );
+        assert_eq!(
+            ladder(Bytes(1), Bytes(4), u64::MAX).unwrap_err().field,
+            "factor"
         );
         assert_eq!(
             ladder(Bytes(1), Bytes(u64::MAX), 2).unwrap_err().field,

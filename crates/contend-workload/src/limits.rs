@@ -10,6 +10,9 @@ use contend_topo::{Bytes, Picos};
 pub const MAX_SIZE: Bytes = Bytes(64 << 30);
 /// Most sizes in one sweep or size list.
 pub const MAX_SIZES: usize = 4096;
+/// Largest step factor of a size ladder (a sweep): a larger one leaves
+/// more than three orders of magnitude between two sizes.
+pub const MAX_FACTOR: u64 = 1024;
 /// Most collectives one run simulates back to back (repeats, or the
 /// allreduces of a verify step).
 pub const MAX_COLLECTIVES: u64 = 100_000;
@@ -22,3 +25,13 @@ pub const MAX_STREAMS: usize = 4096;
 /// Most blocks a kernel may be given (CUDA allows more; no collective
 /// kernel needs more than a few per SM).
 pub const MAX_BLOCKS: u32 = 65_536;
+/// Most threads per block (CUDA's limit); threads come in warps of 32.
+pub const MAX_THREADS: u32 = 1024;
+
+/// Whether a kernel of `blocks` x `threads` can be launched: 1 to
+/// [`MAX_BLOCKS`] blocks of a multiple of 32 threads up to [`MAX_THREADS`].
+pub fn launchable(blocks: u32, threads: u32) -> bool {
+    (1..=MAX_BLOCKS).contains(&blocks)
+        && (32..=MAX_THREADS).contains(&threads)
+        && threads.is_multiple_of(32)
+}

@@ -1,9 +1,12 @@
 //! `contend calibrate`, `contend report`, `contend advise`: fit the model to
 //! measurements, write the report, print algorithm thresholds.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
+use clap::builder::RangedU64ValueParser;
 use clap::{Args, ValueEnum};
+use contend_calib::calibrate::MAX_TLP_CHECKS;
 use contend_calib::eval::{Which, by_placement, winners};
+use contend_calib::fit::{MAX_BOOTSTRAP, MAX_FIT_ITERS};
 use contend_calib::{
     CalibrateOptions, DEFAULT_SUBSET, FitOptions, advice_table, advise as run_advise,
     calibrate as run_calibrate, select, write_report,
@@ -32,17 +35,17 @@ pub struct CalibrateArgs {
     /// Constants to fit (repeat); default: the ones the microbenchmarks pin down.
     #[arg(long = "fit")]
     pub fit: Vec<String>,
-    /// Nelder–Mead iterations of the main fit.
-    #[arg(long, default_value_t = 400)]
+    /// Nelder–Mead iterations of the main fit (1 to 100000).
+    #[arg(long, default_value_t = 400, value_parser = clap::value_parser!(u64).range(1..=MAX_FIT_ITERS))]
     pub max_iters: u64,
-    /// Bootstrap replicates for the uncertainty (0: none).
-    #[arg(long, default_value_t = 24)]
+    /// Bootstrap replicates for the uncertainty (0: none; at most 1000).
+    #[arg(long, default_value_t = 24, value_parser = RangedU64ValueParser::<usize>::new().range(0..=MAX_BOOTSTRAP as u64))]
     pub bootstrap: usize,
-    /// Nelder–Mead iterations of each bootstrap refit.
-    #[arg(long, default_value_t = 120)]
+    /// Nelder–Mead iterations of each bootstrap refit (1 to 100000).
+    #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=MAX_FIT_ITERS))]
     pub bootstrap_iters: u64,
-    /// Held-out points re-simulated at TLP fidelity as a check.
-    #[arg(long, default_value_t = 6)]
+    /// Held-out points re-simulated at TLP fidelity as a check (at most 1000).
+    #[arg(long, default_value_t = 6, value_parser = RangedU64ValueParser::<usize>::new().range(0..=MAX_TLP_CHECKS as u64))]
     pub tlp_checks: usize,
     /// Bootstrap seed.
     #[arg(long, default_value_t = 1)]
@@ -241,14 +244,16 @@ pub fn advise(a: AdviseArgs) -> Result<()> {
         Some(p) => ModelParams::load(p)?,
         None => ModelParams::default(),
     };
-    if a.from.0 == 0 || a.to < a.from {
-        bail!("--from must be above zero and at most --to");
-    }
+    // the one checked ladder, doubling: a bad bound names its flag
+    let sizes: Vec<u64> = contend_workload::ladder(a.from, a.to, 2)
+        .map_err(|e| anyhow::anyhow!("--{}: {e}", e.field))?
+        .into_iter()
+        .map(|b| b.0)
+        .collect();
     let placement = match a.placement {
         PlacementArg::Peer => Placement::Peer,
         PlacementArg::Host => Placement::Host,
     };
-    let sizes = contend_calib::advise::sizes(a.from.0, a.to.0);
     let (pb, cb) = progress_bar();
     let adv = run_advise(&topo, &params, placement, &sizes, &cb);
     pb.finish_and_clear();

@@ -6,6 +6,7 @@
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use contend_hw::{HwError, Options, Sink};
+use contend_workload::limits::{MAX_COLLECTIVES, MAX_SIZE};
 use std::path::{Path, PathBuf};
 
 /// Run on the real machine: kernels, NCCL baseline, microbenchmarks.
@@ -61,16 +62,24 @@ pub struct RunArgs {
     /// A smoke test: fewer sizes, block counts and repeats.
     #[arg(long)]
     pub quick: bool,
-    /// Timed repeats per measurement (default: by message size).
-    #[arg(long)]
+    /// Timed repeats per measurement (default: by message size; 1 to 100000).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_COLLECTIVES as i64))]
     pub repeats: Option<u32>,
-    /// Skip allreduce sizes above this (`1 MiB`, `65536`).
+    /// Skip allreduce sizes above this (`1 MiB`, `65536`; at most 64 GiB).
     #[arg(long, value_parser = parse_size)]
     pub max_size: Option<u64>,
 }
 
+/// A size flag: a whole number of bytes from 1 to the largest size contend runs.
 fn parse_size(s: &str) -> Result<u64, String> {
-    contend_topo::Bytes::parse(s).map(|b| b.0)
+    let b = contend_topo::Bytes::parse(s)?;
+    if b.0 == 0 || b > MAX_SIZE {
+        return Err(format!(
+            "{} B is outside 1..={} ({MAX_SIZE})",
+            b.0, MAX_SIZE.0
+        ));
+    }
+    Ok(b.0)
 }
 
 impl RunArgs {

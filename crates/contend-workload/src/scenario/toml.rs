@@ -169,32 +169,6 @@ fn strings(cx: &Cx, v: &OneOrMany, field: &str) -> Result<Vec<Spanned<String>>, 
     Ok(items)
 }
 
-/// The dotted path of the key at byte `offset` of `text` (best effort: the
-/// innermost `[table]` header above it and the key on its line), for
-/// syntax and type errors that serde reports by position only.
-fn key_path_at(text: &str, offset: usize) -> Option<String> {
-    let before = &text[..offset.min(text.len())];
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let line = text[line_start..].lines().next().unwrap_or("");
-    let key = line
-        .split_once('=')
-        .map(|(k, _)| k.trim().trim_matches('"').to_string())
-        .filter(|k| !k.is_empty() && !k.starts_with('#') && !k.starts_with('['));
-    let table = before[..line_start].lines().rev().find_map(|l| {
-        let l = l.trim();
-        l.strip_prefix("[[")
-            .and_then(|x| x.strip_suffix("]]"))
-            .or_else(|| l.strip_prefix('[').and_then(|x| x.strip_suffix(']')))
-            .map(|t| t.trim().to_string())
-    });
-    match (table, key) {
-        (Some(t), Some(k)) => Some(format!("{t}.{k}")),
-        (None, Some(k)) => Some(k),
-        (Some(t), None) => Some(t),
-        (None, None) => None,
-    }
-}
-
 /// Parses a scenario. `base` is the folder relative paths resolve against;
 /// a `topology` that is not a file there may name a shipped topology.
 pub fn parse_scenario(
@@ -203,16 +177,9 @@ pub fn parse_scenario(
     base: Option<&Path>,
     topology_override: Option<Topology>,
 ) -> Result<Scenario, ScenarioError> {
-    let raw: RawScenario = toml::from_str(text).map_err(|e| {
-        let location = e.span().map(|s| {
-            let mut l = Location::from_offset(file, text, s.start);
-            l.field = key_path_at(text, s.start);
-            l
-        });
-        ScenarioError::Invalid {
-            location,
-            message: e.message().trim().to_string(),
-        }
+    let raw: RawScenario = toml::from_str(text).map_err(|e| ScenarioError::Invalid {
+        location: Some(Location::of_toml_error(file, text, &e)),
+        message: e.message().trim().to_string(),
     })?;
     let mut cx = Cx {
         file,

@@ -7,6 +7,7 @@ use super::{ScenarioError, ScenarioSpec, Stream, Workload};
 use crate::kinds::TransferOp;
 use crate::limits::{
     MAX_BLOCKS, MAX_COLLECTIVES, MAX_GAP, MAX_ITERATIONS, MAX_SIZE, MAX_SIZES, MAX_STREAMS,
+    launchable,
 };
 use crate::skew::Skew;
 use contend_topo::{Location, NodeIdx, NodeKind, Topology};
@@ -202,12 +203,7 @@ fn distinct<T: PartialEq + Display>(field: &str, v: &[T]) -> Check {
 }
 
 fn kernel(field: &str, blocks: u32, threads: u32) -> Check {
-    if blocks == 0
-        || blocks > MAX_BLOCKS
-        || threads == 0
-        || threads > 1024
-        || !threads.is_multiple_of(32)
-    {
+    if !launchable(blocks, threads) {
         return Err(FieldError::new(
             field,
             format!(
