@@ -18,8 +18,9 @@ use contend_calib::measure::{classify, parse_jsonl};
 use contend_calib::report::{parse_summary, render_markdown};
 use contend_calib::{CalibError, eval, parse_nccl_tests};
 use contend_sim::ModelParams;
+use contend_sim::{RunLimits, SimOptions, simulate_one_with};
 use contend_topo::{Topology, parse_topology, render_tree};
-use contend_workload::parse_scenario;
+use contend_workload::{Fidelity, parse_scenario};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -371,11 +372,29 @@ fn load_topology(file: &str, text: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A scenario as `contend simulate` reads it; one that loads is also run
+/// (its first run at each fidelity) under tight run limits: it must finish
+/// or stop at a stated limit, never panic, hang or fail otherwise.
 fn load_scenario(file: &str, text: &str) -> Result<(), String> {
     let base = root().join("scenarios");
-    parse_scenario(file, text, Some(&base), None)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+    let sc = parse_scenario(file, text, Some(&base), None).map_err(|e| e.to_string())?;
+    let opts = SimOptions {
+        limits: RunLimits {
+            max_events: 3_000,
+            ..RunLimits::default()
+        },
+        ..SimOptions::default()
+    };
+    for fid in [Fidelity::Flow, Fidelity::Tlp] {
+        if let Some(spec) = contend_sim::runs_of(&sc, &[fid]).into_iter().next() {
+            match simulate_one_with(&sc, &ModelParams::default(), spec, &opts) {
+                Ok(_) => {}
+                Err(e) if e.to_string().contains("(RunLimits::") => {}
+                Err(e) => return Err(format!("{file}: loaded, then failed to run: {e}")),
+            }
+        }
+    }
+    Ok(())
 }
 
 fn load_params(file: &str, text: &str) -> Result<(), String> {
