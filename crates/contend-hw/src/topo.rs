@@ -9,6 +9,10 @@
 //! written with a comment saying it was assumed.
 
 use crate::rig::Rig;
+use contend_topo::{
+    Bytes, BytesPerSec, GpuSpec, LinkKind, LinkSpec, Node, NodeId, NodeKind, PcieGen, PcieSpec,
+    Picos, RootComplexSpec, TopoError, Topology, TopologySpec,
+};
 use contend_workload::Machine;
 use nvml_wrapper::Nvml;
 use nvml_wrapper::enum_wrappers::device::{Clock, TopologyLevel};
@@ -70,44 +74,37 @@ impl LiveMachine {
         }
     }
 
-    /// Topology TOML of this machine. Node ids: `gpu0..`, `rc<numa>`,
-    /// `mem<numa>`; the header comments carry the fingerprint as JSON.
-    pub fn to_toml(&self) -> String {
-        let mut s = String::new();
-        let m = self.machine();
-        let _ = writeln!(
-            s,
-            "# Written by `contend hw topo` from the live machine ({}).",
-            self.hostname
-        );
-        let _ = writeln!(
-            s,
-            "# machine = {}",
-            serde_json::to_string(&m).unwrap_or_default()
-        );
-        for n in &self.notes {
-            let _ = writeln!(s, "# note: {n}");
-        }
+    /// This machine as a topology. Node ids: `gpu0..`, `rc<numa>`,
+    /// `mem<numa>`; what no source measured carries a note saying so.
+    pub fn topology(&self) -> Result<Topology, TopoError> {
         let names: Vec<&str> = self.gpus.iter().map(|g| g.name.as_str()).collect();
         let model = names.first().copied().unwrap_or("GPU");
-        let _ = writeln!(
-            s,
-            "name = {}",
-            q(&format!(
-                "live: {}x {} on {}",
-                self.gpus.len(),
-                model,
-                self.hostname
-            ))
-        );
-        let _ = writeln!(
-            s,
-            "source = {}",
-            q(&format!(
+        let mut spec = TopologySpec {
+            file: Some("live topology".into()),
+            name: format!("live: {}x {} on {}", self.gpus.len(), model, self.hostname),
+            source: Some(format!(
                 "contend hw topo: CUDA driver {} (PCI addresses, SMs, memory clock x bus width, peer access), NVML (PCIe links, NVLink), /sys (NUMA); driver {}",
                 self.cuda, self.driver
-            ))
-        );
+            )),
+            ..TopologySpec::default()
+        };
+        let node = |id: String, kind: NodeKind, note: Option<String>| {
+            (
+                Node {
+                    id: NodeId(id),
+                    kind,
+                    note,
+                },
+                None,
+            )
+        };
+        let link = |a: String, b: String, kind: LinkKind, note: Option<String>| LinkSpec {
+            a: NodeId(a),
+            b: NodeId(b),
+            kind,
+            note,
+            location: None,
+        };
         let mut sockets: Vec<u32> = self.gpus.iter().map(|g| g.numa_node.unwrap_or(0)).collect();
         sockets.sort_unstable();
         sockets.dedup();
@@ -115,44 +112,45 @@ impl LiveMachine {
             sockets.push(0);
         }
         for &k in &sockets {
-            let _ = writeln!(
-                s,
-                "\n[[node]]\nid = \"rc{k}\"\nkind = \"root_complex\"\nsocket = {k}"
-            );
-            let _ = writeln!(
-                s,
-                "[[node]]\nid = \"mem{k}\"\nkind = \"host_memory\"\nsocket = {k}"
-            );
+            spec.nodes.push(node(
+                format!("rc{k}"),
+                NodeKind::RootComplex(RootComplexSpec {
+                    socket: k,
+                    p2p_bandwidth: None,
+                    latency: None,
+                    posted_write_collapse: false,
+                }),
+                None,
+            ));
+            spec.nodes.push(node(
+                format!("mem{k}"),
+                NodeKind::HostMemory {
+                    socket: k,
+                    latency: None,
+                },
+                None,
+            ));
         }
         for (i, g) in self.gpus.iter().enumerate() {
             let bw = g
                 .memory_bandwidth_gbps
                 .filter(|b| b.is_finite() && *b > 0.0);
-            let _ = writeln!(s, "\n[[node]]\nid = \"gpu{i}\"\nkind = \"gpu\"");
-            let _ = writeln!(
-                s,
-                "model = {}",
-                q(&format!(
-                    "{} (PCI {}, sm_{}{})",
-                    g.name, g.pci_bus_id, g.cc.0, g.cc.1
-                ))
-            );
-            let _ = writeln!(s, "sms = {}", g.sms.max(1));
-            match bw {
-                Some(b) => {
-                    let _ = writeln!(s, "memory_bandwidth_gbps = {b:.1}");
-                }
-                None => {
-                    let _ = writeln!(
-                        s,
-                        "memory_bandwidth_gbps = 1000.0  # unknown: the driver gave no memory clock or bus width"
-                    );
-                }
-            }
+            let note = bw.is_none().then(|| {
+                "memory bandwidth unknown: the driver gave no memory clock or bus width (1000 GB/s assumed)".to_string()
+            });
+            spec.nodes.push(node(
+                format!("gpu{i}"),
+                NodeKind::Gpu(GpuSpec {
+                    model: format!("{} (PCI {}, sm_{}{})", g.name, g.pci_bus_id, g.cc.0, g.cc.1),
+                    sms: g.sms.max(1),
+                    memory_bandwidth: BytesPerSec::from_gbps(bw.unwrap_or(1000.0)),
+                }),
+                note,
+            ));
         }
         for (i, g) in self.gpus.iter().enumerate() {
             let rc = g.numa_node.unwrap_or(0);
-            let (pg, width, comment) = match (g.pcie, g.pcie_max) {
+            let (pg, width, note) = match (g.pcie, g.pcie_max) {
                 (Some((pg, w)), Some((mg, mw))) => (
                     pg,
                     w,
@@ -162,7 +160,7 @@ impl LiveMachine {
                 _ => (
                     5,
                     16,
-                    "assumed: NVML did not answer for the PCIe link".to_string(),
+                    "assumed Gen5 x16: NVML did not answer for the PCIe link".to_string(),
                 ),
             };
             // An idle GPU may train its link down; the model wants the link's capability.
@@ -170,29 +168,44 @@ impl LiveMachine {
                 Some((mg, mw)) if mg >= pg && mw >= width => (mg.clamp(1, 6), mw),
                 _ => (pg.clamp(1, 6), width),
             };
-            let width = if [1, 2, 4, 8, 12, 16].contains(&width) {
-                width
-            } else {
-                16
-            };
-            let _ = writeln!(s, "\n# gpu{i}: {comment}");
-            let _ = writeln!(
-                s,
-                "[[link]]\na = \"gpu{i}\"\nb = \"rc{rc}\"\nkind = \"pcie\"\ngen = {pg}\nwidth = {width}"
-            );
+            let width = u8::try_from(width)
+                .ok()
+                .filter(|w| [1, 2, 4, 8, 12, 16].contains(w))
+                .unwrap_or(16);
+            spec.links.push(link(
+                format!("gpu{i}"),
+                format!("rc{rc}"),
+                LinkKind::Pcie(PcieSpec {
+                    generation: PcieGen(pg as u8),
+                    width,
+                    mps: Bytes(256),
+                    mrrs: Bytes(512),
+                    rcb: Bytes(64),
+                }),
+                Some(note),
+            ));
         }
         for w in sockets.windows(2) {
-            let _ = writeln!(
-                s,
-                "\n# not measured: a placeholder for the CPU link between sockets\n[[link]]\na = \"rc{}\"\nb = \"rc{}\"\nkind = \"cpu\"\nbandwidth_gbps = 100.0",
-                w[0], w[1]
-            );
+            spec.links.push(link(
+                format!("rc{}", w[0]),
+                format!("rc{}", w[1]),
+                LinkKind::Cpu {
+                    protocol: "UPI".into(),
+                    bandwidth: BytesPerSec::from_gbps(100.0),
+                    latency: Picos::ZERO,
+                },
+                Some("not measured: a placeholder for the CPU link between sockets".into()),
+            ));
         }
         for &k in &sockets {
-            let _ = writeln!(
-                s,
-                "\n# not measured: host memory bandwidth placeholder\n[[link]]\na = \"mem{k}\"\nb = \"rc{k}\"\nkind = \"memory\"\nbandwidth_gbps = 300.0"
-            );
+            spec.links.push(link(
+                format!("mem{k}"),
+                format!("rc{k}"),
+                LinkKind::Memory {
+                    bandwidth: BytesPerSec::from_gbps(300.0),
+                },
+                Some("not measured: host memory bandwidth placeholder".into()),
+            ));
         }
         for i in 0..self.gpus.len() {
             for j in i + 1..self.gpus.len() {
@@ -203,21 +216,44 @@ impl LiveMachine {
                     .copied()
                     .unwrap_or(0);
                 if n > 0 {
-                    let bw = f64::from(n) * self.nvlink_link_gbps;
-                    let _ = writeln!(
-                        s,
-                        "\n# NV{n}: {n} NVLink links x {} GB/s per direction\n[[link]]\na = \"gpu{i}\"\nb = \"gpu{j}\"\nkind = \"nvlink\"\nbandwidth_gbps = {bw:.1}",
-                        self.nvlink_link_gbps
-                    );
+                    spec.links.push(link(
+                        format!("gpu{i}"),
+                        format!("gpu{j}"),
+                        LinkKind::Nvlink {
+                            bandwidth: BytesPerSec::from_gbps(f64::from(n) * self.nvlink_link_gbps),
+                            latency: Picos::ZERO,
+                        },
+                        Some(format!(
+                            "NV{n}: {n} NVLink links x {} GB/s per direction",
+                            self.nvlink_link_gbps
+                        )),
+                    ));
                 }
             }
         }
-        s
+        Topology::new(spec)
     }
-}
 
-fn q(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| "\"?\"".into())
+    /// Topology TOML of this machine (serde's), after header comments that
+    /// carry the fingerprint as JSON and the notes.
+    pub fn to_toml(&self) -> Result<String, TopoError> {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "# Written by `contend hw topo` from the live machine ({}).",
+            self.hostname
+        );
+        let _ = writeln!(
+            s,
+            "# machine = {}",
+            serde_json::to_string(&self.machine()).unwrap_or_default()
+        );
+        for n in &self.notes {
+            let _ = writeln!(s, "# note: {n}");
+        }
+        s.push_str(&self.topology()?.to_toml());
+        Ok(s)
+    }
 }
 
 fn hostname() -> String {
@@ -440,7 +476,7 @@ mod tests {
     #[test]
     fn live_toml_parses_as_a_topology() {
         let lm = two_h200();
-        let text = lm.to_toml();
+        let text = lm.to_toml().unwrap();
         let topo = contend_topo::parse_topology("live.toml", &text)
             .unwrap_or_else(|e| panic!("{e}\n{text}"));
         assert_eq!(topo.gpus().len(), 2);
@@ -466,7 +502,7 @@ mod tests {
         lm.gpus[0].numa_node = Some(0);
         lm.nvlinks = vec![vec![0, 0], vec![0, 0]];
         lm.notes.push("NVML did not answer".into());
-        let text = lm.to_toml();
+        let text = lm.to_toml().unwrap();
         let topo = contend_topo::parse_topology("live.toml", &text)
             .unwrap_or_else(|e| panic!("{e}\n{text}"));
         assert_eq!(topo.gpus().len(), 2);

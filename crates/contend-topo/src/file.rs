@@ -5,7 +5,8 @@
 use crate::error::{Location, TopoError, TopoErrorKind};
 use crate::limits::{self, MAX_LINKS, MAX_NODES};
 use crate::model::{
-    GpuSpec, LinkKind, Node, NodeId, NodeKind, PcieSpec, RootComplexSpec, Topology, TopologySpec,
+    GpuSpec, LinkKind, LinkSpec, Node, NodeId, NodeKind, PcieSpec, RootComplexSpec, Topology,
+    TopologySpec,
 };
 use crate::pcie::{PcieGen, VALID_PAYLOADS, VALID_RCBS};
 
@@ -41,6 +42,7 @@ struct RawNode {
     p2p_bandwidth_gbps: Option<Spanned<f64>>,
     latency_ns: Option<Spanned<f64>>,
     posted_write_collapse: Option<bool>,
+    note: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -58,6 +60,7 @@ struct RawLink {
     bandwidth_gbps: Option<Spanned<f64>>,
     latency_ns: Option<Spanned<f64>>,
     protocol: Option<String>,
+    note: Option<String>,
 }
 
 struct Ctx<'a> {
@@ -216,6 +219,7 @@ pub fn parse_topology(file: &str, text: &str) -> Result<Topology, TopoError> {
             Node {
                 id: NodeId(r.id.get_ref().clone()),
                 kind,
+                note: r.note.clone(),
             },
             Some(cx.loc(&r.id, "id")),
         ));
@@ -323,12 +327,13 @@ pub fn parse_topology(file: &str, text: &str) -> Result<Topology, TopoError> {
             }
         }
         let loc = Location::from_offset(file, text, l.span().start);
-        spec.links.push((
-            NodeId(r.a.get_ref().clone()),
-            NodeId(r.b.get_ref().clone()),
+        spec.links.push(LinkSpec {
+            a: NodeId(r.a.get_ref().clone()),
+            b: NodeId(r.b.get_ref().clone()),
             kind,
-            Some(loc),
-        ));
+            note: r.note.clone(),
+            location: Some(loc),
+        });
         // Unknown node names: point at the field itself.
         for (s, f) in [(&r.a, "a"), (&r.b, "b")] {
             if !raw

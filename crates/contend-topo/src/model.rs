@@ -89,6 +89,8 @@ impl NodeKind {
 pub struct Node {
     pub id: NodeId,
     pub kind: NodeKind,
+    /// Free text kept with the node (what it is, where a figure came from).
+    pub note: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -179,6 +181,8 @@ pub struct Link {
     /// For PCIe, the upstream side (switch downstream port or root port).
     pub b: NodeIdx,
     pub kind: LinkKind,
+    /// Free text kept with the link (where its figures came from).
+    pub note: Option<String>,
 }
 
 /// One traversal of a link in one direction.
@@ -239,7 +243,18 @@ pub struct TopologySpec {
     pub name: String,
     pub source: Option<String>,
     pub nodes: Vec<(Node, Option<Location>)>,
-    pub links: Vec<(NodeId, NodeId, LinkKind, Option<Location>)>,
+    pub links: Vec<LinkSpec>,
+}
+
+/// One link of a [`TopologySpec`].
+#[derive(Clone, Debug)]
+pub struct LinkSpec {
+    pub a: NodeId,
+    pub b: NodeId,
+    pub kind: LinkKind,
+    pub note: Option<String>,
+    /// Where it is written, for errors.
+    pub location: Option<Location>,
 }
 
 impl Topology {
@@ -313,7 +328,14 @@ impl Topology {
         }
         let mut links = Vec::new();
         let mut link_locs = Vec::new();
-        for (a, b, kind, loc) in spec.links {
+        for LinkSpec {
+            a,
+            b,
+            kind,
+            note,
+            location: loc,
+        } in spec.links
+        {
             // CORRECTNESS: both ends exist.
             let lookup = |id: &NodeId, field: &str| {
                 by_id.get(id).copied().ok_or_else(|| {
@@ -345,6 +367,7 @@ impl Topology {
                 a: ai,
                 b: bi,
                 kind,
+                note,
             });
             link_locs.push(loc);
         }

@@ -97,7 +97,7 @@ pub fn run(cmd: HwCommand) -> Result<()> {
     match cmd {
         HwCommand::Topo { out } => {
             let (_rig, live) = contend_hw::open(false)?;
-            let text = live.to_toml();
+            let text = live.to_toml()?;
             if let Err(e) = contend_topo::parse_topology("live topology", &text) {
                 bail!("the live topology does not parse ({e}); this is a bug in contend hw topo");
             }
@@ -147,10 +147,7 @@ fn load_with(
 ) -> Result<contend_workload::Scenario> {
     let topo = match topology {
         None => None,
-        Some("live") => Some(contend_topo::parse_topology(
-            "live topology",
-            &live.to_toml(),
-        )?),
+        Some("live") => Some(live.topology()?),
         Some(t) => Some(contend_topo::shipped::resolve(t)?),
     };
     Ok(contend_workload::load_scenario(scenario, topo)?)
