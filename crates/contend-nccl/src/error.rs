@@ -53,3 +53,13 @@ pub enum NcclError {
     #[error("not replicated: {0}")]
     Unreplicated(String),
 }
+
+/// A log line the parser must understand but cannot, with its place.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[error("{file}:{line}: {message}: `{text}`")]
+pub struct LogError {
+    pub file: String,
+    pub line: usize,
+    pub message: String,
+    pub text: String,
+}

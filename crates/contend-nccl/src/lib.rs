@@ -7,7 +7,9 @@
 //! per peer ([`transport`]), the ring and tree search with NCCL's bandwidth
 //! constants ([`search`]), the channels ([`channels`]) and, per message
 //! size, the algorithm and protocol NCCL's cost model picks ([`tuning`]).
-//! [`plan`] runs the pipeline; [`explain`] says what NCCL does and why.
+//! [`plan`] runs the pipeline; [`explain`] says what NCCL does and why;
+//! [`log`] reads `NCCL_DEBUG=INFO` logs so the replica can be checked
+//! against what NCCL printed.
 //!
 //! ```
 //! use contend_nccl::{explain, plan, all_gpus, NcclEnv, NcclVersion, Transport};
@@ -28,6 +30,7 @@ mod env;
 mod error;
 pub mod explain;
 mod graph_file;
+pub mod log;
 pub mod p2p;
 pub mod paths;
 mod plan;
@@ -42,7 +45,7 @@ pub use env::{
     CpuArch, EnableList, FUNCTIONS, GpuP2p, HostFacts, NcclEnv, P2pLevel, P2pLevelSpelling,
     ProcessModel,
 };
-pub use error::{EnvError, NcclError};
+pub use error::{EnvError, LogError, NcclError};
 pub use explain::{explain, summary};
 pub use p2p::{LevelSource, P2pPolicy, P2pVerdict};
 pub use paths::PathType;
