@@ -278,9 +278,9 @@ fn first_token(s: &str) -> &str {
 /// Parses a log's text; `file` names it in errors.
 pub fn parse(file: &str, text: &str) -> Result<NcclLog, LogError> {
     let mut log = NcclLog::default();
-    let mut pending_graph: Option<usize> = None;
-    let mut topo_done = false;
-    let mut in_topo = false;
+    // The graph whose channel lines follow, per printing thread (the text
+    // before `NCCL INFO`): threads interleave in multi-GPU logs.
+    let mut pending_graph: Vec<(String, usize)> = Vec::new();
     let mut model_algos: Vec<Algorithm> = Vec::new();
     let mut model: Vec<(Algorithm, Protocol, f32, f32)> = Vec::new();
     let mut matrix: Option<TopoMatrix> = None;
@@ -339,6 +339,7 @@ pub fn parse(file: &str, text: &str) -> Result<NcclLog, LogError> {
                 continue;
             }
         };
+        let who = raw[..raw.len() - body.len() - "NCCL INFO ".len()].to_string();
         let b = body.trim_end();
         let bt = b.trim_start();
         if let Some(v) = after(bt, "NCCL version ") {
@@ -353,30 +354,44 @@ pub fn parse(file: &str, text: &str) -> Result<NcclLog, LogError> {
             let max: f32 = num(&cx, t.next().unwrap_or(""), "maxBw")?;
             let _ = t.next();
             let total: f32 = num(&cx, t.next().unwrap_or(""), "totalBw")?;
-            log.system_bw = Some((max, total));
-            in_topo = !topo_done;
+            if log.system_bw.is_none() {
+                log.system_bw = Some((max, total));
+            }
             continue;
         }
         if bt.starts_with("==========") {
-            if in_topo {
-                topo_done = true;
-            }
-            in_topo = false;
             continue;
         }
-        if in_topo && let Some(line) = parse_topo_line(&cx, b)? {
-            log.topology.push(line);
+        // Topology dump lines (several ranks may print theirs, interleaved).
+        if let Some(line) = parse_topo_line(&cx, b)? {
+            if !log.topology.contains(&line) {
+                log.topology.push(line);
+            }
             continue;
         }
         if let Some(rest) = bt.strip_prefix("Pattern ") {
-            log.graphs.push(parse_graph(&cx, rest)?);
-            pending_graph = Some(log.graphs.len() - 1);
+            let g = parse_graph(&cx, rest)?;
+            let ix = match log.graphs.iter().position(|x| {
+                x.pattern == g.pattern
+                    && x.n_channels == g.n_channels
+                    && x.bw_intra == g.bw_intra
+                    && x.type_intra == g.type_intra
+            }) {
+                // Every rank prints the same graph: keep one.
+                Some(ix) => ix,
+                None => {
+                    log.graphs.push(g);
+                    log.graphs.len() - 1
+                }
+            };
+            pending_graph.retain(|(w, _)| *w != who);
+            pending_graph.push((who.clone(), ix));
             continue;
         }
-        if let Some(g) = pending_graph {
+        if let Some(&(_, g)) = pending_graph.iter().find(|(w, _)| *w == who) {
             // " 0 : GPU/0 GPU/1 …" lines follow their Pattern line.
             if let Some((c, rest)) = bt.split_once(" : ")
-                && c.trim().parse::<usize>().is_ok()
+                && let Ok(ch) = c.trim().parse::<usize>()
                 && (rest.contains("GPU/") || rest.contains("NET/"))
             {
                 let gpus: Vec<String> = rest
@@ -384,10 +399,17 @@ pub fn parse(file: &str, text: &str) -> Result<NcclLog, LogError> {
                     .filter(|t| t.starts_with("GPU/"))
                     .map(String::from)
                     .collect();
-                log.graphs[g].channels.push(gpus);
+                if log.graphs[g].channels.len() == ch {
+                    log.graphs[g].channels.push(gpus);
+                }
                 continue;
             }
-            pending_graph = None;
+            pending_graph.retain(|(w, _)| *w != who);
+        }
+        if let Some(p) = after(bt, "Could not find a path for pattern ") {
+            log.search_fallbacks
+                .push(num(&cx, first_token(p).trim_end_matches(','), "pattern")?);
+            continue;
         }
         if let Some(rest) = after(bt, " set by environment to ") {
             let name = bt[..bt.find(" set by environment to ").unwrap_or(0)].trim();
@@ -539,10 +561,7 @@ fn parse_topo_line(cx: &Cx, b: &str) -> Result<Option<LogTopoLine>, LogError> {
             .ok_or_else(|| cx.err("topology link without ` - `"))?
             .trim_start();
         (Some((ty, bw)), after_dash)
-    } else if ["CPU/", "GPU/", "PCI/", "NIC/", "NET/", "NVS/"]
-        .iter()
-        .any(|p| t.starts_with(p))
-    {
+    } else if t.starts_with("CPU/") && !t.contains(" :") && t.ends_with(')') {
         (None, t)
     } else {
         return Ok(None);

@@ -42,7 +42,9 @@ pub struct PeerDecision {
     pub search_path: PathType,
     /// Bandwidth of `search_path` in NCCL's model.
     pub search_bw: BytesPerSec,
+    /// Hops of the topology path and of the search path (NCCL's `count`).
     pub hops: usize,
+    pub search_hops: usize,
     pub verdict: P2pVerdict,
     pub transport: Transport,
     /// The decision in a sentence.
@@ -257,11 +259,18 @@ fn print_tree(topo: &Topology, sys: &System) -> Vec<String> {
                 continue;
             }
             let pad = "  ".repeat(depth);
+            // Like ncclTopoPrintRec: a PCI child with its details, then its
+            // subtree; another link's far end by name only.
+            let far = name(topo, sys, link.to);
+            let far = if link.ltype == LinkType::Pci {
+                far
+            } else {
+                far.split(' ').next().unwrap_or_default().to_string()
+            };
             out.push(format!(
-                "{pad}+ {}[{:.1}] - {}",
+                "{pad}+ {}[{:.1}] - {far}",
                 link.ltype.name(),
-                link.bw,
-                name(topo, sys, link.to)
+                link.bw
             ));
             if link.ltype == LinkType::Pci {
                 rec(topo, sys, link.to, Some(n), depth + 1, out);
@@ -360,6 +369,7 @@ pub fn plan(
                 search_path: spath.ptype,
                 search_bw: BytesPerSec::from_gbps(f64::from(spath.bw)),
                 hops: dpath.hops(),
+                search_hops: spath.hops(),
                 verdict,
                 reason: pair_reason(dpath.ptype, verdict, &t, &policy),
                 transport: t,

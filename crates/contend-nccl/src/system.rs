@@ -217,7 +217,7 @@ pub(crate) fn nvlink_bw(cc: u32) -> f32 {
 pub fn compute_capability_of(model: &str) -> Option<u32> {
     let m = model.to_ascii_uppercase();
     // Most specific first: "A100" before "A10", "H200" before "H20".
-    const TABLE: [(&str, u32); 28] = [
+    const TABLE: [(&str, u32); 29] = [
         ("GB300", 103),
         ("B300", 103),
         ("GB200", 100),
@@ -237,6 +237,7 @@ pub fn compute_capability_of(model: &str) -> Option<u32> {
         ("A800", 80),
         ("A30", 80),
         ("L40", 89),
+        ("L20", 89),
         ("L4", 89),
         ("4090", 89),
         ("RTX 6000 ADA", 89),
