@@ -192,6 +192,33 @@ pub fn explain(plan: &NcclPlan, sizes: &[Bytes]) -> String {
         plan.tree.type_intra,
         plan.tree.pattern.code()
     );
+    for g in [&plan.ring, &plan.tree] {
+        if g.fallback {
+            let worst = plan.pairs.iter().map(|p| p.search_path).max();
+            let narrow = plan
+                .pairs
+                .iter()
+                .filter(|p| Some(p.search_path) == worst)
+                .map(|p| p.search_bw)
+                .min();
+            let lowest = g.speeds.last().copied().unwrap_or_default();
+            let _ = writeln!(
+                o,
+                "  pattern {}: no speed worked (\"Could not find a path for pattern {}, falling back to simple order\"): \
+                 the lowest of NCCL's per-channel speeds for compute capability {} is {lowest:.1} GB/s{}",
+                g.pattern.code(),
+                g.pattern.code(),
+                plan.ranks[0].compute_capability,
+                narrow
+                    .map(|b| format!(
+                        ", above the {:.1} GB/s of the farthest ({}) paths",
+                        b.as_gbps(),
+                        worst.map(|w| w.name()).unwrap_or("?")
+                    ))
+                    .unwrap_or_default()
+            );
+        }
+    }
     let _ = writeln!(
         o,
         "Channels: {} ({}); p2p {} channels, {} per peer",

@@ -56,6 +56,12 @@ pub struct SearchGraph {
     pub same_channels: bool,
     /// Ranks of each channel in order (`intra`).
     pub channels: Vec<Vec<usize>>,
+    /// No speed worked: NCCL's "Could not find a path for pattern N,
+    /// falling back to simple order" (one channel at 0.1 GB/s).
+    pub fallback: bool,
+    /// The per-channel speeds the search tried (NCCL's list for the
+    /// compute capability), GB/s.
+    pub speeds: Vec<f32>,
     #[serde(skip)]
     pub(crate) min_channels: usize,
     #[serde(skip)]
@@ -82,6 +88,8 @@ impl SearchGraph {
             type_inter: PathType::Pix,
             same_channels: true,
             channels: vec![],
+            fallback: false,
+            speeds: vec![],
             min_channels,
             max_channels,
             n_hops: 0,
@@ -109,6 +117,8 @@ impl SearchGraph {
             type_inter,
             same_channels,
             channels,
+            fallback: false,
+            speeds: vec![],
             min_channels: n,
             max_channels: n,
             n_hops: 0,
@@ -649,7 +659,9 @@ pub(crate) fn compute(
             graph.type_inter = PathType::Sys;
         }
         graph.n_channels = 1;
+        graph.fallback = true;
     }
+    graph.speeds = speeds.to_vec();
     graph.finish(n);
     graph
 }
