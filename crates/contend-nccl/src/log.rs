@@ -935,6 +935,11 @@ fn parse_model_row(
         .map(str::trim)
         .filter(|c| !c.is_empty())
         .collect();
+    if !cells.iter().any(|c| c.contains('/')) {
+        // The "Enabled NCCL Func/Proto/Algo Matrix" (NCCL_ALGO/NCCL_PROTO set)
+        // has AllReduce rows of 0/1 flags, not latency/bandwidth pairs.
+        return Ok(());
+    }
     let order: Vec<(Algorithm, Protocol)> = if algos.is_empty() {
         // Old format: Tree/LL, Tree/LL128, Tree/Simple, Ring/LL, Ring/LL128, Ring/Simple, …
         Algorithm::ALL
@@ -1007,6 +1012,34 @@ host:1:2 [0] NCCL INFO 8 Bytes -> Algo 1 proto 0 time 10.500000
         assert_eq!(log.calls[0].channels, Some((0, 3)));
         assert_eq!(log.calls[1].algorithm, Algorithm::Ring);
         assert_eq!(log.calls[1].protocol, Protocol::Ll);
+    }
+
+    #[test]
+    fn reads_both_model_table_formats() {
+        // 2.19+ (src/graph/tuning.cc v2.28.9-1): blocks of three algorithms.
+        let new = "\
+h:1:1 [0] NCCL INFO   Algorithm   |                            Tree                              Ring                   CollNetDirect |
+h:1:1 [0] NCCL INFO   Protocol    |             LL |          LL128 |         Simple |             LL |          LL128 |         Simple |             LL |          LL128 |         Simple |
+h:1:1 [0] NCCL INFO  Max NThreads |            512 |            640 |            512 |            512 |            640 |            256 |            640 |            640 |            640 |
+h:1:1 [0] NCCL INFO     Broadcast |     0.0/   0.0 |     0.0/   0.0 |     0.0/   0.0 |    10.5/   6.0 |    21.0/   0.0 |    25.6/  12.0 |     0.0/   0.0 |     0.0/   0.0 |     0.0/   0.0 |
+h:1:1 [0] NCCL INFO     AllReduce |    20.8/   1.2 |    40.6/   0.0 |    64.4/   4.6 |    20.6/   2.9 |    49.0/   0.0 |    88.2/   5.7 |     0.0/   0.0 |     0.0/   0.0 |     0.0/   0.0 |
+h:1:1 [0] NCCL INFO Enabled NCCL Func/Proto/Algo Matrix:
+h:1:1 [0] NCCL INFO     AllReduce |        1         0         1  |             1              1              0 |
+";
+        let m = parse("new.log", new).unwrap().model.unwrap();
+        assert_eq!(m.entries.len(), 9);
+        assert_eq!(m.entries[5], (Algorithm::Ring, Protocol::Simple, 88.2, 5.7));
+        // 2.18 and older: one line of Tree/Ring × protocols.
+        let old = "\
+h:1:1 [0] NCCL INFO Latency/AlgBw | Tree/    LL | Tree/ LL128 | Tree/Simple | Ring/    LL | Ring/ LL128 | Ring/Simple |
+h:1:1 [0] NCCL INFO     AllReduce |   14.4/  3.6|   19.4/  8.4|  100.0/ 10.8|    5.4/  3.0|    8.6/ 11.2|   21.6/ 12.0|
+";
+        let m = parse("old.log", old).unwrap().model.unwrap();
+        assert_eq!(m.entries[0], (Algorithm::Tree, Protocol::Ll, 14.4, 3.6));
+        assert_eq!(
+            m.entries[5],
+            (Algorithm::Ring, Protocol::Simple, 21.6, 12.0)
+        );
     }
 
     #[test]

@@ -450,7 +450,8 @@ fn better(g: &SearchGraph, reference: &SearchGraph) -> bool {
 
 /// `ncclTopoDupChannels`: a graph of at least 25 GB/s per channel gets its
 /// channels doubled (up to its maximum) at a proportionally lower
-/// bandwidth — except after Ampere with more than 4 channels under 50 GB/s.
+/// bandwidth — except after Ampere with more than 4 channels under 50 GB/s
+/// (thresholds as in `src/graph/search.cc` at v2.27.7-1, v2.28.9-1, v2.29.7-1).
 fn dup_channels(g: &mut SearchGraph, cc_min: u32, ngpus: usize) {
     if g.n_channels == 0 || g.bw_intra < 25.0 {
         return;
@@ -599,6 +600,8 @@ pub(crate) fn compute(
                     }
                 }
                 tmp.type_intra = min_type;
+                // Lower the speed while the next is above half the best
+                // found (the 0.49 of ncclTopoCompute, src/graph/search.cc v2.28.9-1).
                 if si < ns - 1
                     && (graph.n_channels == 0 || f64::from(speeds[si + 1] / graph.bw_inter) > 0.49)
                 {

@@ -375,6 +375,10 @@ pub(crate) fn model(
     for (a, graph) in [(TREE, tree), (RING, ring)] {
         let intra_hw = usize::from(graph.type_intra != PathType::Nvl);
         for p in 0..NP {
+            // Bus bandwidth and its refinements, latencies and enable rules:
+            // ncclTopoTuneModel, src/graph/tuning.cc v2.28.9-1 (the factors
+            // 0.5, 0.92, 1/3.8, 7/9, 0.85 and the ratios are equal at
+            // v2.27.7-1 and v2.29.7-1).
             let mut bus = graph.n_channels as f32 * graph.bw_intra;
             let nch = graph.n_channels as f64;
             if a == RING && p == LL {
