@@ -213,6 +213,8 @@ pub struct NcclLog {
     /// `Could not find a path for pattern N, falling back to simple order`.
     pub search_fallbacks: Vec<u8>,
     pub topo_matrix: Option<TopoMatrix>,
+    /// `threadThresholds t/t/t | r/r/r | …`: Tree then Ring, LL/LL128/Simple.
+    pub thread_thresholds: Option<([u64; 3], [u64; 3])>,
     pub warnings: Vec<String>,
 }
 
@@ -456,6 +458,25 @@ pub fn parse(file: &str, text: &str) -> Result<NcclLog, LogError> {
             {
                 log.trees.push(t);
             }
+            continue;
+        }
+        if let Some(rest) = bt.strip_prefix("threadThresholds ") {
+            let groups: Vec<&str> = rest.split('|').map(str::trim).collect();
+            let three = |g: &str| -> Result<[u64; 3], LogError> {
+                let v: Vec<&str> = g.split('/').collect();
+                if v.len() != 3 {
+                    return Err(cx.err("thread thresholds are not `ll/ll128/simple`"));
+                }
+                Ok([
+                    num(&cx, v[0], "threshold")?,
+                    num(&cx, v[1], "threshold")?,
+                    num(&cx, v[2], "threshold")?,
+                ])
+            };
+            if groups.len() < 2 {
+                return Err(cx.err("thread thresholds lack the ring group"));
+            }
+            log.thread_thresholds = Some((three(groups[0])?, three(groups[1])?));
             continue;
         }
         if bt.contains(" coll channels,") {

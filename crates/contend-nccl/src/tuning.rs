@@ -476,6 +476,13 @@ impl CostModel {
             .find(|e| e.algorithm == a && e.protocol == p)
     }
 
+    /// `comm->threadThresholds` for (Tree, Ring) × (LL, LL128, Simple): the
+    /// bytes per thread below which a call uses fewer channels and threads.
+    pub fn thread_thresholds(&self) -> ([u64; 3], [u64; 3]) {
+        let f = |a: [i64; NP]| a.map(|x| x as u64);
+        (f(self.thresholds[TREE]), f(self.thresholds[RING]))
+    }
+
     /// `ncclTopoGetAlgoTime` for AllReduce: µs, or `None` when disabled.
     pub fn time_us(&self, a: Algorithm, p: Protocol, bytes: Bytes) -> Option<f32> {
         let e = self.entry(a, p)?;

@@ -295,3 +295,61 @@ fn l20_8x_pairs_of_gpus_per_switch() {
         }
     }
 }
+
+/// NVIDIA/nccl-tests#287: 2x RTX 5090 (compute capability 12.0) on two NUMA
+/// nodes of an AMD Genoa host, NCCL 2.25.1: the whole INFO run is quoted.
+/// The two GPUs are SYS apart at AMD's 16 GB/s, and Blackwell's per-channel
+/// speeds stop at 19 GB/s (2.25) or 18 GB/s (2.27 on): no ring or tree
+/// fits, and NCCL falls back to one channel in simple order. The replica
+/// runs as 2.27.
+#[test]
+fn rtx5090_2x_genoa_falls_back_to_simple_order() {
+    let log = read_log("rtx5090-2x-genoa.log");
+    assert_eq!(
+        log.version.as_ref().map(|v| (v.minor, v.patch)),
+        Some((25, 1))
+    );
+    let mut env = NcclEnv::default();
+    env.host.cpu = Some(CpuArch::Amd);
+    env.host.gpu_p2p = GpuP2p::NotSupported; // "CANNOT Access Peer"
+    let p = run("rtx5090-2x-genoa.topo.toml", &env, NcclVersion::V2_27);
+
+    // "Could not find a path for pattern 4 / 1, falling back to simple order".
+    let mut fallbacks = log.search_fallbacks.clone();
+    fallbacks.sort();
+    fallbacks.dedup();
+    assert_eq!(fallbacks, vec![1, 4]);
+    assert!(p.ring.fallback && p.tree.fallback);
+    // Channels, rings, trees, counts.
+    assert_eq!(log.rings.len(), 2);
+    for r in &log.rings {
+        assert_eq!(r.n_channels, p.channels.n_channels);
+        assert_eq!(r.order, p.channels.rings[r.channel]);
+    }
+    for t in &log.trees {
+        for (c, (downs, up)) in t.channels.iter().enumerate() {
+            let mine = p.channels.trees[c][t.rank];
+            assert_eq!(
+                (mine.down.into_iter().collect::<Vec<_>>(), mine.up),
+                (downs.clone(), *up)
+            );
+        }
+    }
+    let counts = log.channel_counts.unwrap();
+    assert_eq!(
+        (counts.coll, counts.p2p, counts.p2p_per_peer),
+        (
+            p.channels.n_channels,
+            p.channels.p2p_channels,
+            p.channels.p2p_channels_per_peer
+        )
+    );
+    assert_eq!(log.thread_thresholds, Some(p.model.thread_thresholds()));
+    // SHM both ways: AMD with two GPUs allows P2P up to SYS, the driver does not.
+    assert_eq!(check_transports(&log, &p), 4);
+    assert_eq!(p.p2p.level, PathType::Sys);
+    assert_eq!(
+        p.pair(0, 1).unwrap().verdict,
+        contend_nccl::P2pVerdict::DriverRefuses
+    );
+}
