@@ -291,6 +291,11 @@ pub fn explain(plan: &NcclPlan, sizes: &[Bytes]) -> String {
             "\n{:>10}  {:<11} {:>11}  {:>8}  {:>7}  alternatives",
             "size", "choice", "NCCL time", "channels", "threads"
         );
+        let _ = writeln!(
+            o,
+            "{:>10}  (NCCL's own predicted time; channels: the most a call may use, and lo..hi those a lone call of 4-byte elements spreads over)",
+            ""
+        );
         for &b in sizes {
             match plan.choose(b) {
                 Some(c) => {

@@ -126,6 +126,11 @@ impl SearchGraph {
         }
     }
 
+    /// The per-channel bandwidth as a rate.
+    pub fn bandwidth(&self) -> contend_topo::BytesPerSec {
+        contend_topo::BytesPerSec::from_gbps(f64::from(self.bw_intra))
+    }
+
     fn finish(&mut self, ngpus: usize) {
         self.channels = (0..self.n_channels)
             .map(|c| self.intra[c * ngpus..(c + 1) * ngpus].to_vec())
