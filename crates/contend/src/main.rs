@@ -2,6 +2,7 @@
 
 mod calib_cmd;
 mod hw_cmd;
+mod nccl_cmd;
 mod output;
 mod tui_cmd;
 
@@ -50,6 +51,11 @@ enum Command {
     Report(calib_cmd::ReportArgs),
     /// Print which allreduce algorithm wins up to which size, per world size.
     Advise(calib_cmd::AdviseArgs),
+    /// NCCL's own decisions for a topology (paths, transports, channels, algorithm per size), replicated from its sources.
+    Nccl {
+        #[command(subcommand)]
+        cmd: nccl_cmd::NcclCommand,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -171,6 +177,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Report(a) => calib_cmd::report(a),
         Command::Advise(a) => calib_cmd::advise(a),
         Command::Tui(a) => tui_cmd::run(a),
+        Command::Nccl { cmd } => nccl_cmd::run(cmd),
     }
 }
 

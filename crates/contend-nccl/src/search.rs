@@ -1,0 +1,675 @@
+//! Ring and tree search inside one node: replicates `ncclTopoSearchInit`,
+//! `ncclTopoCompute`, `ncclTopoSearchRec`, `ncclTopoSearchRecGpu`,
+//! `ncclTopoSearchNextGpuSort`, `ncclTopoFollowPath`/`followPath`,
+//! `ncclTopoCompareGraphs` and `ncclTopoDupChannels` of
+//! `src/graph/search.cc` (v2.28.9-1; v2.27.7-1 equal for one node;
+//! v2.29.7-1 adds 45 GB/s to the SM100 intra-node speeds).
+//!
+//! NCCL tries per-channel bandwidths from a fixed list (by compute
+//! capability), highest first, skipping those above the best GPU-to-GPU
+//! path. For each it walks GPU orders depth first — PCI order first, then
+//! each start GPU, next GPUs sorted by path bandwidth and hops — charging
+//! the bandwidth on every link of every hop (×6/5 on the PCI links of a
+//! path through an Intel CPU's root complex), and keeps the solution with
+//! the most channels × bandwidth. It widens the allowed path type step by
+//! step (starting from the nearest pair's), lowers the bandwidth while the
+//! next one is above half the best found, then duplicates channels of
+//! ≥ 25 GB/s, and finally tries higher bandwidths with that many channels.
+//! Every recursion step costs one unit of a fixed time budget, as in NCCL.
+
+use crate::paths::{PathType, Paths};
+use crate::system::{LinkType, NodeKind, System};
+use crate::version::NcclVersion;
+use serde::Serialize;
+
+/// NCCL's graph patterns (`NCCL_TOPO_PATTERN_*`, `src/include/graph.h`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Pattern {
+    BalancedTree = 1,
+    SplitTree = 2,
+    Tree = 3,
+    Ring = 4,
+}
+
+impl Pattern {
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+    fn is_tree(self) -> bool {
+        !matches!(self, Pattern::Ring)
+    }
+}
+
+/// `MAXCHANNELS` (`src/include/device.h`, v2.27.7-1 … v2.29.7-1).
+pub const MAXCHANNELS: usize = 64;
+
+/// A search result (`struct ncclTopoGraph`, the fields used in one node).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SearchGraph {
+    pub pattern: Pattern,
+    pub n_channels: usize,
+    /// Per-channel bandwidth, GB/s (NCCL's `float`).
+    pub bw_intra: f32,
+    pub bw_inter: f32,
+    pub type_intra: PathType,
+    pub type_inter: PathType,
+    pub same_channels: bool,
+    /// Ranks of each channel in order (`intra`).
+    pub channels: Vec<Vec<usize>>,
+    /// No speed worked: NCCL's "Could not find a path for pattern N,
+    /// falling back to simple order" (one channel at 0.1 GB/s).
+    pub fallback: bool,
+    /// The per-channel speeds the search tried (NCCL's list for the
+    /// compute capability), GB/s.
+    pub speeds: Vec<f32>,
+    #[serde(skip)]
+    pub(crate) min_channels: usize,
+    #[serde(skip)]
+    pub(crate) max_channels: usize,
+    #[serde(skip)]
+    n_hops: i64,
+    #[serde(skip)]
+    intra: Vec<usize>,
+}
+
+impl SearchGraph {
+    pub(crate) fn new(
+        pattern: Pattern,
+        min_channels: usize,
+        max_channels: usize,
+        ngpus: usize,
+    ) -> SearchGraph {
+        SearchGraph {
+            pattern,
+            n_channels: 0,
+            bw_intra: 0.0,
+            bw_inter: 0.0,
+            type_intra: PathType::Loc,
+            type_inter: PathType::Pix,
+            same_channels: true,
+            channels: vec![],
+            fallback: false,
+            speeds: vec![],
+            min_channels,
+            max_channels,
+            n_hops: 0,
+            intra: vec![0; MAXCHANNELS * ngpus.max(1)],
+        }
+    }
+
+    /// A graph given whole (from `NCCL_GRAPH_FILE`).
+    pub(crate) fn from_channels(
+        pattern: Pattern,
+        channels: Vec<Vec<usize>>,
+        bw_intra: f32,
+        bw_inter: f32,
+        type_intra: PathType,
+        type_inter: PathType,
+        same_channels: bool,
+    ) -> SearchGraph {
+        let n = channels.len();
+        SearchGraph {
+            pattern,
+            n_channels: n,
+            bw_intra,
+            bw_inter,
+            type_intra,
+            type_inter,
+            same_channels,
+            channels,
+            fallback: false,
+            speeds: vec![],
+            min_channels: n,
+            max_channels: n,
+            n_hops: 0,
+            intra: vec![],
+        }
+    }
+
+    /// The per-channel bandwidth as a rate.
+    pub fn bandwidth(&self) -> contend_topo::BytesPerSec {
+        contend_topo::BytesPerSec::from_gbps(f64::from(self.bw_intra))
+    }
+
+    fn finish(&mut self, ngpus: usize) {
+        self.channels = (0..self.n_channels)
+            .map(|c| self.intra[c * ngpus..(c + 1) * ngpus].to_vec())
+            .collect();
+    }
+}
+
+/// The per-channel speeds NCCL tries inside one node (`speedArrayIntra`,
+/// `sm90SpeedArrayIntra`, `sm100SpeedArrayIntra`, `src/graph/search.cc`
+/// v2.28.9-1; v2.29.7-1 adds 45.0 to the SM100 list).
+pub(crate) fn intra_speeds(cc_min: u32, version: NcclVersion) -> &'static [f32] {
+    const DEFAULT: [f32; 13] = [
+        40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0,
+    ];
+    const SM90: [f32; 11] = [
+        60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0,
+    ];
+    const SM100: [f32; 11] = [
+        90.0, 80.0, 70.0, 60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0,
+    ];
+    const SM100_V229: [f32; 12] = [
+        90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0,
+    ];
+    if cc_min >= 100 {
+        if version >= NcclVersion::V2_29 {
+            &SM100_V229
+        } else {
+            &SM100
+        }
+    } else if cc_min >= 90 {
+        &SM90
+    } else {
+        &DEFAULT
+    }
+}
+
+// Search budgets (`NCCL_SEARCH_*TIMEOUT`, `src/graph/search.cc` v2.28.9-1).
+const GLOBAL_TIMEOUT: i64 = 1 << 19;
+const TIMEOUT: i64 = 1 << 14;
+const TIMEOUT_TREE: i64 = 1 << 14;
+const TIMEOUT_SAMECHANNELS: i64 = 1 << 8;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Order {
+    Normal,
+    Pci,
+    Replay,
+}
+
+/// How a walk proceeds: the step that closes a ring (`backToFirstRank`),
+/// and the GPU order (`forcedOrder`).
+#[derive(Clone, Copy)]
+struct Walk {
+    back_to_first: Option<usize>,
+    order: Order,
+}
+
+/// `system->maxBw` and `system->totalBw` (`ncclTopoSearchInit`): the best
+/// GPU-to-GPU path, and the best GPU's PCI link or NVLink total.
+pub(crate) fn max_and_total_bw(sys: &System, paths: &Paths) -> (f32, f32) {
+    if sys.gpus.len() == 1 {
+        return (crate::paths::LOC_BW, crate::paths::LOC_BW);
+    }
+    let (mut max_bw, mut total_bw) = (0.0f32, 0.0f32);
+    for &g in &sys.gpus {
+        for &h in &sys.gpus {
+            if let Some(p) = paths.get(g, h)
+                && p.hops() > 0
+            {
+                max_bw = max_bw.max(p.bw);
+            }
+        }
+        let (mut nvl, mut pci) = (0.0f32, 0.0f32);
+        for &l in &sys.nodes[g].links {
+            match sys.links[l].ltype {
+                LinkType::Nvl => nvl += sys.links[l].bw,
+                LinkType::Pci => pci = sys.links[l].bw,
+                _ => {}
+            }
+        }
+        total_bw = total_bw.max(pci.max(nvl));
+    }
+    (max_bw, total_bw)
+}
+
+struct Searcher<'a> {
+    sys: &'a System,
+    paths: &'a Paths,
+    /// Remaining bandwidth per link during the search.
+    bw: Vec<f32>,
+    /// Per GPU, the channels (bits) it is already in.
+    used: Vec<u64>,
+    intel: bool,
+    /// The search's remaining budget (`*time` in NCCL): -1 once a perfect
+    /// solution is found, 0 when spent.
+    time: i64,
+}
+
+impl Searcher<'_> {
+    fn ngpus(&self) -> usize {
+        self.sys.gpus.len()
+    }
+
+    /// `followPath`: charges `bw` on the first `max_steps` links of the
+    /// path from GPU `g1` to GPU `g2`; returns how many it could.
+    fn follow(&mut self, g1: usize, g2: usize, max_steps: usize, bw: f32) -> usize {
+        let path = self
+            .paths
+            .get(self.sys.gpus[g1], self.sys.gpus[g2])
+            .expect("GPUs reach each other");
+        let mut pci_bw = bw;
+        if self.intel && path.ptype == PathType::Phb {
+            let through_cpu = path.links.iter().any(|&l| {
+                matches!(
+                    self.sys.nodes[self.sys.links[l].to].kind,
+                    NodeKind::Cpu { .. }
+                )
+            });
+            if through_cpu {
+                // INTEL_P2P_OVERHEAD(bw) = bw*6/5 (`src/graph/topo.h`): Intel
+                // root complexes split P2P into 64 B TLPs.
+                pci_bw = bw * 6.0 / 5.0;
+            }
+        }
+        for step in 0..max_steps {
+            let l = path.links[step];
+            let fw = if self.sys.links[l].ltype == LinkType::Pci {
+                pci_bw
+            } else {
+                bw
+            };
+            if self.bw[l] < fw {
+                return step;
+            }
+            // SUB_ROUND: keep three decimals against float drift.
+            self.bw[l] = ((self.bw[l] - fw) * 1000.0).round() / 1000.0;
+        }
+        max_steps
+    }
+
+    /// `ncclTopoFollowPath` between GPUs (`from: None` is the search start).
+    fn follow_path(
+        &mut self,
+        g: &mut SearchGraph,
+        from: Option<usize>,
+        to: usize,
+        mult: f32,
+    ) -> bool {
+        let Some(g1) = from else {
+            return true;
+        };
+        let (path_type, rev_type, count) = {
+            let p = self
+                .paths
+                .get(self.sys.gpus[g1], self.sys.gpus[to])
+                .expect("path");
+            let r = self
+                .paths
+                .get(self.sys.gpus[to], self.sys.gpus[g1])
+                .expect("path");
+            (p.ptype, r.ptype, p.hops())
+        };
+        if path_type >= PathType::Dis {
+            return false;
+        }
+        if mult == 1.0 && path_type > g.type_intra {
+            return false;
+        }
+        if mult == 1.0 && g.pattern.is_tree() && rev_type > g.type_intra {
+            return false;
+        }
+        let bw = g.bw_intra * mult;
+        let step = self.follow(g1, to, count, bw);
+        if step < count {
+            self.follow(g1, to, step, -bw);
+            return false;
+        }
+        g.n_hops += (mult * count as f32) as i64;
+        true
+    }
+
+    fn replay_gpu(&self, g: &SearchGraph, step: isize) -> usize {
+        let n = self.ngpus();
+        let rank = g.intra[(g.n_channels - 1) * n + (step + 1) as usize];
+        self.sys.gpu_of_rank(rank)
+    }
+
+    /// `ncclTopoSearchNextGpuSort` for one node: unused GPUs by path
+    /// bandwidth (truncated to an integer), then fewer hops, then distance
+    /// from the current GPU's index.
+    fn next_sorted(&self, g: &SearchGraph, gpu: usize) -> Vec<usize> {
+        let n = self.ngpus();
+        let flag = 1u64 << g.n_channels;
+        let mut scores: Vec<(i64, usize, usize, usize)> = Vec::new();
+        for i in 1..n {
+            let h = (gpu + i) % n;
+            let p = self
+                .paths
+                .get(self.sys.gpus[gpu], self.sys.gpus[h])
+                .expect("path");
+            if p.hops() == 0 || self.used[h] & flag != 0 {
+                continue;
+            }
+            scores.push((p.bw as i64, p.hops(), i, h));
+        }
+        scores.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+        scores.into_iter().map(|s| s.3).collect()
+    }
+
+    fn try_gpu(
+        &mut self,
+        g: &mut SearchGraph,
+        save: &mut SearchGraph,
+        step: usize,
+        walk: Walk,
+        from: Option<usize>,
+        to: usize,
+    ) {
+        let flag = 1u64 << g.n_channels;
+        if self.follow_path(g, from, to, 1.0) {
+            self.used[to] ^= flag;
+            self.rec_gpu(g, save, to, step, walk);
+            self.used[to] ^= flag;
+            self.follow_path(g, from, to, -1.0);
+        }
+    }
+
+    fn rec_gpu(
+        &mut self,
+        g: &mut SearchGraph,
+        save: &mut SearchGraph,
+        gpu: usize,
+        step: usize,
+        walk: Walk,
+    ) {
+        if self.time <= 0 {
+            return;
+        }
+        self.time -= 1;
+        let n = self.ngpus();
+        if step == n {
+            g.n_channels += 1;
+            if better(g, save) {
+                *save = g.clone();
+                if g.n_channels == g.max_channels {
+                    self.time = -1;
+                }
+            }
+            if g.n_channels < g.max_channels {
+                self.rec(g, save);
+            }
+            g.n_channels -= 1;
+            return;
+        }
+        g.intra[g.n_channels * n + step] = self.sys.rank_of_gpu(gpu);
+        if step + 1 < n {
+            let next = match walk.order {
+                Order::Pci => vec![step + 1],
+                Order::Replay => vec![self.replay_gpu(g, step as isize)],
+                Order::Normal => self.next_sorted(g, gpu),
+            };
+            for h in next {
+                self.try_gpu(g, save, step + 1, walk, Some(gpu), h);
+            }
+        } else if walk.back_to_first == Some(step) {
+            let first = self.sys.gpu_of_rank(g.intra[g.n_channels * n]);
+            if self.follow_path(g, Some(gpu), first, 1.0) {
+                let w = Walk {
+                    back_to_first: None,
+                    ..walk
+                };
+                self.rec_gpu(g, save, first, step + 1, w);
+                self.follow_path(g, Some(gpu), first, -1.0);
+            }
+        } else {
+            let w = Walk {
+                back_to_first: None,
+                ..walk
+            };
+            self.rec_gpu(g, save, gpu, n, w);
+        }
+    }
+
+    /// `ncclTopoSearchRec` inside one node.
+    fn rec(&mut self, g: &mut SearchGraph, save: &mut SearchGraph) {
+        let n = self.ngpus();
+        let back_to_first = (g.pattern == Pattern::Ring).then(|| n - 1);
+        let walk = |order| Walk {
+            back_to_first,
+            order,
+        };
+        if g.n_channels == 0 {
+            self.try_gpu(g, save, 0, walk(Order::Pci), None, 0);
+        } else {
+            let first = self.replay_gpu(g, -1);
+            self.try_gpu(g, save, 0, walk(Order::Replay), None, first);
+        }
+        if !g.same_channels || g.n_channels == 0 {
+            for start in 0..n {
+                self.try_gpu(g, save, 0, walk(Order::Normal), None, start);
+            }
+        }
+    }
+}
+
+/// `ncclTopoCompareGraphs` for one node: more channels × bandwidth wins,
+/// then fewer hops with the same pattern.
+fn better(g: &SearchGraph, reference: &SearchGraph) -> bool {
+    if g.n_channels < g.min_channels {
+        return false;
+    }
+    let a = g.n_channels as f32 * g.bw_intra;
+    let b = reference.n_channels as f32 * reference.bw_intra;
+    if a > b {
+        return true;
+    }
+    if a < b {
+        return false;
+    }
+    g.pattern == reference.pattern && g.n_hops < reference.n_hops
+}
+
+/// `ncclTopoDupChannels`: a graph of at least 25 GB/s per channel gets its
+/// channels doubled (up to its maximum) at a proportionally lower
+/// bandwidth — except after Ampere with more than 4 channels under 50 GB/s
+/// (thresholds as in `src/graph/search.cc` at v2.27.7-1, v2.28.9-1, v2.29.7-1).
+fn dup_channels(g: &mut SearchGraph, cc_min: u32, ngpus: usize) {
+    if g.n_channels == 0 || g.bw_intra < 25.0 {
+        return;
+    }
+    if cc_min > 80 && g.bw_intra < 50.0 && g.n_channels > 4 {
+        return;
+    }
+    let dup = (g.n_channels * 2).min(g.max_channels);
+    let n = g.n_channels;
+    for i in 0..(dup - n) * ngpus {
+        g.intra[n * ngpus + i] = g.intra[i];
+    }
+    let div = dup.div_ceil(n) as f32;
+    g.bw_intra /= div;
+    g.bw_inter /= div;
+    g.n_channels = dup;
+}
+
+/// The path type one step farther (`typeIntra += 1`).
+fn next_type(t: PathType) -> PathType {
+    PathType::ALL
+        .get(t.code() as usize + 1)
+        .copied()
+        .unwrap_or(PathType::Dis)
+}
+
+/// Whether NVLink splits the GPUs in two NVLink domains (`ncclTopoSplitNvLink`).
+fn split_nvlink(sys: &System, paths: &Paths) -> bool {
+    let n = sys.gpus.len();
+    let mut domain: Vec<usize> = (0..n).collect();
+    for g in 0..n {
+        let d = domain[g];
+        for (p, dp) in domain.iter_mut().enumerate().skip(g + 1) {
+            if paths.get(sys.gpus[g], sys.gpus[p]).map(|x| x.ptype) == Some(PathType::Nvl) {
+                *dp = d;
+            }
+        }
+    }
+    let mut count = vec![0usize; n];
+    for d in &domain {
+        count[*d] += 1;
+    }
+    count.iter().filter(|&&c| c > 1).count() == 2
+}
+
+/// `ncclTopoCompute` for one node.
+pub(crate) fn compute(
+    sys: &System,
+    paths: &Paths,
+    pattern: Pattern,
+    min_channels: usize,
+    max_channels: usize,
+    cc_min: u32,
+    version: NcclVersion,
+) -> SearchGraph {
+    let n = sys.gpus.len();
+    let mut graph = SearchGraph::new(pattern, min_channels, max_channels, n);
+    let (mut min_type, mut max_type) = (PathType::Loc, PathType::Sys);
+    if n > 1 {
+        min_type = PathType::Sys;
+        max_type = PathType::Loc;
+        for a in 0..n {
+            for b in 0..n {
+                if a != b {
+                    let t = paths.get(sys.gpus[a], sys.gpus[b]).expect("path").ptype;
+                    min_type = min_type.min(t);
+                    max_type = max_type.max(t);
+                }
+            }
+        }
+    }
+    graph.type_intra = min_type;
+    graph.type_inter = PathType::Pix;
+    if n == 1 && pattern != Pattern::Ring {
+        graph.pattern = Pattern::Tree;
+    }
+    if graph.pattern == Pattern::Ring
+        && split_nvlink(sys, paths)
+        && graph.max_channels >= 2
+        && graph.min_channels == 1
+    {
+        graph.min_channels = 2;
+    }
+    let mut tmp = graph.clone();
+    let speeds = intra_speeds(cc_min, version);
+    let ns = speeds.len();
+    let (max_bw, total_bw_sys) = max_and_total_bw(sys, paths);
+    let mut total_bw = total_bw_sys;
+    if n > 1 && pattern != Pattern::Ring {
+        total_bw = (f64::from(total_bw) * (n as f64 / (n - 1) as f64)) as f32;
+    }
+    let mut si = 0;
+    while (speeds[si] > max_bw || speeds[si] * graph.min_channels as f32 > total_bw) && si < ns - 1
+    {
+        si += 1;
+    }
+    tmp.bw_intra = speeds[si];
+    tmp.bw_inter = speeds[si];
+    let mut searcher = Searcher {
+        sys,
+        paths,
+        bw: sys.links.iter().map(|l| l.bw).collect(),
+        used: vec![0; n],
+        intel: sys.cpu.is_intel(),
+        time: 0,
+    };
+    let amd = sys.cpu.is_amd();
+    let mut global_timeout = GLOBAL_TIMEOUT;
+    let mut pass = 1;
+    loop {
+        // search:
+        searcher.time = if tmp.same_channels {
+            TIMEOUT_SAMECHANNELS
+        } else if tmp.pattern == Pattern::Tree {
+            TIMEOUT_TREE
+        } else {
+            TIMEOUT
+        };
+        tmp.n_channels = 0;
+        global_timeout -= searcher.time;
+        searcher.rec(&mut tmp, &mut graph);
+        let mut time = searcher.time;
+        let mut done = time == -1 || graph.n_channels as f32 * graph.bw_inter >= total_bw_sys;
+        if !done && pass == 1 {
+            if tmp.same_channels && !(amd && tmp.type_intra == PathType::Sys) {
+                tmp.same_channels = false;
+                continue;
+            }
+            tmp.same_channels = true;
+            global_timeout += time;
+            if global_timeout < 0 && graph.n_channels > 0 {
+                done = true;
+            }
+            if !done {
+                if cc_min >= 90 && tmp.pattern == Pattern::BalancedTree {
+                    tmp.pattern = Pattern::Tree;
+                    continue;
+                }
+                tmp.pattern = graph.pattern;
+                if tmp.type_intra < max_type
+                    && (graph.n_channels == 0 || tmp.type_intra < graph.type_intra)
+                {
+                    tmp.type_intra = next_type(tmp.type_intra);
+                    if tmp.type_intra < PathType::Dis {
+                        continue;
+                    }
+                }
+                tmp.type_intra = min_type;
+                // Lower the speed while the next is above half the best
+                // found (the 0.49 of ncclTopoCompute, src/graph/search.cc v2.28.9-1).
+                if si < ns - 1
+                    && (graph.n_channels == 0 || f64::from(speeds[si + 1] / graph.bw_inter) > 0.49)
+                {
+                    si += 1;
+                    tmp.bw_intra = speeds[si];
+                    tmp.bw_inter = speeds[si];
+                    continue;
+                }
+                si = 0;
+                while speeds[si] > max_bw && si < ns - 1 {
+                    si += 1;
+                }
+                tmp.bw_intra = speeds[si];
+                tmp.bw_inter = speeds[si];
+            }
+        }
+        // done:
+        if pass == 1 {
+            time = -1;
+            dup_channels(&mut graph, cc_min, n);
+            tmp = graph.clone();
+            si = 0;
+            while speeds[si] > graph.bw_inter && si < ns - 1 {
+                si += 1;
+            }
+            tmp.bw_intra = speeds[si];
+            tmp.bw_inter = speeds[si];
+            tmp.min_channels = graph.n_channels;
+            pass = 2;
+        }
+        if time != 0 && si > 0 {
+            if graph.pattern == Pattern::Ring {
+                si -= 1;
+                tmp.bw_intra = speeds[si];
+                tmp.bw_inter = speeds[si];
+                continue;
+            } else if tmp.bw_intra == graph.bw_intra && tmp.bw_intra < tmp.bw_inter * 2.0 {
+                si -= 1;
+                tmp.bw_intra = speeds[si];
+                continue;
+            }
+        }
+        break;
+    }
+    if graph.n_channels == 0 {
+        // "Could not find a path for pattern %d, falling back to simple order"
+        for g in 0..n {
+            graph.intra[g] = sys.rank_of_gpu(g);
+        }
+        graph.bw_intra = 0.1;
+        graph.type_intra = PathType::Sys;
+        if version >= NcclVersion::V2_29 {
+            // No NIC: inter side disconnected (v2.29.7-1).
+            graph.bw_inter = 0.0;
+            graph.type_inter = PathType::Dis;
+        } else {
+            graph.bw_inter = 0.1;
+            graph.type_inter = PathType::Sys;
+        }
+        graph.n_channels = 1;
+        graph.fallback = true;
+    }
+    graph.speeds = speeds.to_vec();
+    graph.finish(n);
+    graph
+}

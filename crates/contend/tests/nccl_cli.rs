@@ -1,0 +1,82 @@
+//! `contend nccl` as a user runs it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn contend(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_contend"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn explain_says_what_nccl_does_and_why() {
+    let (ok, out, err) = contend(&["nccl", "explain", "pro6000-8x-2switch", "--size", "42KiB"]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("gpu0→gpu4: SHM, path PHB above P2P level PXB"),
+        "{out}"
+    );
+    assert!(out.contains("ring LL"), "{out}");
+    let (ok, out, err) = contend(&[
+        "nccl",
+        "explain",
+        "pro6000-8x-2socket",
+        "--env",
+        "NCCL_P2P_LEVEL=SYS",
+        "--version",
+        "2.29",
+        "--format",
+        "json",
+    ]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["plan"]["version"], "V2_29");
+    assert_eq!(v["plan"]["ring"]["fallback"], true);
+}
+
+#[test]
+fn explain_rejects_bad_input_with_one_clear_error() {
+    let (ok, _, err) = contend(&[
+        "nccl",
+        "explain",
+        "pro6000-8x-2socket",
+        "--env",
+        "NCCL_P2P_LEVEL=NODE",
+    ]);
+    assert!(
+        !ok && err.contains("NCCL_P2P_LEVEL=NODE") && err.contains("PHB"),
+        "{err}"
+    );
+    let (ok, _, err) = contend(&[
+        "nccl",
+        "explain",
+        "pro6000-8x-2socket",
+        "--ranks",
+        "gpu0,gpu9",
+    ]);
+    assert!(!ok && err.contains("gpu9"), "{err}");
+}
+
+#[test]
+fn log_reads_a_public_log() {
+    let (ok, out, err) = contend(&[
+        "nccl",
+        "log",
+        "tests/fixtures/nccl-logs/rtx5090-2x-genoa.log",
+    ]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["channel_counts"]["coll"], 2);
+}
