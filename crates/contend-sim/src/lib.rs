@@ -38,7 +38,7 @@
 //! | 9. two fidelities behind one trait | `transport/mod.rs` |
 //! | 9. TLP fidelity | `transport/tlp/` |
 //! | 9. flow fidelity, max-min fair sharing | `transport/flow/`, `maxmin.rs` (twin `maxmin_reference.rs`) |
-//! | model constants | [`ModelParams`] (`params.rs`) |
+//! | model constants and their bounds | [`ModelParams`] (`params/mod.rs`, `params/check.rs`) |
 //! | run limits | [`RunLimits`] (`limits.rs`) |
 //! | results in the shared schema | `summary.rs` |
 //!
