@@ -66,6 +66,21 @@ macro_rules! fp {
     };
 }
 
+/// An optional constant (`None`: no cap): the fit reads an unset one as the
+/// top of its range and always writes one.
+macro_rules! fp_opt {
+    ($name:literal, $lo:expr, $hi:expr, $($f:ident).+) => {
+        FitParam {
+            name: $name,
+            lo: $lo,
+            hi: $hi,
+            integer: false,
+            get: |p| p.$($f).+.unwrap_or($hi),
+            set: |p, v| p.$($f).+ = Some(v),
+        }
+    };
+}
+
 /// Every constant calibration knows how to fit.
 pub fn catalogue() -> Vec<FitParam> {
     vec![
@@ -144,11 +159,10 @@ pub fn catalogue() -> Vec<FitParam> {
             true,
             gpu.store_tlp_bytes
         ),
-        fp!(
+        fp_opt!(
             "root_complex.p2p_bandwidth_gbps",
             1.0,
             200.0,
-            false,
             root_complex.p2p_bandwidth_gbps
         ),
     ]

@@ -118,7 +118,9 @@ impl LiveMachine {
                     socket: k,
                     p2p_bandwidth: None,
                     latency: None,
-                    posted_write_collapse: false,
+                    port_p2p_bandwidth: None,
+                    memory_bandwidth: None,
+                    collapse: None,
                 }),
                 None,
             ));
@@ -144,6 +146,7 @@ impl LiveMachine {
                     model: format!("{} (PCI {}, sm_{}{})", g.name, g.pci_bus_id, g.cc.0, g.cc.1),
                     sms: g.sms.max(1),
                     memory_bandwidth: BytesPerSec::from_gbps(bw.unwrap_or(1000.0)),
+                    tags_10bit: true,
                 }),
                 note,
             ));
@@ -193,6 +196,7 @@ impl LiveMachine {
                     protocol: "UPI".into(),
                     bandwidth: BytesPerSec::from_gbps(100.0),
                     latency: Picos::ZERO,
+                    p2p: Default::default(),
                 },
                 Some("not measured: a placeholder for the CPU link between sockets".into()),
             ));

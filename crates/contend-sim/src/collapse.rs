@@ -1,16 +1,20 @@
-//! DESIGN 5 — posted-write collapse, the one rule both fidelities use: when
-//! posted writes entering a marked root complex through one ingress port go
-//! toward `root_complex.collapse_min_targets` or more distinct target root
-//! complexes at once, that port's posted writes through the root complex
-//! share `root_complex.collapse_gbps` in total. Reads are never affected.
+//! DESIGN 5, 10 — posted-write collapse, the one rule both fidelities use,
+//! set per platform on the switch or root complex that shows it: when
+//! posted writes from `min_sources` or more distinct source GPUs pass the
+//! watched port (a switch's uplink, or a root port into a root complex)
+//! toward `min_targets` or more distinct destination root complexes at
+//! once, those writes get the collapsed rate — together (`per = port`) or
+//! per (source, destination root complex) pair (`per = pair`). Reads are
+//! never affected.
 //!
 //! "At once" is what each fidelity can see: at TLP fidelity, writes seen
-//! within `root_complex.collapse_window_ns` of each other; at flow fidelity,
-//! flows active at the same instant (a fluid flow is seen continuously).
+//! within the rule's window of each other; at flow fidelity, flows active at
+//! the same instant (a fluid flow is seen continuously).
 
-use crate::ids::ChId;
 use crate::params::{ModelParams, ns};
-use contend_topo::{Bytes, BytesPerSec, NodeIdx, NodeKind, Picos, Route, Topology};
+use contend_topo::{
+    Bytes, BytesPerSec, CollapsePer, CollapseSpec, NodeIdx, NodeKind, Picos, Route, Topology,
+};
 
 /// The root complex a path's posted writes are bound for: the last root
 /// complex the route enters (else the first it leaves).
@@ -30,44 +34,60 @@ pub(crate) fn target_root_complex(
         .or_else(|| route.hops.iter().rev().map(|h| h.from).find(is_rc))
 }
 
-/// The rule's parameters.
-#[derive(Clone, Copy, Debug)]
+/// One collapsing port's rule.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct CollapseRule {
-    min_targets: u32,
+    min_sources: usize,
+    min_targets: usize,
     gbps: f64,
+    per: CollapsePer,
     window: Picos,
 }
 
-/// How a posted write approaches a collapsing fabric: (ingress channel,
-/// target root complex).
-pub(crate) type Via = (ChId, NodeIdx);
+/// What a stage's rule sees of a packet's path: (source endpoint, target
+/// root complex) for collapse, (source, destination) for cross-socket P2P.
+pub(crate) type Via = (NodeIdx, NodeIdx);
 
-/// What a collapsing fabric remembers at TLP fidelity: the last time each
-/// (ingress, target) pair was seen.
-pub(crate) type Recent = Vec<(ChId, NodeIdx, Picos)>;
+/// What a collapsing port remembers at TLP fidelity: when each (source,
+/// target) pair was last seen.
+pub(crate) type Recent = Vec<(NodeIdx, NodeIdx, Picos)>;
+
+fn distinct<T: PartialEq + Copy>(it: impl Iterator<Item = T>) -> usize {
+    let mut v: Vec<T> = vec![];
+    for x in it {
+        if !v.contains(&x) {
+            v.push(x);
+        }
+    }
+    v.len()
+}
 
 impl CollapseRule {
-    pub fn new(p: &ModelParams) -> CollapseRule {
+    /// The rule of `spec`, its unset fields from the model's defaults.
+    pub fn of(spec: &CollapseSpec, p: &ModelParams) -> CollapseRule {
+        let rc = &p.root_complex;
         CollapseRule {
-            min_targets: p.root_complex.collapse_min_targets,
-            gbps: p.root_complex.collapse_gbps,
-            window: ns(p.root_complex.collapse_window_ns),
+            min_sources: spec.min_sources.unwrap_or(rc.collapse_min_sources) as usize,
+            min_targets: spec.min_targets.unwrap_or(rc.collapse_min_targets) as usize,
+            gbps: spec.rate.map_or(rc.collapse_gbps, |r| r.as_gbps()),
+            per: spec.per,
+            window: spec.window.unwrap_or(ns(rc.collapse_window_ns)),
         }
     }
 
-    /// Whether this many distinct targets from one ingress collapse it.
+    /// Whether this many distinct sources and targets collapse the port.
     #[inline]
-    pub fn fires(&self, distinct_targets: usize) -> bool {
-        distinct_targets as u32 >= self.min_targets
+    pub fn fires(&self, sources: usize, targets: usize) -> bool {
+        sources >= self.min_sources && targets >= self.min_targets
     }
 
-    /// TLP fidelity: a posted write of `wire` bytes from `ingress` toward
-    /// `target` passes the fabric at `now`. Returns its serialization time
+    /// TLP fidelity: a posted write of `wire` bytes from `source` toward
+    /// `target` passes the port at `now`. Returns its serialization time
     /// at the collapsed rate if the rule fires.
     pub fn observe(
         &self,
         recent: &mut Recent,
-        ingress: ChId,
+        source: NodeIdx,
         target: NodeIdx,
         now: Picos,
         wire: u32,
@@ -76,37 +96,94 @@ impl CollapseRule {
         recent.retain(|&(_, _, t)| now.saturating_sub(t) <= window);
         match recent
             .iter_mut()
-            .find(|(i, tg, _)| *i == ingress && *tg == target)
+            .find(|(s, tg, _)| *s == source && *tg == target)
         {
             Some(e) => e.2 = now,
-            None => recent.push((ingress, target, now)),
+            None => recent.push((source, target, now)),
         }
-        let distinct = recent.iter().filter(|(i, _, _)| *i == ingress).count();
-        self.fires(distinct)
-            .then(|| BytesPerSec::from_gbps(self.gbps).time_for(Bytes(wire as u64)))
+        let sources = distinct(recent.iter().map(|e| e.0));
+        let targets = distinct(recent.iter().map(|e| e.1));
+        if !self.fires(sources, targets) {
+            return None;
+        }
+        let pairs = match self.per {
+            CollapsePer::Port => 1.0,
+            CollapsePer::Pair => recent.len() as f64,
+        };
+        Some(BytesPerSec::from_gbps(self.gbps * pairs).time_for(Bytes(wire as u64)))
     }
 
-    /// Flow fidelity: `flows` lists (fabric, ingress, target, flow) of every
-    /// active posted-write flow through a collapsing fabric. Returns, per
-    /// collapsed (fabric, ingress), the flows that share the collapsed rate
-    /// (bytes per second), in a fixed order.
+    /// Flow fidelity: the posted-write flows on the port now, as (flow,
+    /// source, target). Returns, if the rule fires, each group of flows
+    /// that shares a collapsed rate (bytes per second), in a fixed order.
     pub fn collapsed_groups(
         &self,
-        flows: impl Iterator<Item = (ChId, ChId, NodeIdx, usize)>,
+        members: &[(usize, NodeIdx, NodeIdx)],
     ) -> Vec<(f64, Vec<usize>)> {
-        let mut groups: std::collections::BTreeMap<(ChId, ChId), (Vec<NodeIdx>, Vec<usize>)> =
-            Default::default();
-        for (fab, ing, t, fi) in flows {
-            let e = groups.entry((fab, ing)).or_default();
-            if !e.0.contains(&t) {
-                e.0.push(t);
-            }
-            e.1.push(fi);
+        let sources = distinct(members.iter().map(|m| m.1));
+        let targets = distinct(members.iter().map(|m| m.2));
+        if !self.fires(sources, targets) {
+            return vec![];
         }
-        groups
-            .into_values()
-            .filter(|(targets, _)| self.fires(targets.len()))
-            .map(|(_, flows)| (self.gbps * 1e9, flows))
-            .collect()
+        match self.per {
+            CollapsePer::Port => vec![(self.gbps * 1e9, members.iter().map(|m| m.0).collect())],
+            CollapsePer::Pair => {
+                let mut pairs: Vec<((NodeIdx, NodeIdx), Vec<usize>)> = vec![];
+                for &(f, s, t) in members {
+                    match pairs.iter_mut().find(|(k, _)| *k == (s, t)) {
+                        Some((_, v)) => v.push(f),
+                        None => pairs.push(((s, t), vec![f])),
+                    }
+                }
+                pairs
+                    .into_iter()
+                    .map(|(_, v)| (self.gbps * 1e9, v))
+                    .collect()
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(min_sources: u32, per: CollapsePer) -> CollapseRule {
+        CollapseRule::of(
+            &CollapseSpec {
+                min_sources: Some(min_sources),
+                min_targets: Some(2),
+                rate: Some(BytesPerSec::from_gbps(2.7)),
+                per,
+                window: None,
+                note: None,
+            },
+            &ModelParams::default(),
+        )
+    }
+
+    #[test]
+    fn collapse_needs_enough_sources_and_targets_at_once() {
+        let (g0, g1, rc2, rc3) = (NodeIdx(0), NodeIdx(1), NodeIdx(2), NodeIdx(3));
+        let r = rule(2, CollapsePer::Port);
+        // one GPU to two root complexes: no collapse with min_sources = 2
+        let mut recent = vec![];
+        assert!(r.observe(&mut recent, g0, rc2, Picos(0), 280).is_none());
+        assert!(r.observe(&mut recent, g0, rc3, Picos(1), 280).is_none());
+        // a second GPU: collapse
+        assert!(r.observe(&mut recent, g1, rc3, Picos(2), 280).is_some());
+        // long after: the window forgets, no collapse
+        let late = Picos::from_us(100);
+        assert!(r.observe(&mut recent, g1, rc3, late, 280).is_none());
+        // two GPUs to one root complex: no collapse
+        assert!(r.collapsed_groups(&[(0, g0, rc2), (1, g1, rc2)]).is_empty());
+        let g = r.collapsed_groups(&[(0, g0, rc2), (1, g1, rc3)]);
+        assert_eq!(g, vec![(2.7e9, vec![0, 1])]);
+        let p = rule(2, CollapsePer::Pair).collapsed_groups(&[
+            (0, g0, rc2),
+            (1, g1, rc3),
+            (2, g1, rc3),
+        ]);
+        assert_eq!(p, vec![(2.7e9, vec![0]), (2.7e9, vec![1, 2])]);
     }
 }

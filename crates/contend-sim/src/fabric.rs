@@ -1,11 +1,23 @@
-//! DESIGN 1, 4, 5 — the fabric: the resources traffic competes for (each
-//! direction of each link, each root complex's P2P forwarding and its pass
-//! to memory) as channels, and the channel paths between endpoints.
+//! DESIGN 1, 4, 5, 10 — the fabric: the resources traffic competes for as
+//! channels (each direction of each link; each root complex's forwarding,
+//! P2P aggregate, memory path and root ports; each I/O die; each
+//! cross-socket P2P path) and the channel paths between endpoints.
+//!
+//! A path charges a root complex's forwarding latency once (where it enters
+//! the CPU from a root port, or reaches host memory there), crosses an I/O
+//! die's fabric once per die, and meets every cap on its way: the root ports
+//! it enters and leaves by, each root complex's P2P aggregate, the memory
+//! path, the die's P2P cap, the cross-socket P2P rule, the links. Stages
+//! whose topology sets no cap and no rule are left out of paths.
 
+use crate::collapse::{CollapseRule, target_root_complex};
 use crate::credits::{CreditLimit, receiver_credits};
+use crate::cross_socket::CrossSocketRule;
 use crate::ids::{Arena, ChId, FxMap, PathId};
 use crate::params::{ModelParams, ns};
-use contend_topo::{Bytes, BytesPerSec, LinkKind, NodeIdx, NodeKind, Picos, TlpKind, Topology};
+use contend_topo::{
+    Bytes, BytesPerSec, LinkIdx, LinkKind, NodeIdx, NodeKind, Picos, TlpKind, Topology,
+};
 use contend_workload::Resource;
 
 /// What a channel models.
@@ -13,10 +25,18 @@ use contend_workload::Resource;
 pub(crate) enum ChKind {
     /// One direction of a link: (link index, 0 for a→b / 1 for b→a).
     Link { link: u32, dir: u8 },
-    /// A root complex forwarding between root ports (P2P), rate-capped.
-    Fabric { rc: NodeIdx },
-    /// A root complex passing traffic to or from memory (latency only).
-    Transit { rc: NodeIdx },
+    /// A root-complex, die or cross-socket stage, passed inline at TLP fidelity.
+    Stage,
+}
+
+/// A rule that changes a channel's rate with the traffic on it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum StageRule {
+    None,
+    /// Posted writes collapse (a switch uplink or a root port in).
+    Collapse(CollapseRule),
+    /// Cross-socket P2P: stream cap and degradation with concurrent streams.
+    CrossSocket(CrossSocketRule),
 }
 
 #[derive(Clone, Debug)]
@@ -30,12 +50,16 @@ pub(crate) struct ChannelSpec {
     pub pcie: bool,
     /// Receiver buffer per type: posted, non-posted, completion.
     pub credits: [CreditLimit; 3],
-    /// Posted-write collapse applies (fabric of a marked root complex).
-    pub collapse: bool,
+    pub rule: StageRule,
     /// Smallest unit a non-PCIe channel moves (`fabric.min_wire_bytes`).
     pub min_wire: u32,
     /// Picoseconds per byte << 32 (0 for channels with no rate limit).
     pub ps_per_byte_fp: u64,
+    /// The part of `latency` that is the receiver's forwarding pipeline (a
+    /// switch's port-to-port latency: PHY and crossbar stages), not time in
+    /// its receive buffer: credits come back that much before the packet
+    /// leaves.
+    pub pipeline: Picos,
 }
 
 fn ps_per_byte_fp(rate: Option<BytesPerSec>) -> u64 {
@@ -55,7 +79,7 @@ impl ChannelSpec {
         latency: Picos,
         pcie: bool,
         credits: [CreditLimit; 3],
-        collapse: bool,
+        rule: StageRule,
         min_wire: u32,
     ) -> ChannelSpec {
         ChannelSpec {
@@ -65,9 +89,10 @@ impl ChannelSpec {
             latency,
             pcie,
             credits,
-            collapse,
+            rule,
             min_wire,
             ps_per_byte_fp: ps_per_byte_fp(rate),
+            pipeline: Picos::ZERO,
         }
     }
 
@@ -86,10 +111,15 @@ impl ChannelSpec {
     pub fn ser(&self, wire: u32) -> Picos {
         Picos((wire as u64 * self.ps_per_byte_fp).div_ceil(1 << 32))
     }
-    /// A root-complex stage (passed inline, see [`crate::root_complex`]).
+    /// A stage (passed inline, see [`crate::root_complex`]).
     #[inline]
+    /// A stage with no rate and no rule: a pure delay.
+    pub fn is_delay(&self) -> bool {
+        self.is_stage() && self.rate.is_none() && matches!(self.rule, StageRule::None)
+    }
+
     pub fn is_stage(&self) -> bool {
-        !matches!(self.kind, ChKind::Link { .. })
+        self.kind == ChKind::Stage
     }
 }
 
@@ -97,16 +127,48 @@ impl ChannelSpec {
 #[derive(Clone, Debug)]
 pub(crate) struct Path {
     pub chans: Vec<ChId>,
-    /// For each fabric channel with collapse on: (position, ingress channel, target root complex).
-    pub collapse_at: Vec<(usize, ChId, NodeIdx)>,
+    /// Positions of collapsing channels, with the path's (source, target root complex).
+    pub collapse_at: Vec<(usize, NodeIdx, NodeIdx)>,
+    /// Positions of cross-socket stages, with the path's (source, destination).
+    pub cross_at: Vec<(usize, NodeIdx, NodeIdx)>,
     /// Every link in the path is NVLink (no PCIe tags apply).
     pub nvlink_only: bool,
     /// Smallest max payload size along the path (`fabric.no_pcie_mps` if no PCIe link).
     pub mps: u32,
     /// Read completion boundary of the PCIe link nearest the far end (`fabric.no_pcie_rcb` if none).
     pub rcb: u32,
+    /// Largest read request the path passes: the smallest MRRS of its PCIe
+    /// links and of the switches that force one (`fabric.no_pcie_mps` if none).
+    pub mrrs: u32,
+    /// Outstanding reads a requester may keep over it: `pcie.max_tags` with
+    /// 10-bit tags end to end, else 256 (8-bit tags).
+    pub max_tags: u32,
     /// The endpoint the path ends at.
     pub end: NodeIdx,
+}
+
+impl Path {
+    /// What the rule of the channel at `hop` sees of this path.
+    #[inline]
+    pub fn via(&self, hop: u16) -> Option<crate::collapse::Via> {
+        let hop = hop as usize;
+        self.collapse_at
+            .iter()
+            .chain(&self.cross_at)
+            .find(|(pos, _, _)| *pos == hop)
+            .map(|&(_, a, b)| (a, b))
+    }
+}
+
+/// The stages of one root complex.
+#[derive(Clone, Debug, Default)]
+struct RcStages {
+    forward: Option<ChId>,
+    p2p: Option<ChId>,
+    to_memory: Option<ChId>,
+    from_memory: Option<ChId>,
+    /// Per root port (the PCIe link): (in, out).
+    ports: FxMap<u32, (Option<ChId>, Option<ChId>)>,
 }
 
 #[derive(Debug)]
@@ -115,10 +177,18 @@ pub(crate) struct Fabric {
     pub paths: Arena<PathId, Path>,
     index: FxMap<(NodeIdx, NodeIdx), PathId>,
     link_dir: FxMap<(u32, u8), ChId>,
-    fabric_of: FxMap<NodeIdx, (ChId, ChId)>,
+    rcs: FxMap<NodeIdx, RcStages>,
+    /// Per I/O die: (P2P crossing, any other crossing).
+    dies: FxMap<NodeIdx, (ChId, ChId)>,
+    /// Per cross-socket CPU link.
+    cross: FxMap<u32, ChId>,
     no_pcie_mps: u32,
     no_pcie_rcb: u32,
+    max_tags: u32,
 }
+
+/// 8-bit tags: the PCIe spec's 256 outstanding non-posted requests.
+const EIGHT_BIT_TAGS: u32 = 256;
 
 impl Fabric {
     pub fn new(topo: &Topology, p: &ModelParams) -> Fabric {
@@ -127,59 +197,122 @@ impl Fabric {
             paths: Arena::default(),
             index: FxMap::default(),
             link_dir: FxMap::default(),
-            fabric_of: FxMap::default(),
+            rcs: FxMap::default(),
+            dies: FxMap::default(),
+            cross: FxMap::default(),
             no_pcie_mps: p.fabric.no_pcie_mps,
             no_pcie_rcb: p.fabric.no_pcie_rcb,
+            max_tags: p.pcie.max_tags,
         };
         let min_wire = p.fabric.min_wire_bytes;
         for l in topo.links() {
             for dir in 0..2u8 {
                 let (from, to) = if dir == 0 { (l.a, l.b) } else { (l.b, l.a) };
                 let recv = &topo.node(to).kind;
+                let mut pipeline = Picos::ZERO;
                 let (rate, lat, pcie) = match &l.kind {
                     LinkKind::Pcie(s) => {
-                        let fwd = match recv {
-                            NodeKind::Switch { latency } => {
-                                latency.unwrap_or(ns(p.switch.latency_ns))
-                            }
-                            _ => Picos::ZERO,
-                        };
+                        if let NodeKind::Switch(sw) = recv {
+                            pipeline = sw.latency.unwrap_or(ns(p.switch.latency_ns));
+                        }
                         (
                             Some(s.raw_rate().scale(1.0 - p.pcie.dllp_overhead)),
-                            ns(p.pcie.link_latency_ns) + fwd,
+                            ns(p.pcie.link_latency_ns) + pipeline,
                             true,
                         )
                     }
-                    LinkKind::Nvlink { bandwidth, latency } => (Some(*bandwidth), *latency, false),
-                    LinkKind::Cpu {
+                    LinkKind::Nvlink { bandwidth, latency }
+                    | LinkKind::Cpu {
                         bandwidth, latency, ..
-                    } => (Some(*bandwidth), *latency, false),
+                    }
+                    | LinkKind::SwitchFabric { bandwidth, latency } => {
+                        (Some(*bandwidth), *latency, false)
+                    }
                     LinkKind::Memory { bandwidth } => (Some(*bandwidth), Picos::ZERO, false),
+                    LinkKind::Die => (None, Picos::ZERO, false),
+                };
+                // a switch's uplink carries the writes its collapse rule watches
+                let rule = match (&l.kind, &topo.node(from).kind, dir) {
+                    (LinkKind::Pcie(_), NodeKind::Switch(sw), 0) => {
+                        sw.collapse.as_ref().map_or(StageRule::None, |c| {
+                            StageRule::Collapse(CollapseRule::of(c, p))
+                        })
+                    }
+                    _ => StageRule::None,
                 };
                 let name = Resource::Link {
                     from: topo.node(from).id.clone(),
                     to: topo.node(to).id.clone(),
                 };
-                let id = f.chans.push(ChannelSpec::new(
+                let mut spec = ChannelSpec::new(
                     name,
                     ChKind::Link { link: l.idx.0, dir },
                     rate,
                     lat,
                     pcie,
                     receiver_credits(recv, &l.kind, p),
-                    false,
+                    rule,
                     min_wire,
-                ));
+                );
+                spec.pipeline = pipeline;
+                let id = f.chans.push(spec);
                 f.link_dir.insert((l.idx.0, dir), id);
             }
         }
         for (i, n) in topo.nodes().iter().enumerate() {
-            if let NodeKind::RootComplex(rc) = &n.kind {
-                let idx = NodeIdx(i as u32);
-                let [fab, transit] = crate::root_complex::stages(&n.id, idx, rc, p);
-                let fab = f.chans.push(fab);
-                let transit = f.chans.push(transit);
-                f.fabric_of.insert(idx, (fab, transit));
+            let idx = NodeIdx(i as u32);
+            match &n.kind {
+                NodeKind::RootComplex(rc) => {
+                    let st = crate::root_complex::stages(topo, idx, rc, p, &mut f.chans);
+                    f.rcs.insert(idx, st.into());
+                }
+                NodeKind::CpuInterconnect {
+                    latency,
+                    p2p_bandwidth,
+                    ..
+                } => {
+                    let lat = latency.unwrap_or(ns(p.io_die.latency_ns));
+                    let credits = crate::credits::stage_credits(p);
+                    let mut stage = |rate| {
+                        f.chans.push(ChannelSpec::new(
+                            Resource::DieFabric { die: n.id.clone() },
+                            ChKind::Stage,
+                            rate,
+                            lat,
+                            false,
+                            credits,
+                            StageRule::None,
+                            min_wire,
+                        ))
+                    };
+                    let p2p = stage(*p2p_bandwidth);
+                    let pass = stage(None);
+                    f.dies.insert(idx, (p2p, pass));
+                }
+                _ => {}
+            }
+        }
+        for l in topo.links() {
+            if let LinkKind::Cpu { bandwidth, p2p, .. } = &l.kind
+                && topo.socket_of(l.a) != topo.socket_of(l.b)
+            {
+                let rule = CrossSocketRule::of(p2p, *bandwidth, p);
+                if rule.is_active(*bandwidth) {
+                    let id = f.chans.push(ChannelSpec::new(
+                        Resource::CrossSocket {
+                            a: topo.node(l.a).id.clone(),
+                            b: topo.node(l.b).id.clone(),
+                        },
+                        ChKind::Stage,
+                        Some(rule.base),
+                        Picos::ZERO,
+                        false,
+                        crate::credits::stage_credits(p),
+                        StageRule::CrossSocket(rule),
+                        min_wire,
+                    ));
+                    f.cross.insert(l.idx.0, id);
+                }
             }
         }
         f
@@ -191,27 +324,70 @@ impl Fabric {
             return Some(*p);
         }
         let route = topo.route(from, to)?;
+        let is_mem = |n: NodeIdx| matches!(topo.node(n).kind, NodeKind::HostMemory { .. });
+        let p2p = !is_mem(from) && !is_mem(to);
+        let mem_link = |l: LinkIdx| matches!(topo.link(l).kind, LinkKind::Memory { .. });
+        // the root port of root complex `rc` a PCIe link is
+        let root_port = |l: LinkIdx, rc: NodeIdx| {
+            let k = topo.link(l);
+            matches!(k.kind, LinkKind::Pcie(_)) && k.b == rc
+        };
+        let target_rc = target_root_complex(topo, from, &route);
         let mut chans = Vec::new();
         let mut collapse_at = Vec::new();
-        let target_rc = crate::collapse::target_root_complex(topo, from, &route);
+        let mut cross_at = Vec::new();
+        let mut entered = false;
+        let push = |chans: &mut Vec<ChId>, c: Option<ChId>| {
+            if let Some(c) = c {
+                chans.push(c);
+            }
+        };
         for (i, h) in route.hops.iter().enumerate() {
-            let dir = h.direction(topo) as u8;
-            chans.push(self.link_dir[&(h.link.0, dir)]);
-            if let Some(next) = route.hops.get(i + 1)
-                && let Some(&(fab, transit)) = self.fabric_of.get(&h.to)
-            {
-                let mem =
-                    |l: contend_topo::LinkIdx| matches!(topo.link(l).kind, LinkKind::Memory { .. });
-                if mem(h.link) || mem(next.link) {
-                    chans.push(transit);
-                } else {
-                    if self.chans[fab].collapse
-                        && let Some(t) = target_rc
-                    {
-                        collapse_at.push((chans.len(), *chans.last().unwrap_or(&fab), t));
-                    }
-                    chans.push(fab);
+            let link = topo.link(h.link);
+            if !matches!(link.kind, LinkKind::Die) {
+                let c = self.link_dir[&(h.link.0, h.direction(topo) as u8)];
+                if let StageRule::Collapse(_) = self.chans[c].rule
+                    && let Some(t) = target_rc
+                {
+                    collapse_at.push((chans.len(), from, t));
                 }
+                chans.push(c);
+            }
+            if p2p && let Some(&c) = self.cross.get(&h.link.0) {
+                cross_at.push((chans.len(), from, to));
+                chans.push(c);
+            }
+            let Some(next) = route.hops.get(i + 1) else {
+                continue;
+            };
+            let node = h.to;
+            if let Some(st) = self.rcs.get(&node) {
+                if !entered {
+                    push(&mut chans, st.forward);
+                }
+                entered = true;
+                if mem_link(h.link) {
+                    push(&mut chans, st.from_memory);
+                } else if mem_link(next.link) {
+                    push(&mut chans, st.to_memory);
+                } else if p2p {
+                    if root_port(h.link, node) {
+                        let port_in = st.ports.get(&h.link.0).and_then(|p| p.0);
+                        if let Some(c) = port_in
+                            && let StageRule::Collapse(_) = self.chans[c].rule
+                            && let Some(t) = target_rc
+                        {
+                            collapse_at.push((chans.len(), from, t));
+                        }
+                        push(&mut chans, port_in);
+                    }
+                    push(&mut chans, st.p2p);
+                    if root_port(next.link, node) {
+                        push(&mut chans, st.ports.get(&next.link.0).and_then(|p| p.1));
+                    }
+                }
+            } else if let Some(&(p2p_stage, pass)) = self.dies.get(&node) {
+                chans.push(if p2p { p2p_stage } else { pass });
             }
         }
         let nvlink_only = route
@@ -232,12 +408,40 @@ impl Fabric {
             .min()
             .unwrap_or(self.no_pcie_mps);
         let rcb = pcie.last().map_or(self.no_pcie_rcb, |s| s.rcb.0 as u32);
+        let nodes = || {
+            std::iter::once(from)
+                .chain(route.hops.iter().map(|h| h.to))
+                .map(|n| &topo.node(n).kind)
+        };
+        let switch_mrrs = nodes().filter_map(|k| match k {
+            NodeKind::Switch(sw) => sw.mrrs.map(|m| m.0 as u32),
+            _ => None,
+        });
+        let mrrs = pcie
+            .iter()
+            .map(|s| s.mrrs.0 as u32)
+            .chain(switch_mrrs)
+            .min()
+            .unwrap_or(self.no_pcie_mps);
+        let ten_bit = nodes().all(|k| match k {
+            NodeKind::Gpu(g) => g.tags_10bit,
+            NodeKind::Switch(sw) => sw.tags_10bit,
+            _ => true,
+        });
+        let max_tags = if ten_bit {
+            self.max_tags
+        } else {
+            self.max_tags.min(EIGHT_BIT_TAGS)
+        };
         let id = self.paths.push(Path {
             chans,
             collapse_at,
+            cross_at,
             nvlink_only,
             mps,
             rcb,
+            mrrs,
+            max_tags,
             end: to,
         });
         self.index.insert((from, to), id);
@@ -278,6 +482,27 @@ impl Fabric {
             if s.rate.is_some() {
                 uses.push((c, s.wire(kind, tlp_payload) as f64 / per as f64));
             }
+        }
+    }
+}
+
+/// The stages [`crate::root_complex::stages`] made, by role.
+pub(crate) struct RcStageIds {
+    pub forward: Option<ChId>,
+    pub p2p: Option<ChId>,
+    pub to_memory: Option<ChId>,
+    pub from_memory: Option<ChId>,
+    pub ports: Vec<(u32, Option<ChId>, Option<ChId>)>,
+}
+
+impl From<RcStageIds> for RcStages {
+    fn from(s: RcStageIds) -> RcStages {
+        RcStages {
+            forward: s.forward,
+            p2p: s.p2p,
+            to_memory: s.to_memory,
+            from_memory: s.from_memory,
+            ports: s.ports.into_iter().map(|(l, i, o)| (l, (i, o))).collect(),
         }
     }
 }

@@ -40,20 +40,24 @@ pub(crate) fn store_rate(topo: &Topology, p: &ModelParams, k: Kernel) -> BytesPe
 }
 
 /// Outstanding read requests of `req` bytes a kernel can keep in flight;
-/// PCIe tags bound it unless every path is NVLink.
+/// PCIe tags bound it (`tags`: the fewest its paths allow; `None` when every
+/// path is NVLink).
 pub(crate) fn load_window(
     topo: &Topology,
     p: &ModelParams,
     k: Kernel,
     req: u32,
-    nvlink: bool,
+    tags: Option<u32>,
 ) -> u32 {
     let g = &p.gpu;
     let per_block =
         (k.threads as u64 * g.bytes_per_thread as u64 * g.loads_in_flight_per_thread as u64)
             .div_ceil(req as u64) as u32;
     let w = k.blocks.min(sms(topo, k.gpu)) * per_block.clamp(1, g.max_outstanding_loads_per_sm);
-    if nvlink { w } else { w.min(p.pcie.max_tags) }
+    match tags {
+        None => w,
+        Some(t) => w.min(t),
+    }
 }
 
 /// Whether transfers read or write remote memory.
@@ -66,11 +70,12 @@ pub(crate) enum Dir {
 /// Bytes per request (read) or write TLP of one transfer: SM loads
 /// coalesce into `gpu.load_request_bytes`, SM stores into
 /// `gpu.store_tlp_bytes` (at most the path's MPS), the copy engine reads
-/// `gpu.copy_request_bytes` and writes max-payload TLPs.
-pub(crate) fn request_bytes(p: &ModelParams, dir: Dir, engine: Engine, mps: u32) -> u32 {
+/// `gpu.copy_request_bytes` (at most the path's MRRS) and writes
+/// max-payload TLPs.
+pub(crate) fn request_bytes(p: &ModelParams, dir: Dir, engine: Engine, mps: u32, mrrs: u32) -> u32 {
     match (dir, engine) {
         (Dir::Read, Engine::Sm) => p.gpu.load_request_bytes,
-        (Dir::Read, Engine::CopyEngine) => p.gpu.copy_request_bytes,
+        (Dir::Read, Engine::CopyEngine) => p.gpu.copy_request_bytes.min(mrrs),
         (Dir::Write, Engine::Sm) => p.gpu.store_tlp_bytes.min(mps),
         (Dir::Write, Engine::CopyEngine) => mps,
     }
@@ -84,10 +89,10 @@ pub(crate) fn window(
     dir: Dir,
     engine: Engine,
     req: u32,
-    nvlink: bool,
+    tags: Option<u32>,
 ) -> u32 {
     match (dir, engine) {
-        (Dir::Read, Engine::Sm) => load_window(topo, p, k, req, nvlink),
+        (Dir::Read, Engine::Sm) => load_window(topo, p, k, req, tags),
         (_, Engine::CopyEngine) => p.gpu.copy_outstanding,
         (Dir::Write, Engine::Sm) => p.gpu.store_window,
     }

@@ -51,6 +51,7 @@
 mod actor;
 mod collapse;
 mod credits;
+mod cross_socket;
 mod engine;
 mod fabric;
 mod flags;
@@ -71,8 +72,8 @@ mod transport;
 pub use actor::{Span, SpanKind};
 pub use limits::{LimitHit, RunLimits};
 pub use params::{
-    FabricParams, GpuParams, HostParams, ModelParams, ParamsError, PcieParams, RingParams,
-    RootComplexParams, SwitchParams,
+    CrossSocketParams, FabricParams, GpuParams, HostParams, IoDieParams, ModelParams, ParamsError,
+    PcieParams, RingParams, RootComplexParams, SwitchParams,
 };
 pub use run::{
     QueueKind, Run, RunSpec, SimError, SimOptions, runs_of, simulate, simulate_one,

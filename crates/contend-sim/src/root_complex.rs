@@ -1,72 +1,133 @@
-//! DESIGN 5 — the root complex: forwarding between root ports (P2P) with its
-//! own bandwidth cap and latency, where posted writes may collapse
-//! ([`crate::collapse`]), and a latency-only pass to and from host memory.
-//! At TLP fidelity both are stages a packet passes inline: it takes its
-//! slot of the stage's bandwidth when it reaches the stage and becomes
+//! DESIGN 5, 10 — the root complex as built: a forwarding latency charged
+//! once where a path enters the CPU; per root port and direction, a P2P
+//! forwarding cap (each port's ingress and egress its own resource); an
+//! aggregate P2P cap over all its ports; a cap on its path to host memory
+//! per direction; and, where the platform shows it, posted-write collapse
+//! on what enters a root port ([`crate::collapse`]). Stages without a cap or
+//! rule are not built. At TLP fidelity a packet passes each stage inline: it
+//! takes its slot of the stage's bandwidth when it reaches the stage and is
 //! ready for the next link at the end of it, costing no event (the plain
 //! twin, `TlpOptions::queued_stages`, spends an event per stage).
 
 use crate::collapse::{CollapseRule, Via};
 use crate::credits::stage_credits;
-use crate::fabric::{ChKind, ChannelSpec};
+use crate::fabric::{ChKind, ChannelSpec, RcStageIds, StageRule};
+use crate::ids::{Arena, ChId};
 use crate::params::{ModelParams, ns};
 use crate::transport::tlp::channel::Chan;
-use contend_topo::{BytesPerSec, NodeIdx, Picos, RootComplexSpec, TlpKind};
-use contend_workload::Resource;
+use contend_topo::{BytesPerSec, LinkKind, NodeIdx, Picos, RootComplexSpec, TlpKind, Topology};
+use contend_workload::{Resource, Way};
 
-/// The two stages of root complex `rc` (node `idx`): P2P forwarding, then
-/// the pass to memory.
+/// Builds the stages of root complex `rc` (node `idx`) into `chans`.
 pub(crate) fn stages(
-    id: &contend_topo::NodeId,
+    topo: &Topology,
     idx: NodeIdx,
     rc: &RootComplexSpec,
     p: &ModelParams,
-) -> [ChannelSpec; 2] {
-    let lat = rc.latency.unwrap_or(ns(p.root_complex.latency_ns));
-    let bw = rc
-        .p2p_bandwidth
-        .unwrap_or(BytesPerSec::from_gbps(p.root_complex.p2p_bandwidth_gbps));
+    chans: &mut Arena<ChId, ChannelSpec>,
+) -> RcStageIds {
+    let id = topo.node(idx).id.clone();
+    let pr = &p.root_complex;
     let credits = stage_credits(p);
     let min_wire = p.fabric.min_wire_bytes;
-    [
-        ChannelSpec::new(
+    let gbps = |v: Option<f64>| v.map(BytesPerSec::from_gbps);
+    let mut stage = |name: Resource, rate: Option<BytesPerSec>, lat: Picos, rule: StageRule| {
+        chans.push(ChannelSpec::new(
+            name,
+            ChKind::Stage,
+            rate,
+            lat,
+            false,
+            credits,
+            rule,
+            min_wire,
+        ))
+    };
+    let forward = Some(stage(
+        Resource::RootComplexForward { rc: id.clone() },
+        None,
+        rc.latency.unwrap_or(ns(pr.latency_ns)),
+        StageRule::None,
+    ));
+    let p2p = rc.p2p_bandwidth.or(gbps(pr.p2p_bandwidth_gbps)).map(|r| {
+        stage(
             Resource::RootComplexP2p { rc: id.clone() },
-            ChKind::Fabric { rc: idx },
-            Some(bw),
-            lat,
-            false,
-            credits,
-            rc.posted_write_collapse,
-            min_wire,
-        ),
-        ChannelSpec::new(
-            Resource::RootComplexMemory { rc: id.clone() },
-            ChKind::Transit { rc: idx },
-            None,
-            lat,
-            false,
-            credits,
-            false,
-            min_wire,
-        ),
-    ]
+            Some(r),
+            Picos::ZERO,
+            StageRule::None,
+        )
+    });
+    let memory = rc.memory_bandwidth.or(gbps(pr.memory_bandwidth_gbps));
+    let mut mem = |way| {
+        memory.map(|r| {
+            stage(
+                Resource::RootComplexMemory {
+                    rc: id.clone(),
+                    way,
+                },
+                Some(r),
+                Picos::ZERO,
+                StageRule::None,
+            )
+        })
+    };
+    let to_memory = mem(Way::In);
+    let from_memory = mem(Way::Out);
+    let port_cap = rc.port_p2p_bandwidth.or(gbps(pr.port_p2p_gbps));
+    let collapse = rc.collapse.as_ref().map(|c| CollapseRule::of(c, p));
+    let mut ports = vec![];
+    for l in topo.links() {
+        if !matches!(l.kind, LinkKind::Pcie(_)) || l.b != idx {
+            continue;
+        }
+        let port = topo.node(l.a).id.clone();
+        let name = |way| Resource::RootPort {
+            rc: id.clone(),
+            port: port.clone(),
+            way,
+        };
+        let inward = (port_cap.is_some() || collapse.is_some()).then(|| {
+            stage(
+                name(Way::In),
+                port_cap,
+                Picos::ZERO,
+                collapse.map_or(StageRule::None, StageRule::Collapse),
+            )
+        });
+        let outward =
+            port_cap.map(|r| stage(name(Way::Out), Some(r), Picos::ZERO, StageRule::None));
+        if inward.is_some() || outward.is_some() {
+            ports.push((l.idx.0, inward, outward));
+        }
+    }
+    RcStageIds {
+        forward,
+        p2p,
+        to_memory,
+        from_memory,
+        ports,
+    }
 }
 
 /// A packet of `kind` with `data` payload bytes, ready at `ready`, passes
-/// stage `spec` (state `ch`) now. `collapse`: the (ingress, target) its
-/// path gives this stage when the stage collapses. Returns when it leaves.
+/// stage `spec` (state `ch`) now. `via`: what the stage's rule sees of the
+/// packet's path. Returns when it leaves.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn pass(
     ch: &mut Chan,
     spec: &ChannelSpec,
-    rule: &CollapseRule,
-    collapse: Option<Via>,
+    via: Option<Via>,
     kind: TlpKind,
     data: u32,
     ready: Picos,
     now: Picos,
 ) -> Picos {
+    if spec.is_delay() {
+        // a stage that only delays (an I/O die crossing, a forwarding
+        // latency) holds no slot: packets passing it never wait for each other
+        return ready.max(now) + spec.latency;
+    }
     let start = ch.busy_until.max(ready).max(now);
-    let ser = ch.occupy(spec, rule, collapse, kind, data, start);
-    start + ser + spec.latency
+    let (_, through) = ch.occupy(spec, via, kind, data, start);
+    through + spec.latency
 }

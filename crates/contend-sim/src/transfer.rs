@@ -97,19 +97,23 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
             remote: 0,
             issue_rate: None,
         };
-        let mut nvlink = true;
+        // the fewest tags the group's PCIe paths allow (None: NVLink only)
+        let mut tags: Option<u32> = None;
         for (acc, notify) in parts {
             let target = acc.mem.node();
             let local = target == k.gpu || acc.bytes.0 == 0;
             let paths = (!local).then(|| {
                 let fwd = w.fabric.route(w.topo, k.gpu, target);
                 let back = w.fabric.route(w.topo, target, k.gpu);
-                nvlink &= w.fabric.paths[fwd].nvlink_only;
+                let path = &w.fabric.paths[fwd];
+                if !path.nvlink_only {
+                    tags = Some(tags.map_or(path.max_tags, |t| t.min(path.max_tags)));
+                }
                 (fwd, back)
             });
-            let mps = match paths {
-                None => w.p.fabric.no_pcie_mps,
-                Some((fwd, _)) => w.fabric.paths[fwd].mps,
+            let (mps, mrrs) = match paths {
+                None => (w.p.fabric.no_pcie_mps, w.p.fabric.no_pcie_mps),
+                Some((fwd, _)) => (w.fabric.paths[fwd].mps, w.fabric.paths[fwd].mrrs),
             };
             if matches!(notify, Notify::After { .. }) {
                 group.flags_pending += 1;
@@ -122,7 +126,7 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
                 total: acc.bytes.0,
                 issued: 0,
                 done: 0,
-                req: gpu::request_bytes(w.p, dir, mover, mps),
+                req: gpu::request_bytes(w.p, dir, mover, mps, mrrs),
                 notify: *notify,
                 epoch,
             });
@@ -139,7 +143,7 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
             return false;
         };
         let req0 = w.xfers[first].req;
-        group.window = gpu::window(w.topo, w.p, k, dir, mover, req0, nvlink);
+        group.window = gpu::window(w.topo, w.p, k, dir, mover, req0, tags);
         group.window_init = group.window;
         if (dir, mover) == (Dir::Write, Mover::Sm) {
             group.issue_rate = Some(gpu::store_rate(w.topo, w.p, k));

@@ -57,8 +57,15 @@ fn same_seed_same_result_other_seed_other_skew() {
     assert_ne!(a.per_op_ns, c.per_op_ns);
 }
 
-/// TLP and flow fidelity agree on the collectives too (within 15 %: these are
-/// partly latency-bound, where the fluid model's round trips are approximate).
+/// TLP and flow fidelity agree on the collectives too, within 20 %: these
+/// are partly latency-bound, where the fluid model's round trips are
+/// approximate, and congested, where TLP's credit stalls (completions to a
+/// busy root port holding the credits of an ingress buffer they share with
+/// completions to idle ports) have no fluid counterpart. Measured here, TLP
+/// over flow: one-shot pull 1.36, hierarchical 1.19, two-shot pull 1.08,
+/// the others 0.92–1.00. One-shot pull, every rank reading every peer at
+/// once, is the worst: TLP is slower, within 40 % (272 vs 183 µs at 1 MiB;
+/// with every buffer made huge the two agree, 193 vs 183 µs).
 #[test]
 fn fidelities_agree_on_collectives() {
     let sc = verify(2, "pro6000-8x-2socket");
@@ -74,17 +81,23 @@ fn fidelities_agree_on_collectives() {
             .records[0]
             .stats
             .median_ns;
-        assert!((t - f).abs() <= 0.15 * t, "{a}: tlp {t} ns, flow {f} ns");
+        if *a == Algorithm::OneShotPull {
+            assert!(t >= f && t <= 1.4 * f, "{a}: tlp {t} ns, flow {f} ns");
+        } else {
+            assert!((t - f).abs() <= 0.2 * t, "{a}: tlp {t} ns, flow {f} ns");
+        }
     }
 }
 
 /// Host placement sends every byte through host memory (store, then load)
 /// and never through the root complex's P2P forwarding; peer placement is
-/// the other way round.
+/// the other way round. (The P2P forwarding is a resource of its own where
+/// it has a cap: the test gives it one.)
 #[test]
 fn host_placement_goes_through_memory_not_p2p() {
     let sc = verify(2, "pro6000-4x-1socket");
-    let p = ModelParams::default();
+    let mut p = ModelParams::default();
+    p.root_complex.p2p_bandwidth_gbps = Some(400.0);
     let busy = |r: &contend_sim::Run, what: &str| -> f64 {
         r.utilisation
             .iter()

@@ -5,8 +5,8 @@
 use crate::error::{Location, TopoError, TopoErrorKind};
 use crate::limits::{self, MAX_LINKS, MAX_NODES};
 use crate::model::{
-    GpuSpec, LinkKind, LinkSpec, Node, NodeId, NodeKind, PcieSpec, RootComplexSpec, Topology,
-    TopologySpec,
+    CollapsePer, CollapseSpec, CrossSocketP2p, GpuSpec, LinkKind, LinkSpec, Node, NodeId, NodeKind,
+    PcieSpec, RootComplexSpec, SwitchSpec, Topology, TopologySpec,
 };
 use crate::pcie::{PcieGen, VALID_PAYLOADS, VALID_RCBS};
 
@@ -22,6 +22,8 @@ struct RawTopology {
     name: String,
     #[serde(default)]
     source: Option<String>,
+    #[serde(default)]
+    platform: Option<String>,
     #[serde(default, rename = "node")]
     nodes: Vec<Spanned<RawNode>>,
     #[serde(default, rename = "link")]
@@ -41,7 +43,23 @@ struct RawNode {
     socket: Option<Spanned<i64>>,
     p2p_bandwidth_gbps: Option<Spanned<f64>>,
     latency_ns: Option<Spanned<f64>>,
-    posted_write_collapse: Option<bool>,
+    posted_write_collapse: Option<Spanned<bool>>,
+    chip: Option<Spanned<String>>,
+    mrrs: Option<Spanned<i64>>,
+    tags_10bit: Option<Spanned<bool>>,
+    port_p2p_gbps: Option<Spanned<f64>>,
+    collapse: Option<Spanned<RawCollapse>>,
+    note: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCollapse {
+    min_sources: Option<Spanned<i64>>,
+    min_targets: Option<Spanned<i64>>,
+    rate_gbps: Option<Spanned<f64>>,
+    per: Option<Spanned<String>>,
+    window_ns: Option<Spanned<f64>>,
     note: Option<String>,
 }
 
@@ -60,6 +78,10 @@ struct RawLink {
     bandwidth_gbps: Option<Spanned<f64>>,
     latency_ns: Option<Spanned<f64>>,
     protocol: Option<String>,
+    p2p_bandwidth_gbps: Option<Spanned<f64>>,
+    p2p_stream_gbps: Option<Spanned<f64>>,
+    p2p_stream_knee: Option<Spanned<f64>>,
+    p2p_stream_exponent: Option<Spanned<f64>>,
     note: Option<String>,
 }
 
@@ -95,6 +117,78 @@ impl Ctx<'_> {
     }
     fn rate(&self, v: &Spanned<f64>, field: &str) -> Result<BytesPerSec, TopoError> {
         limits::bandwidth_gbps(*v.get_ref()).map_err(|m| self.invalid(v, field, m))
+    }
+    fn opt_rate(
+        &self,
+        v: &Option<Spanned<f64>>,
+        field: &str,
+    ) -> Result<Option<BytesPerSec>, TopoError> {
+        v.as_ref().map(|v| self.rate(v, field)).transpose()
+    }
+    fn opt_number(
+        &self,
+        v: &Option<Spanned<f64>>,
+        field: &str,
+        lo: f64,
+        hi: f64,
+    ) -> Result<Option<f64>, TopoError> {
+        v.as_ref()
+            .map(|s| {
+                let x = *s.get_ref();
+                if x.is_finite() && (lo..=hi).contains(&x) {
+                    Ok(x)
+                } else {
+                    Err(self.invalid(
+                        s,
+                        field,
+                        format!(
+                            "{field} = {} is outside {lo}..={}",
+                            limits::num(x),
+                            limits::num(hi)
+                        ),
+                    ))
+                }
+            })
+            .transpose()
+    }
+    fn count(&self, v: &Option<Spanned<i64>>, field: &str) -> Result<Option<u32>, TopoError> {
+        v.as_ref()
+            .map(|s| limits::count(*s.get_ref(), field).map_err(|m| self.invalid(s, field, m)))
+            .transpose()
+    }
+    fn collapse(
+        &self,
+        v: &Option<Spanned<RawCollapse>>,
+    ) -> Result<Option<CollapseSpec>, TopoError> {
+        let Some(c) = v else { return Ok(None) };
+        let r = c.get_ref();
+        let per = match r.per.as_ref().map(|p| p.get_ref().as_str()) {
+            None | Some("port") => CollapsePer::Port,
+            Some("pair") => CollapsePer::Pair,
+            Some(other) => {
+                let p = r.per.as_ref().expect("given");
+                return Err(self.invalid(
+                    p,
+                    "collapse.per",
+                    format!("collapse per `{other}`: `port` or `pair`"),
+                ));
+            }
+        };
+        Ok(Some(CollapseSpec {
+            min_sources: self.count(&r.min_sources, "collapse.min_sources")?,
+            min_targets: self.count(&r.min_targets, "collapse.min_targets")?,
+            rate: self.opt_rate(&r.rate_gbps, "collapse.rate_gbps")?,
+            per,
+            window: r
+                .window_ns
+                .as_ref()
+                .map(|s| {
+                    limits::latency_ns(*s.get_ref())
+                        .map_err(|m| self.invalid(s, "collapse.window_ns", m))
+                })
+                .transpose()?,
+            note: r.note.clone(),
+        }))
     }
     fn latency(&self, v: &Option<Spanned<f64>>) -> Result<Option<Picos>, TopoError> {
         v.as_ref()
@@ -151,6 +245,7 @@ pub fn parse_topology(file: &str, text: &str) -> Result<Topology, TopoError> {
         file: Some(file.to_string()),
         name: raw.name,
         source: raw.source,
+        platform: raw.platform,
         ..Default::default()
     };
     for n in &raw.nodes {
@@ -169,27 +264,65 @@ pub fn parse_topology(file: &str, text: &str) -> Result<Topology, TopoError> {
                     model: r.model.clone().unwrap_or_else(|| "GPU".into()),
                     sms: sms_n,
                     memory_bandwidth: cx.rate(bw, "memory_bandwidth_gbps")?,
+                    tags_10bit: r.tags_10bit.as_ref().is_none_or(|t| *t.get_ref()),
                 })
             }
-            "switch" => NodeKind::Switch {
+            "switch" => NodeKind::Switch(SwitchSpec {
                 latency: cx.latency(&r.latency_ns)?,
-            },
-            "root_complex" => NodeKind::RootComplex(RootComplexSpec {
-                socket: cx.socket(&r.socket)?,
-                p2p_bandwidth: r
-                    .p2p_bandwidth_gbps
+                chip: r.chip.as_ref().map(|c| c.get_ref().clone()),
+                mrrs: r
+                    .mrrs
                     .as_ref()
-                    .map(|v| cx.rate(v, "p2p_bandwidth_gbps"))
+                    .map(|m| {
+                        u64::try_from(*m.get_ref())
+                            .ok()
+                            .filter(|b| VALID_PAYLOADS.contains(b))
+                            .map(Bytes)
+                            .ok_or_else(|| {
+                                cx.invalid(m, "mrrs", format!("mrrs {} {POW2}", m.get_ref()))
+                            })
+                    })
                     .transpose()?,
-                latency: cx.latency(&r.latency_ns)?,
-                posted_write_collapse: r.posted_write_collapse.unwrap_or(false),
+                tags_10bit: r.tags_10bit.as_ref().is_none_or(|t| *t.get_ref()),
+                collapse: cx.collapse(&r.collapse)?,
             }),
+            "root_complex" => {
+                let collapse = match (&r.collapse, &r.posted_write_collapse) {
+                    (Some(_), Some(p)) => {
+                        return Err(cx.invalid(
+                            p,
+                            "posted_write_collapse",
+                            "give either `posted_write_collapse` or a `[node.collapse]` table, not both".into(),
+                        ));
+                    }
+                    (None, Some(p)) if *p.get_ref() => Some(CollapseSpec {
+                        min_sources: None,
+                        min_targets: None,
+                        rate: None,
+                        per: CollapsePer::Port,
+                        window: None,
+                        note: None,
+                    }),
+                    _ => cx.collapse(&r.collapse)?,
+                };
+                NodeKind::RootComplex(RootComplexSpec {
+                    socket: cx.socket(&r.socket)?,
+                    p2p_bandwidth: cx.opt_rate(&r.p2p_bandwidth_gbps, "p2p_bandwidth_gbps")?,
+                    latency: cx.latency(&r.latency_ns)?,
+                    port_p2p_bandwidth: cx.opt_rate(&r.port_p2p_gbps, "port_p2p_gbps")?,
+                    memory_bandwidth: cx
+                        .opt_rate(&r.memory_bandwidth_gbps, "memory_bandwidth_gbps")?,
+                    collapse,
+                })
+            }
             "host_memory" => NodeKind::HostMemory {
                 socket: cx.socket(&r.socket)?,
                 latency: cx.latency(&r.latency_ns)?,
             },
             "cpu_interconnect" => NodeKind::CpuInterconnect {
                 socket: cx.socket(&r.socket)?,
+                latency: cx.latency(&r.latency_ns)?,
+                p2p_bandwidth: cx.opt_rate(&r.p2p_bandwidth_gbps, "p2p_bandwidth_gbps")?,
             },
             other => {
                 return Err(cx.err(
@@ -204,15 +337,34 @@ pub fn parse_topology(file: &str, text: &str) -> Result<Topology, TopoError> {
         let kname = kind.name();
         if !matches!(kind, NodeKind::Gpu(_)) {
             cx.forbid(&r.sms, "sms", kname)?;
+        }
+        if !matches!(kind, NodeKind::Gpu(_) | NodeKind::RootComplex(_)) {
             cx.forbid(&r.memory_bandwidth_gbps, "memory_bandwidth_gbps", kname)?;
         }
-        if !matches!(kind, NodeKind::RootComplex(_)) {
+        if !matches!(
+            kind,
+            NodeKind::RootComplex(_) | NodeKind::CpuInterconnect { .. }
+        ) {
             cx.forbid(&r.p2p_bandwidth_gbps, "p2p_bandwidth_gbps", kname)?;
         }
-        if matches!(kind, NodeKind::Gpu(_) | NodeKind::CpuInterconnect { .. }) {
+        if !matches!(kind, NodeKind::RootComplex(_)) {
+            cx.forbid(&r.port_p2p_gbps, "port_p2p_gbps", kname)?;
+            cx.forbid(&r.posted_write_collapse, "posted_write_collapse", kname)?;
+        }
+        if !matches!(kind, NodeKind::RootComplex(_) | NodeKind::Switch(_)) {
+            cx.forbid(&r.collapse, "collapse", kname)?;
+        }
+        if !matches!(kind, NodeKind::Switch(_)) {
+            cx.forbid(&r.chip, "chip", kname)?;
+            cx.forbid(&r.mrrs, "mrrs", kname)?;
+        }
+        if !matches!(kind, NodeKind::Switch(_) | NodeKind::Gpu(_)) {
+            cx.forbid(&r.tags_10bit, "tags_10bit", kname)?;
+        }
+        if matches!(kind, NodeKind::Gpu(_)) {
             cx.forbid(&r.latency_ns, "latency_ns", kname)?;
         }
-        if matches!(kind, NodeKind::Gpu(_) | NodeKind::Switch { .. }) {
+        if matches!(kind, NodeKind::Gpu(_) | NodeKind::Switch(_)) {
             cx.forbid(&r.socket, "socket", kname)?;
         }
         spec.nodes.push((
@@ -288,7 +440,7 @@ pub fn parse_topology(file: &str, text: &str) -> Result<Topology, TopoError> {
                     rcb: bytes(&r.rcb, "rcb", 64, &VALID_RCBS, "must be 64 or 128")?,
                 })
             }
-            "nvlink" | "cpu" | "memory" => {
+            "nvlink" | "cpu" | "memory" | "switch_fabric" => {
                 let bw = cx.required(&r.bandwidth_gbps, l, "bandwidth_gbps", &what)?;
                 let bandwidth = cx.rate(bw, "bandwidth_gbps")?;
                 let latency = cx.latency(&r.latency_ns)?.unwrap_or(Picos::ZERO);
@@ -301,20 +453,59 @@ pub fn parse_topology(file: &str, text: &str) -> Result<Topology, TopoError> {
                         protocol: r.protocol.clone().unwrap_or_else(|| "UPI".into()),
                         bandwidth,
                         latency,
+                        p2p: CrossSocketP2p {
+                            bandwidth: cx.opt_rate(&r.p2p_bandwidth_gbps, "p2p_bandwidth_gbps")?,
+                            stream: cx.opt_rate(&r.p2p_stream_gbps, "p2p_stream_gbps")?,
+                            knee: cx.opt_number(
+                                &r.p2p_stream_knee,
+                                "p2p_stream_knee",
+                                1.0,
+                                limits::MAX_NODES as f64 * limits::MAX_NODES as f64,
+                            )?,
+                            exponent: cx.opt_number(
+                                &r.p2p_stream_exponent,
+                                "p2p_stream_exponent",
+                                0.0,
+                                16.0,
+                            )?,
+                        },
                     },
+                    "switch_fabric" => LinkKind::SwitchFabric { bandwidth, latency },
                     _ => LinkKind::Memory { bandwidth },
                 }
+            }
+            "die" => {
+                for (v, f) in [(&r.generation, "gen"), (&r.width, "width")] {
+                    cx.forbid(v, f, &what)?;
+                }
+                cx.forbid(&r.bandwidth_gbps, "bandwidth_gbps", &what)?;
+                cx.forbid(
+                    &r.latency_ns,
+                    "latency_ns",
+                    "die link (the cpu_interconnect's latency_ns is the crossing cost)",
+                )?;
+                LinkKind::Die
             }
             other => {
                 return Err(cx.err(
                     &r.kind,
                     "kind",
                     TopoErrorKind::Invalid(format!(
-                        "unknown link kind `{other}` (pcie, nvlink, cpu, memory)"
+                        "unknown link kind `{other}` (pcie, nvlink, cpu, memory, switch_fabric, die)"
                     )),
                 ));
             }
         };
+        if !matches!(kind, LinkKind::Cpu { .. }) {
+            for (v, f) in [
+                (&r.p2p_bandwidth_gbps, "p2p_bandwidth_gbps"),
+                (&r.p2p_stream_gbps, "p2p_stream_gbps"),
+                (&r.p2p_stream_knee, "p2p_stream_knee"),
+                (&r.p2p_stream_exponent, "p2p_stream_exponent"),
+            ] {
+                cx.forbid(v, f, &what)?;
+            }
+        }
         for (v, f) in [(&r.mps, "mps"), (&r.mrrs, "mrrs"), (&r.rcb, "rcb")] {
             if let Some(s) = v
                 && !matches!(kind, LinkKind::Pcie(_))

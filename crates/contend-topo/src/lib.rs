@@ -64,10 +64,11 @@ mod write;
 pub use error::{Location, TopoError, TopoErrorKind, named_field, toml_key_path};
 pub use file::{load_topology, parse_topology};
 pub use model::{
-    GpuSpec, Hop, Link, LinkIdx, LinkKind, LinkSpec, Node, NodeId, NodeIdx, NodeKind, PcieSpec,
-    RootComplexSpec, Route, Topology, TopologySpec,
+    CollapsePer, CollapseSpec, CrossSocketP2p, GpuSpec, Hop, Link, LinkIdx, LinkKind, LinkSpec,
+    Node, NodeId, NodeIdx, NodeKind, PcieSpec, RootComplexSpec, Route, SwitchSpec, Topology,
+    TopologySpec,
 };
 pub use pcie::{PcieGen, TlpKind};
 pub use show::render_tree;
 pub use units::{Bytes, BytesPerSec, Picos};
-pub use write::{LinkEntry, NodeEntry, TopologyFile};
+pub use write::{CollapseEntry, LinkEntry, NodeEntry, TopologyFile};

@@ -105,6 +105,14 @@ pub fn sms(n: i64) -> Result<u32, String> {
     }
 }
 
+/// A count of nodes (collapse thresholds), checked: 1 to [`MAX_NODES`].
+pub fn count(n: i64, field: &str) -> Result<u32, String> {
+    match u32::try_from(n) {
+        Ok(k) if (1..=MAX_NODES as u32).contains(&k) => Ok(k),
+        _ => Err(format!("{field} = {n}: 1 to {MAX_NODES}")),
+    }
+}
+
 /// A socket number, checked: 0 to [`MAX_SOCKET`].
 pub fn socket(n: i64) -> Result<u32, String> {
     match u32::try_from(n) {

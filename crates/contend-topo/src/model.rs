@@ -35,37 +35,87 @@ pub struct GpuSpec {
     pub sms: u32,
     /// Local memory (HBM/GDDR) bandwidth.
     pub memory_bandwidth: BytesPerSec,
+    /// The GPU issues 10-bit read tags (up to 768 outstanding reads; 256 without).
+    pub tags_10bit: bool,
+}
+
+/// How collapsed posted writes share the collapsed rate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CollapsePer {
+    /// Every collapsed write through the port shares the rate.
+    Port,
+    /// Each (source, destination root complex) pair gets the rate.
+    Pair,
+}
+
+/// Posted-write collapse at a switch or root complex, as a platform shows
+/// it (see `docs/topology.md`). Unset fields take the model's defaults.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CollapseSpec {
+    /// Distinct source endpoints needed at once.
+    pub min_sources: Option<u32>,
+    /// Distinct destination root complexes needed at once.
+    pub min_targets: Option<u32>,
+    /// What the collapsed writes get.
+    pub rate: Option<BytesPerSec>,
+    pub per: CollapsePer,
+    /// Writes this close together count as at once (TLP fidelity).
+    pub window: Option<Picos>,
+    /// Which platform shows it, and where that is written.
+    pub note: Option<String>,
+}
+
+/// A PCIe switch, or one virtual switch (partition) of a switch chip.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct SwitchSpec {
+    /// Port-to-port latency; `None`: the model default.
+    pub latency: Option<Picos>,
+    /// The physical chip this (virtual) switch is a partition of.
+    pub chip: Option<String>,
+    /// A max read request size the switch forces on every path through it.
+    pub mrrs: Option<Bytes>,
+    /// Its ports pass 10-bit tags (else requesters behind it get 256).
+    pub tags_10bit: bool,
+    pub collapse: Option<CollapseSpec>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RootComplexSpec {
     pub socket: u32,
-    /// Forwarding bandwidth between its root ports (P2P); `None`: the model default.
+    /// Cap on all P2P forwarding through it (both directions together);
+    /// `None`: the model default (no cap unless the params give one).
     pub p2p_bandwidth: Option<BytesPerSec>,
-    /// Forwarding latency between root ports; `None`: the model default.
+    /// Forwarding latency, charged once per path entering the CPU here;
+    /// `None`: the model default.
     pub latency: Option<Picos>,
-    /// Whether posted writes from one port to several root complexes collapse
-    /// (a platform behaviour seen on some rigs; see PCIE-FACTS.md).
-    pub posted_write_collapse: bool,
+    /// Cap on P2P forwarding per root port and direction; `None`: none.
+    pub port_p2p_bandwidth: Option<BytesPerSec>,
+    /// Cap on traffic between its ports and host memory, per direction; `None`: none.
+    pub memory_bandwidth: Option<BytesPerSec>,
+    /// Posted writes entering a root port toward several root complexes collapse.
+    pub collapse: Option<CollapseSpec>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum NodeKind {
     Gpu(GpuSpec),
-    Switch {
-        /// Port-to-port latency; `None`: the model default.
-        latency: Option<Picos>,
-    },
+    Switch(SwitchSpec),
     RootComplex(RootComplexSpec),
     HostMemory {
         socket: u32,
         /// Access latency; `None`: the model default.
         latency: Option<Picos>,
     },
-    /// A CPU-internal fabric joining root complexes (an I/O die's mesh, a socket's ring).
+    /// A CPU-internal fabric joining root complexes (an I/O die's mesh, a
+    /// socket's ring): crossing it costs `latency` once.
     CpuInterconnect {
         socket: u32,
+        /// Crossing latency; `None`: the model default.
+        latency: Option<Picos>,
+        /// Cap on P2P crossing it (both directions together); `None`: none.
+        p2p_bandwidth: Option<BytesPerSec>,
     },
 }
 
@@ -125,11 +175,34 @@ pub enum LinkKind {
         protocol: String,
         bandwidth: BytesPerSec,
         latency: Picos,
+        /// Limits of GPU P2P crossing this link between sockets.
+        p2p: CrossSocketP2p,
     },
     /// Memory controller: root complex / interconnect to host memory.
     Memory {
         bandwidth: BytesPerSec,
     },
+    /// A switch chip's internal fabric between two of its virtual switches.
+    SwitchFabric {
+        bandwidth: BytesPerSec,
+        latency: Picos,
+    },
+    /// A root complex's attachment to its socket's I/O-die fabric.
+    Die,
+}
+
+/// Limits of P2P between GPUs of different sockets over one CPU link;
+/// unset fields take the model's defaults (`ModelParams.cross_socket`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct CrossSocketP2p {
+    /// Cap on all cross-socket P2P (both directions together).
+    pub bandwidth: Option<BytesPerSec>,
+    /// Cap on one stream (one source GPU to one destination).
+    pub stream: Option<BytesPerSec>,
+    /// Concurrent streams beyond which throughput degrades.
+    pub knee: Option<f64>,
+    /// How fast it degrades: × (knee / streams)^exponent.
+    pub exponent: Option<f64>,
 }
 
 impl LinkKind {
@@ -139,15 +212,20 @@ impl LinkKind {
             LinkKind::Nvlink { .. } => "nvlink",
             LinkKind::Cpu { .. } => "cpu",
             LinkKind::Memory { .. } => "memory",
+            LinkKind::SwitchFabric { .. } => "switch_fabric",
+            LinkKind::Die => "die",
         }
     }
-    /// Per-direction rate of the link's data path before protocol overhead.
-    pub fn rate(&self) -> BytesPerSec {
+    /// Per-direction rate of the link's data path before protocol overhead
+    /// (`None`: a die attachment, which has no rate of its own).
+    pub fn rate(&self) -> Option<BytesPerSec> {
         match self {
-            LinkKind::Pcie(p) => p.raw_rate(),
+            LinkKind::Pcie(p) => Some(p.raw_rate()),
             LinkKind::Nvlink { bandwidth, .. }
             | LinkKind::Cpu { bandwidth, .. }
-            | LinkKind::Memory { bandwidth } => *bandwidth,
+            | LinkKind::SwitchFabric { bandwidth, .. }
+            | LinkKind::Memory { bandwidth } => Some(*bandwidth),
+            LinkKind::Die => None,
         }
     }
     /// A short description for people: `Gen5 x16 (63.0 GB/s)`.
@@ -169,6 +247,8 @@ impl LinkKind {
                 ..
             } => format!("{protocol} ({bandwidth})"),
             LinkKind::Memory { bandwidth } => format!("memory ({bandwidth})"),
+            LinkKind::SwitchFabric { bandwidth, .. } => format!("switch fabric ({bandwidth})"),
+            LinkKind::Die => "I/O die".to_string(),
         }
     }
 }
@@ -228,6 +308,8 @@ impl Route {
 pub struct Topology {
     pub name: String,
     pub source: Option<String>,
+    /// The platform as tested (BIOS, kernel, driver), free text.
+    pub platform: Option<String>,
     pub(crate) graph: UnGraph<NodeIdx, LinkIdx>,
     pub(crate) nodes: Vec<Node>,
     pub(crate) links: Vec<Link>,
@@ -242,6 +324,7 @@ pub struct TopologySpec {
     pub file: Option<String>,
     pub name: String,
     pub source: Option<String>,
+    pub platform: Option<String>,
     pub nodes: Vec<(Node, Option<Location>)>,
     pub links: Vec<LinkSpec>,
 }
@@ -374,6 +457,7 @@ impl Topology {
         let topo = Topology {
             name: spec.name,
             source: spec.source,
+            platform: spec.platform,
             graph,
             nodes,
             links,
@@ -523,7 +607,7 @@ impl Topology {
     pub fn socket_of(&self, n: NodeIdx) -> Option<u32> {
         match &self.node(n).kind {
             NodeKind::RootComplex(rc) => Some(rc.socket),
-            NodeKind::HostMemory { socket, .. } | NodeKind::CpuInterconnect { socket } => {
+            NodeKind::HostMemory { socket, .. } | NodeKind::CpuInterconnect { socket, .. } => {
                 Some(*socket)
             }
             _ => self.upstream_root(n).and_then(|r| self.socket_of(r)),
@@ -663,9 +747,62 @@ fn check_link(kind: &LinkKind, loc: Option<&Location>) -> Result<(), TopoError> 
             limits::bandwidth(*bandwidth).map_err(|m| invalid(loc, "bandwidth_gbps", m))?;
             limits::latency(*latency).map_err(|m| invalid(loc, "latency_ns", m))?;
         }
+        LinkKind::SwitchFabric { bandwidth, latency } => {
+            limits::bandwidth(*bandwidth).map_err(|m| invalid(loc, "bandwidth_gbps", m))?;
+            limits::latency(*latency).map_err(|m| invalid(loc, "latency_ns", m))?;
+        }
         LinkKind::Memory { bandwidth } => {
             limits::bandwidth(*bandwidth).map_err(|m| invalid(loc, "bandwidth_gbps", m))?;
         }
+        LinkKind::Die => {}
+    }
+    if let LinkKind::Cpu { p2p, .. } = kind {
+        for (field, b) in [
+            ("p2p_bandwidth_gbps", p2p.bandwidth),
+            ("p2p_stream_gbps", p2p.stream),
+        ] {
+            if let Some(b) = b {
+                limits::bandwidth(b).map_err(|m| invalid(loc, field, m))?;
+            }
+        }
+        if let Some(k) = p2p.knee
+            && !(k.is_finite() && k >= 1.0)
+        {
+            return Err(invalid(
+                loc,
+                "p2p_stream_knee",
+                format!("p2p_stream_knee = {k}: at least 1"),
+            ));
+        }
+        if let Some(e) = p2p.exponent
+            && !(e.is_finite() && (0.0..=16.0).contains(&e))
+        {
+            return Err(invalid(
+                loc,
+                "p2p_stream_exponent",
+                format!("p2p_stream_exponent = {e}: 0 to 16"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The numbers of a collapse table, against the stated [`limits`].
+fn check_collapse(c: &Option<CollapseSpec>, loc: Option<&Location>) -> Result<(), TopoError> {
+    let Some(c) = c else { return Ok(()) };
+    for (field, v) in [
+        ("collapse.min_sources", c.min_sources),
+        ("collapse.min_targets", c.min_targets),
+    ] {
+        if let Some(v) = v {
+            limits::count(i64::from(v), field).map_err(|m| invalid(loc, field, m))?;
+        }
+    }
+    if let Some(r) = c.rate {
+        limits::bandwidth(r).map_err(|m| invalid(loc, "collapse.rate_gbps", m))?;
+    }
+    if let Some(w) = c.window {
+        limits::latency(w).map_err(|m| invalid(loc, "collapse.window_ns", m))?;
     }
     Ok(())
 }
@@ -694,12 +831,31 @@ fn check_node(kind: &NodeKind, loc: Option<&Location>) -> Result<(), TopoError> 
             limits::bandwidth(g.memory_bandwidth)
                 .map_err(|m| invalid(loc, "memory_bandwidth_gbps", m))
         }
-        NodeKind::Switch { latency: l } => latency(l),
+        NodeKind::Switch(sw) => {
+            if let Some(m) = sw.mrrs
+                && !VALID_PAYLOADS.contains(&m.0)
+            {
+                return Err(invalid(
+                    loc,
+                    "mrrs",
+                    format!("mrrs {} is not a power of two from 128 to 4096", m.0),
+                ));
+            }
+            check_collapse(&sw.collapse, loc)?;
+            latency(&sw.latency)
+        }
         NodeKind::RootComplex(rc) => {
             socket(rc.socket)?;
-            if let Some(b) = rc.p2p_bandwidth {
-                limits::bandwidth(b).map_err(|m| invalid(loc, "p2p_bandwidth_gbps", m))?;
+            for (field, b) in [
+                ("p2p_bandwidth_gbps", rc.p2p_bandwidth),
+                ("port_p2p_gbps", rc.port_p2p_bandwidth),
+                ("memory_bandwidth_gbps", rc.memory_bandwidth),
+            ] {
+                if let Some(b) = b {
+                    limits::bandwidth(b).map_err(|m| invalid(loc, field, m))?;
+                }
             }
+            check_collapse(&rc.collapse, loc)?;
             latency(&rc.latency)
         }
         NodeKind::HostMemory {
@@ -709,7 +865,17 @@ fn check_node(kind: &NodeKind, loc: Option<&Location>) -> Result<(), TopoError> 
             socket(*s)?;
             latency(l)
         }
-        NodeKind::CpuInterconnect { socket: s } => socket(*s),
+        NodeKind::CpuInterconnect {
+            socket: s,
+            latency: l,
+            p2p_bandwidth,
+        } => {
+            socket(*s)?;
+            if let Some(b) = p2p_bandwidth {
+                limits::bandwidth(*b).map_err(|m| invalid(loc, "p2p_bandwidth_gbps", m))?;
+            }
+            latency(l)
+        }
     }
 }
 
@@ -748,6 +914,17 @@ fn check_link_ends(
                 )
             )
         }
+        // CORRECTNESS: a chip's internal fabric joins partitions of that chip.
+        LinkKind::SwitchFabric { .. } => match (ka, kb) {
+            (K::Switch(x), K::Switch(y)) => x.chip.is_some() && x.chip == y.chip,
+            _ => false,
+        },
+        // CORRECTNESS: a root complex joins the I/O die of its own socket.
+        LinkKind::Die => match (ka, kb) {
+            (K::RootComplex(rc), K::CpuInterconnect { socket, .. })
+            | (K::CpuInterconnect { socket, .. }, K::RootComplex(rc)) => rc.socket == *socket,
+            _ => false,
+        },
     };
     if ok {
         return Ok(());
@@ -760,6 +937,12 @@ fn check_link_ends(
         LinkKind::Cpu { .. } => "a CPU link joins root complexes or CPU interconnects",
         LinkKind::Memory { .. } => {
             "a memory link joins host memory to a root complex or CPU interconnect"
+        }
+        LinkKind::SwitchFabric { .. } => {
+            "a switch_fabric link joins two virtual switches of one chip (both `switch` nodes with the same `chip`)"
+        }
+        LinkKind::Die => {
+            "a die link joins a root complex to the cpu_interconnect of its own socket"
         }
     };
     Err(TopoError::at(

@@ -10,12 +10,24 @@ fn label(topo: &Topology, n: NodeIdx) -> String {
             "{} [gpu: {}, {} SMs, {}]",
             node.id, g.model, g.sms, g.memory_bandwidth
         ),
-        NodeKind::Switch { .. } => format!("{} [pcie switch]", node.id),
+        NodeKind::Switch(sw) => format!(
+            "{} [pcie switch{}{}]",
+            node.id,
+            sw.chip
+                .as_ref()
+                .map(|c| format!(", partition of chip {c}"))
+                .unwrap_or_default(),
+            if sw.collapse.is_some() {
+                ", posted-write collapse"
+            } else {
+                ""
+            }
+        ),
         NodeKind::RootComplex(rc) => format!(
             "{} [root complex, socket {}{}]",
             node.id,
             rc.socket,
-            if rc.posted_write_collapse {
+            if rc.collapse.is_some() {
                 ", posted-write collapse"
             } else {
                 ""
@@ -24,7 +36,7 @@ fn label(topo: &Topology, n: NodeIdx) -> String {
         NodeKind::HostMemory { socket, .. } => {
             format!("{} [host memory, socket {socket}]", node.id)
         }
-        NodeKind::CpuInterconnect { socket } => {
+        NodeKind::CpuInterconnect { socket, .. } => {
             format!("{} [cpu interconnect, socket {socket}]", node.id)
         }
     }

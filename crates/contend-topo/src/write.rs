@@ -2,7 +2,7 @@
 //! validated [`Topology`] turns back into, serialized with serde. Reading
 //! the written text gives the same topology (a test holds them together).
 
-use crate::model::{LinkKind, NodeKind, Topology};
+use crate::model::{CollapsePer, CollapseSpec, LinkKind, NodeKind, Topology};
 use serde::Serialize;
 
 /// A topology as its TOML file says it.
@@ -11,6 +11,8 @@ pub struct TopologyFile {
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub platform: Option<String>,
     pub node: Vec<NodeEntry>,
     pub link: Vec<LinkEntry>,
 }
@@ -33,9 +35,50 @@ pub struct NodeEntry {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_ns: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub posted_write_collapse: Option<bool>,
+    pub chip: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mrrs: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tags_10bit: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port_p2p_gbps: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Last: TOML writes tables after plain keys.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub collapse: Option<CollapseEntry>,
+}
+
+/// A `[node.collapse]` table.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct CollapseEntry {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_sources: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_targets: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_gbps: Option<f64>,
+    pub per: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_ns: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl CollapseEntry {
+    fn of(c: &CollapseSpec) -> CollapseEntry {
+        CollapseEntry {
+            min_sources: c.min_sources,
+            min_targets: c.min_targets,
+            rate_gbps: c.rate.map(|r| r.as_gbps()),
+            per: match c.per {
+                CollapsePer::Port => "port".into(),
+                CollapsePer::Pair => "pair".into(),
+            },
+            window_ns: c.window.map(|w| w.as_ns_f64()),
+            note: c.note.clone(),
+        }
+    }
 }
 
 /// One `[[link]]`.
@@ -60,6 +103,14 @@ pub struct LinkEntry {
     pub latency_ns: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p2p_bandwidth_gbps: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p2p_stream_gbps: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p2p_stream_knee: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p2p_stream_exponent: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
@@ -89,21 +140,36 @@ impl Topology {
                         e.model = Some(g.model.clone());
                         e.sms = Some(g.sms);
                         e.memory_bandwidth_gbps = Some(g.memory_bandwidth.as_gbps());
+                        e.tags_10bit = (!g.tags_10bit).then_some(false);
                     }
-                    NodeKind::Switch { latency } => {
-                        e.latency_ns = latency.map(|l| l.as_ns_f64());
+                    NodeKind::Switch(sw) => {
+                        e.latency_ns = sw.latency.map(|l| l.as_ns_f64());
+                        e.chip = sw.chip.clone();
+                        e.mrrs = sw.mrrs.map(|m| m.0);
+                        e.tags_10bit = (!sw.tags_10bit).then_some(false);
+                        e.collapse = sw.collapse.as_ref().map(CollapseEntry::of);
                     }
                     NodeKind::RootComplex(rc) => {
                         e.socket = Some(rc.socket);
                         e.p2p_bandwidth_gbps = rc.p2p_bandwidth.map(|b| b.as_gbps());
                         e.latency_ns = rc.latency.map(|l| l.as_ns_f64());
-                        e.posted_write_collapse = rc.posted_write_collapse.then_some(true);
+                        e.port_p2p_gbps = rc.port_p2p_bandwidth.map(|b| b.as_gbps());
+                        e.memory_bandwidth_gbps = rc.memory_bandwidth.map(|b| b.as_gbps());
+                        e.collapse = rc.collapse.as_ref().map(CollapseEntry::of);
                     }
                     NodeKind::HostMemory { socket, latency } => {
                         e.socket = Some(*socket);
                         e.latency_ns = latency.map(|l| l.as_ns_f64());
                     }
-                    NodeKind::CpuInterconnect { socket } => e.socket = Some(*socket),
+                    NodeKind::CpuInterconnect {
+                        socket,
+                        latency,
+                        p2p_bandwidth,
+                    } => {
+                        e.socket = Some(*socket);
+                        e.latency_ns = latency.map(|l| l.as_ns_f64());
+                        e.p2p_bandwidth_gbps = p2p_bandwidth.map(|b| b.as_gbps());
+                    }
                 }
                 e
             })
@@ -135,14 +201,24 @@ impl Topology {
                         protocol,
                         bandwidth,
                         latency,
+                        p2p,
                     } => {
                         e.protocol = Some(protocol.clone());
                         e.bandwidth_gbps = Some(bandwidth.as_gbps());
                         e.latency_ns = Some(latency.as_ns_f64());
+                        e.p2p_bandwidth_gbps = p2p.bandwidth.map(|b| b.as_gbps());
+                        e.p2p_stream_gbps = p2p.stream.map(|b| b.as_gbps());
+                        e.p2p_stream_knee = p2p.knee;
+                        e.p2p_stream_exponent = p2p.exponent;
                     }
                     LinkKind::Memory { bandwidth } => {
                         e.bandwidth_gbps = Some(bandwidth.as_gbps());
                     }
+                    LinkKind::SwitchFabric { bandwidth, latency } => {
+                        e.bandwidth_gbps = Some(bandwidth.as_gbps());
+                        e.latency_ns = Some(latency.as_ns_f64());
+                    }
+                    LinkKind::Die => {}
                 }
                 e
             })
@@ -150,6 +226,7 @@ impl Topology {
         TopologyFile {
             name: self.name.clone(),
             source: self.source.clone(),
+            platform: self.platform.clone(),
             node,
             link,
         }

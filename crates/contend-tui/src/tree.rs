@@ -268,6 +268,10 @@ pub fn link_label(k: &LinkKind) -> String {
             ..
         } => format!("{protocol} {:.0} GB/s", bandwidth.as_gbps()),
         LinkKind::Memory { bandwidth } => format!("DRAM {:.0} GB/s", bandwidth.as_gbps()),
+        LinkKind::SwitchFabric { bandwidth, .. } => {
+            format!("fabric {:.0} GB/s", bandwidth.as_gbps())
+        }
+        LinkKind::Die => "I/O die".to_string(),
     }
 }
 

@@ -39,7 +39,7 @@ pub use lower::{Collective, RingConfig, chunks, groups, lower};
 pub use program::{Access, Engine, MemLoc, Notify, Op, Phase, Program, Rank};
 pub use record::{
     Extra, GroupTag, ImportFacts, KernelFacts, LinkUse, Machine, Measured, NcclFacts, Resource,
-    ResultRecord, SimFacts, Source, Stats, StreamFacts, TimingFacts,
+    ResultRecord, SimFacts, Source, Stats, StreamFacts, TimingFacts, Way,
 };
 pub use scenario::{
     DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME, KernelConfig, Scenario, ScenarioError, ScenarioSpec,

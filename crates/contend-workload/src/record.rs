@@ -175,16 +175,35 @@ fn dedup(v: Vec<&str>) -> Vec<&str> {
 
 string_serde!(Measured);
 
+/// Which way traffic crosses a port or memory stage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Way {
+    /// Into the CPU (toward memory; into a root port).
+    In,
+    /// Out of the CPU (from memory; out of a root port).
+    Out,
+}
+
 /// A resource of the simulated fabric that traffic competes for. In JSON
-/// the simulator's channel name (`gpu0->rc0`, `rc0 p2p`, `rc0 to memory`).
+/// the simulator's channel name (`gpu0->rc0`, `rc0 p2p`, `rc0 to memory`,
+/// `rc0 port gpu1 in`, `iod0 fabric`, `rc0~rc1 p2p`).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Resource {
     /// One direction of a link.
     Link { from: NodeId, to: NodeId },
-    /// A root complex forwarding peer-to-peer traffic between its root ports.
+    /// All P2P forwarding through a root complex.
     RootComplexP2p { rc: NodeId },
-    /// A root complex passing traffic to or from host memory.
-    RootComplexMemory { rc: NodeId },
+    /// A root complex passing traffic to (`In`) or from (`Out`) host memory.
+    RootComplexMemory { rc: NodeId, way: Way },
+    /// A root complex's forwarding latency (no rate).
+    RootComplexForward { rc: NodeId },
+    /// P2P entering (`In`) or leaving (`Out`) a root complex by the root
+    /// port that leads to `port`.
+    RootPort { rc: NodeId, port: NodeId, way: Way },
+    /// P2P crossing a socket's I/O-die fabric.
+    DieFabric { die: NodeId },
+    /// GPU P2P between sockets over the CPU link joining `a` and `b`.
+    CrossSocket { a: NodeId, b: NodeId },
 }
 
 impl Resource {
@@ -192,17 +211,43 @@ impl Resource {
     pub fn nodes(&self) -> Vec<&NodeId> {
         match self {
             Resource::Link { from, to } => vec![from, to],
-            Resource::RootComplexP2p { rc } | Resource::RootComplexMemory { rc } => vec![rc],
+            Resource::RootComplexP2p { rc }
+            | Resource::RootComplexMemory { rc, .. }
+            | Resource::RootComplexForward { rc }
+            | Resource::RootPort { rc, .. } => vec![rc],
+            Resource::DieFabric { die } => vec![die],
+            Resource::CrossSocket { a, b } => vec![a, b],
+        }
+    }
+    /// What kind of resource it is, for people: `link`, `root port`, ...
+    pub fn class(&self) -> &'static str {
+        match self {
+            Resource::Link { .. } => "link",
+            Resource::RootComplexP2p { .. } => "root-complex P2P aggregate",
+            Resource::RootComplexMemory { .. } => "root-complex memory path",
+            Resource::RootComplexForward { .. } => "root-complex forwarding",
+            Resource::RootPort { .. } => "root port",
+            Resource::DieFabric { .. } => "I/O-die fabric",
+            Resource::CrossSocket { .. } => "cross-socket P2P",
         }
     }
 }
 
 impl fmt::Display for Resource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let way = |w: &Way| match w {
+            Way::In => "in",
+            Way::Out => "out",
+        };
         let s = match self {
             Resource::Link { from, to } => format!("{from}->{to}"),
             Resource::RootComplexP2p { rc } => format!("{rc} p2p"),
-            Resource::RootComplexMemory { rc } => format!("{rc} to memory"),
+            Resource::RootComplexMemory { rc, way: Way::In } => format!("{rc} to memory"),
+            Resource::RootComplexMemory { rc, way: Way::Out } => format!("{rc} from memory"),
+            Resource::RootComplexForward { rc } => format!("{rc} forward"),
+            Resource::RootPort { rc, port, way: w } => format!("{rc} port {port} {}", way(w)),
+            Resource::DieFabric { die } => format!("{die} fabric"),
+            Resource::CrossSocket { a, b } => format!("{a}~{b} p2p"),
         };
         f.pad(&s)
     }
@@ -212,20 +257,54 @@ impl FromStr for Resource {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         let id = |x: &str| NodeId(x.to_string());
-        if let Some(rc) = s.strip_suffix(" p2p") {
-            return Ok(Resource::RootComplexP2p { rc: id(rc) });
+        let bad = || {
+            format!(
+                "`{s}` names no resource (`a->b`, `rc p2p`, `rc to memory`, `rc from memory`, `rc forward`, `rc port dev in|out`, `die fabric`, `a~b p2p`)"
+            )
+        };
+        if let Some(x) = s.strip_suffix(" p2p") {
+            return Ok(match x.split_once('~') {
+                Some((a, b)) => Resource::CrossSocket { a: id(a), b: id(b) },
+                None => Resource::RootComplexP2p { rc: id(x) },
+            });
         }
         if let Some(rc) = s.strip_suffix(" to memory") {
-            return Ok(Resource::RootComplexMemory { rc: id(rc) });
+            return Ok(Resource::RootComplexMemory {
+                rc: id(rc),
+                way: Way::In,
+            });
+        }
+        if let Some(rc) = s.strip_suffix(" from memory") {
+            return Ok(Resource::RootComplexMemory {
+                rc: id(rc),
+                way: Way::Out,
+            });
+        }
+        if let Some(rc) = s.strip_suffix(" forward") {
+            return Ok(Resource::RootComplexForward { rc: id(rc) });
+        }
+        if let Some(die) = s.strip_suffix(" fabric") {
+            return Ok(Resource::DieFabric { die: id(die) });
+        }
+        if let Some((rc, rest)) = s.split_once(" port ") {
+            let (port, w) = rest.rsplit_once(' ').ok_or_else(bad)?;
+            let way = match w {
+                "in" => Way::In,
+                "out" => Way::Out,
+                _ => return Err(bad()),
+            };
+            return Ok(Resource::RootPort {
+                rc: id(rc),
+                port: id(port),
+                way,
+            });
         }
         match s.split_once("->") {
             Some((a, b)) if !a.is_empty() && !b.is_empty() => Ok(Resource::Link {
                 from: id(a),
                 to: id(b),
             }),
-            _ => Err(format!(
-                "`{s}` names no resource (`a->b`, `rc p2p` or `rc to memory`)"
-            )),
+            _ => Err(bad()),
         }
     }
 }
@@ -558,7 +637,17 @@ mod tests {
                 .unwrap_err()
                 .contains("unknown algorithm `three-shot`")
         );
-        for s in ["gpu0->rc0", "rc0 p2p", "rc1 to memory"] {
+        for s in [
+            "gpu0->rc0",
+            "rc0 p2p",
+            "rc1 to memory",
+            "rc1 from memory",
+            "rc0 forward",
+            "rc0 port sw0 in",
+            "rc2 port gpu3 out",
+            "iod0 fabric",
+            "rc0~rc1 p2p",
+        ] {
             assert_eq!(Resource::from_str(s).unwrap().to_string(), s);
         }
         assert!(Resource::from_str("gpu0").is_err());

@@ -24,6 +24,8 @@ impl ModelParams {
             ("switch.latency_ns", self.switch.latency_ns),
             ("root_complex.latency_ns", rc.latency_ns),
             ("root_complex.collapse_window_ns", rc.collapse_window_ns),
+            ("io_die.latency_ns", self.io_die.latency_ns),
+            ("cross_socket.window_ns", self.cross_socket.window_ns),
             ("host.memory_latency_ns", self.host.memory_latency_ns),
             ("gpu.launch_eager_ns", g.launch_eager_ns),
             ("gpu.launch_graph_ns", g.launch_graph_ns),
@@ -34,8 +36,36 @@ impl ModelParams {
         ] {
             real(f, v, 0.0, Self::MAX_NS, " ns (at most 1 s)")?;
         }
+        let xs = &self.cross_socket;
         for (f, v) in [
             ("root_complex.p2p_bandwidth_gbps", rc.p2p_bandwidth_gbps),
+            ("root_complex.port_p2p_gbps", rc.port_p2p_gbps),
+            (
+                "root_complex.memory_bandwidth_gbps",
+                rc.memory_bandwidth_gbps,
+            ),
+            ("cross_socket.p2p_bandwidth_gbps", xs.p2p_bandwidth_gbps),
+            ("cross_socket.stream_gbps", xs.stream_gbps),
+        ] {
+            if let Some(v) = v {
+                real(f, v, Self::MIN_GBPS, Self::MAX_GBPS, " GB/s")?;
+            }
+        }
+        real(
+            "cross_socket.stream_knee",
+            xs.stream_knee,
+            1.0,
+            262_144.0,
+            "",
+        )?;
+        real(
+            "cross_socket.stream_exponent",
+            xs.stream_exponent,
+            0.0,
+            16.0,
+            "",
+        )?;
+        for (f, v) in [
             ("root_complex.collapse_gbps", rc.collapse_gbps),
             ("gpu.store_gbps_per_sm", g.store_gbps_per_sm),
         ] {
@@ -83,6 +113,13 @@ impl ModelParams {
                 buffer,
             ),
             ("pcie.max_tags", pc.max_tags, 1, Self::MAX_TAGS, ""),
+            (
+                "root_complex.collapse_min_sources",
+                rc.collapse_min_sources,
+                1,
+                max_nodes,
+                " (GPUs)",
+            ),
             (
                 "root_complex.collapse_min_targets",
                 rc.collapse_min_targets,

@@ -82,23 +82,37 @@ impl Default for SwitchParams {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RootComplexParams {
-    /// Forwarding latency between root ports (or root port and memory), ns. Typical: a few hundred.
+    /// Forwarding latency of a root complex, ns, unless the topology gives
+    /// one: charged once per path that enters the CPU from a root port (or
+    /// reaches host memory). Typical: a few hundred.
     pub latency_ns: f64,
-    /// Bandwidth of P2P forwarding between root ports, GB/s, unless the
-    /// topology gives one. Typical.
-    pub p2p_bandwidth_gbps: f64,
+    /// Cap on all P2P forwarding through a root complex (both directions
+    /// together), GB/s, unless the topology gives one; unset: none, its root
+    /// ports and links bound the traffic. Boxes show no such cap below link
+    /// rate inside a socket: same-NUMA pairs reach 53–56 GB/s one way and
+    /// 103–111 GB/s both ways (local-inference-lab/rtx6kpro
+    /// `hardware/pcie-bandwidth.md`).
+    pub p2p_bandwidth_gbps: Option<f64>,
+    /// Cap on P2P forwarding per root port and direction, GB/s, unless the
+    /// topology gives one; unset: none.
+    pub port_p2p_gbps: Option<f64>,
+    /// Cap on traffic between a root complex's ports and host memory, per
+    /// direction, GB/s, unless the topology gives one; unset: none.
+    pub memory_bandwidth_gbps: Option<f64>,
     /// Completion payload a root complex returns for host-memory reads (its
     /// read completion boundary): 64 or 128 B. Typical; when `None`, the RCB of the
     /// requester's link is used.
     pub host_completion_bytes: Option<u32>,
-    /// Posted-write collapse: when one source port sends posted writes through a
-    /// root complex toward `collapse_min_targets` or more distinct root complexes
-    /// at once, those writes are forwarded at `collapse_gbps` in total.
-    /// Applies only where the topology marks the root complex. Measured rigs:
-    /// ~52 -> 3–7 GB/s.
+    /// Posted-write collapse, where the topology puts a `[node.collapse]`
+    /// table (or `posted_write_collapse = true`) without saying otherwise:
+    /// when posted writes from `collapse_min_sources` or more distinct
+    /// source GPUs, through one switch uplink or root port, go toward
+    /// `collapse_min_targets` or more distinct root complexes at once, those
+    /// writes get `collapse_gbps` together. Measured rigs: ~52 -> 3–7 GB/s.
+    pub collapse_min_sources: u32,
     pub collapse_min_targets: u32,
     pub collapse_gbps: f64,
-    /// Window over which the collapse rule counts distinct targets, ns.
+    /// Window over which the collapse rule counts sources and targets, ns.
     pub collapse_window_ns: f64,
     /// Internal buffer of the root complex fabric, bytes.
     pub buffer_bytes: u32,
@@ -111,13 +125,62 @@ impl Default for RootComplexParams {
     fn default() -> Self {
         RootComplexParams {
             latency_ns: 300.0,
-            p2p_bandwidth_gbps: 56.0,
+            p2p_bandwidth_gbps: None,
+            port_p2p_gbps: None,
+            memory_bandwidth_gbps: None,
             host_completion_bytes: None,
+            collapse_min_sources: 1,
             collapse_min_targets: 2,
             collapse_gbps: 5.0,
             collapse_window_ns: 2000.0,
             buffer_bytes: 64 * 1024,
             nonposted_credit_factor: 4,
+        }
+    }
+}
+
+/// A socket's I/O-die fabric joining its root complexes (quadrants).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct IoDieParams {
+    /// Latency of crossing the die between two of its root complexes, ns,
+    /// unless the topology gives one. Seen: ~10 ns between Threadripper PRO
+    /// 7955WX quadrants (one-way GPU ping-pong 1072 ns across quadrants vs
+    /// 1062 ns under one, local-inference-lab/rtx6kpro
+    /// `hardware/wrx90-cpayne-8gpu-root-topology-comparison.md`).
+    pub latency_ns: f64,
+}
+
+impl Default for IoDieParams {
+    fn default() -> Self {
+        IoDieParams { latency_ns: 10.0 }
+    }
+}
+
+/// GPU P2P between sockets, unless a `cpu` link of the topology says otherwise.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CrossSocketParams {
+    /// Cap on all cross-socket P2P over one CPU link (both directions), GB/s; unset: none.
+    pub p2p_bandwidth_gbps: Option<f64>,
+    /// Cap on one cross-socket stream (one source GPU to one destination), GB/s; unset: none.
+    pub stream_gbps: Option<f64>,
+    /// Concurrent cross-socket streams beyond which throughput degrades.
+    pub stream_knee: f64,
+    /// Degradation beyond the knee: × (knee / streams)^exponent (0: none).
+    pub stream_exponent: f64,
+    /// Window over which streams count as concurrent at TLP fidelity, ns.
+    pub window_ns: f64,
+}
+
+impl Default for CrossSocketParams {
+    fn default() -> Self {
+        CrossSocketParams {
+            p2p_bandwidth_gbps: None,
+            stream_gbps: None,
+            stream_knee: 8.0,
+            stream_exponent: 0.0,
+            window_ns: 2000.0,
         }
     }
 }
@@ -268,6 +331,8 @@ pub struct ModelParams {
     pub pcie: PcieParams,
     pub switch: SwitchParams,
     pub root_complex: RootComplexParams,
+    pub io_die: IoDieParams,
+    pub cross_socket: CrossSocketParams,
     pub host: HostParams,
     pub gpu: GpuParams,
     pub fabric: FabricParams,

@@ -91,15 +91,22 @@ pub(super) fn details_pane(app: &App, area: Rect, buf: &mut Buffer) {
                         rank.map_or("not a rank".into(), |r| format!("{r} of {}", ranks.len())),
                     ));
                 }
-                NodeKind::Switch { latency } => {
+                NodeKind::Switch(sw) => {
                     lines.push(Line::from(format!("{} · PCIe switch", node.id)).bold());
-                    let lat = latency
+                    let lat = sw
+                        .latency
                         .map_or(format!("{} ns (model default)", p.switch.latency_ns), |l| {
                             format!("{l} (topology)")
                         });
                     lines.push(kv("latency", lat));
                     let down = topo.links().iter().filter(|l| l.b == n).count();
                     lines.push(kv("ports", format!("{down} downstream, 1 upstream")));
+                    if let Some(c) = &sw.chip {
+                        lines.push(kv("chip", format!("partition of {c}")));
+                    }
+                    if let Some(c) = &sw.collapse {
+                        lines.push(kv("collapse", collapse_text(c)));
+                    }
                     lines.push(
                         Line::from("P2P between its ports never reaches the root complex")
                             .fg(Color::DarkGray),
@@ -110,13 +117,13 @@ pub(super) fn details_pane(app: &App, area: Rect, buf: &mut Buffer) {
                         Line::from(format!("{} · root complex, socket {}", node.id, rc.socket))
                             .bold(),
                     );
-                    let bw = rc.p2p_bandwidth.map_or(
-                        format!(
-                            "{} (model default)",
-                            BytesPerSec::from_gbps(p.root_complex.p2p_bandwidth_gbps)
-                        ),
-                        |b| format!("{b} (topology)"),
-                    );
+                    let bw = match (rc.p2p_bandwidth, p.root_complex.p2p_bandwidth_gbps) {
+                        (Some(b), _) => format!("{b} (topology)"),
+                        (None, Some(g)) => {
+                            format!("{} (model default)", BytesPerSec::from_gbps(g))
+                        }
+                        (None, None) => "no cap beyond its ports".to_string(),
+                    };
                     lines.push(kv("p2p fwd", bw));
                     let lat = rc.latency.map_or(
                         format!("{} ns (model default)", p.root_complex.latency_ns),
@@ -125,11 +132,7 @@ pub(super) fn details_pane(app: &App, area: Rect, buf: &mut Buffer) {
                     lines.push(kv("latency", lat));
                     lines.push(kv(
                         "collapse",
-                        if rc.posted_write_collapse {
-                            "posted writes to several RCs collapse".into()
-                        } else {
-                            "no".into()
-                        },
+                        rc.collapse.as_ref().map_or("no".into(), collapse_text),
                     ));
                     if let Some(u) = heat.as_ref().and_then(|h| h.fabric.get(&n).copied()) {
                         lines.push(Line::from(vec![
@@ -151,7 +154,7 @@ pub(super) fn details_pane(app: &App, area: Rect, buf: &mut Buffer) {
                     );
                     lines.push(kv("latency", lat));
                 }
-                NodeKind::CpuInterconnect { socket } => {
+                NodeKind::CpuInterconnect { socket, .. } => {
                     lines.push(
                         Line::from(format!("{} · CPU interconnect, socket {socket}", node.id))
                             .bold(),
@@ -195,6 +198,10 @@ pub(super) fn details_pane(app: &App, area: Rect, buf: &mut Buffer) {
                 LinkKind::Memory { bandwidth } => {
                     lines.push(kv("bandwidth", bandwidth.to_string()))
                 }
+                LinkKind::SwitchFabric { bandwidth, latency } => {
+                    lines.push(kv("per dir", format!("{bandwidth}, latency {latency}")));
+                }
+                LinkKind::Die => {}
             }
             if let Some(d) = heat.as_ref().and_then(|h| h.links.get(&l).copied()) {
                 lines.push(Line::from(vec![
@@ -216,4 +223,15 @@ pub(super) fn details_pane(app: &App, area: Rect, buf: &mut Buffer) {
     Paragraph::new(lines)
         .wrap(Wrap { trim: false })
         .render(inner, buf);
+}
+
+/// A collapse rule for people.
+fn collapse_text(c: &contend_topo::CollapseSpec) -> String {
+    let n = |v: Option<u32>| v.map_or("default".into(), |v| v.to_string());
+    format!(
+        "posted writes from {} sources to {} root complexes collapse{}",
+        n(c.min_sources),
+        n(c.min_targets),
+        c.rate.map(|r| format!(" to {r}")).unwrap_or_default()
+    )
 }

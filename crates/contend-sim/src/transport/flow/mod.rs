@@ -7,7 +7,6 @@
 mod state;
 
 use self::state::FlowState;
-use crate::collapse::CollapseRule;
 use crate::engine::{Ev, Outcome, World};
 use crate::fabric::Fabric;
 use crate::flags::{FlagAddr, Waiting};
@@ -36,7 +35,6 @@ pub struct FlowOptions;
 
 pub(crate) struct Flow {
     flows: FlowState,
-    rule: CollapseRule,
 }
 
 impl Transport for Flow {
@@ -45,9 +43,9 @@ impl Transport for Flow {
     const STORE_BUFFER: bool = false;
 
     fn new(fabric: &Fabric, p: &ModelParams, _: FlowOptions) -> Flow {
+        let _ = p;
         Flow {
             flows: FlowState::new(fabric.chans.len()),
-            rule: CollapseRule::new(p),
         }
     }
 
@@ -84,18 +82,27 @@ impl Transport for Flow {
                 (Picos::ZERO, cap)
             }
         };
-        let collapse: Vec<(ChId, ChId, NodeIdx)> = if xf.dir == Dir::Write {
-            let path = &w.fabric.paths[fwd];
-            path.collapse_at
+        // the rules the flow's paths meet: collapse (posted writes only) and
+        // cross-socket P2P, there and back
+        let mut rules: Vec<(ChId, NodeIdx, NodeIdx)> = vec![];
+        // A stream is counted once, on the path its data takes: a write's
+        // forward path, a read's completions.
+        let data = &w.fabric.paths[if xf.dir == Dir::Write { fwd } else { back }];
+        if xf.dir == Dir::Write {
+            rules.extend(
+                data.collapse_at
+                    .iter()
+                    .map(|&(pos, s, t)| (data.chans[pos], s, t)),
+            );
+        }
+        rules.extend(
+            data.cross_at
                 .iter()
-                .map(|&(pos, ing, t)| (path.chans[pos], ing, t))
-                .collect()
-        } else {
-            vec![]
-        };
+                .map(|&(pos, s, t)| (data.chans[pos], s, t)),
+        );
         let total = xf.total as f64;
         self.flows.advance(w.now, &w.fabric);
-        self.flows.add(x, total, cap, uses, collapse, rtt, setup);
+        self.flows.add(x, total, cap, uses, rules, rtt, setup);
         // Flows starting at the same instant share one recompute.
         if self.flows.pending != Some(w.now) {
             self.flows.pending = Some(w.now);
@@ -170,7 +177,7 @@ impl Transport for Flow {
 
 impl Flow {
     fn reflow<Q: EventQueue<Ev<FlowEv>>>(&mut self, w: &mut World<'_, Q>) {
-        self.flows.recompute(&w.fabric, &self.rule);
+        self.flows.recompute(&w.fabric);
         if let Some(t) = self.flows.next_finish(w.now) {
             let v = self.flows.version;
             w.push(t, Ev::Net(FlowEv::Tick(v)));

@@ -1,11 +1,13 @@
 //! DESIGN 9 — the fluid state of flow fidelity: each transfer is a flow
 //! over the channels of its path, using `coef × rate` of each (its wire
 //! bytes per payload byte there), capped per flow (reads: Little's law on
-//! their share of the load window), advanced between recomputes; posted
-//! writes through a collapsing fabric share the collapse rule's rate.
+//! their share of the load window), advanced between recomputes; the rules
+//! of stages that change with the traffic ([`StageRule`]) give their
+//! resources: posted writes through a collapsing port share the collapse
+//! rule's rate, cross-socket P2P gets the rate for its concurrent streams
+//! and each stream its cap.
 
-use crate::collapse::CollapseRule;
-use crate::fabric::Fabric;
+use crate::fabric::{Fabric, StageRule};
 use crate::ids::{ChId, XferId};
 use crate::maxmin::{MaxMin, Resource};
 use contend_topo::{NodeIdx, Picos};
@@ -17,8 +19,9 @@ pub(crate) struct Flow {
     pub rate: f64,
     pub cap: f64,
     pub uses: Vec<(ChId, f64)>,
-    /// (fabric channel, ingress channel, target root complex) for posted-write collapse.
-    pub collapse: Vec<(ChId, ChId, NodeIdx)>,
+    /// Channels with a rule, and what the rule sees of the flow's path
+    /// (collapse entries only for posted writes).
+    pub rules: Vec<(ChId, NodeIdx, NodeIdx)>,
     /// Time from draining to completion (a read's last round trip).
     pub tail: Picos,
     /// Not started before this time (copy-engine setup).
@@ -81,7 +84,7 @@ impl FlowState {
         bytes: f64,
         cap: f64,
         uses: Vec<(ChId, f64)>,
-        collapse: Vec<(ChId, ChId, NodeIdx)>,
+        rules: Vec<(ChId, NodeIdx, NodeIdx)>,
         tail: Picos,
         setup: Picos,
     ) {
@@ -92,13 +95,13 @@ impl FlowState {
             rate: 0.0,
             cap,
             uses,
-            collapse,
+            rules,
             tail,
             start,
         });
     }
 
-    pub fn recompute(&mut self, fabric: &Fabric, rule: &CollapseRule) {
+    pub fn recompute(&mut self, fabric: &Fabric) {
         self.version += 1;
         let now = self.last;
         self.caps.clear();
@@ -107,6 +110,14 @@ impl FlowState {
                 .iter()
                 .map(|f| if f.start > now { 0.0 } else { f.cap }),
         );
+        // every flow on a channel with a rule, by channel
+        let mut ruled: std::collections::BTreeMap<ChId, Vec<(usize, NodeIdx, NodeIdx)>> =
+            Default::default();
+        for (fi, f) in self.flows.iter().enumerate() {
+            for &(c, a, b) in &f.rules {
+                ruled.entry(c).or_default().push((fi, a, b));
+            }
+        }
         let mut res = std::mem::take(&mut self.res);
         let mut used = 0usize;
         // channel -> resource index, reset after use
@@ -133,24 +144,44 @@ impl FlowState {
                 res[ri].users.push((fi, w));
             }
         }
+        res.truncate(used);
+        for (c, members) in &ruled {
+            match &fabric.chans[*c].rule {
+                // Posted-write collapse: writes through one collapsing port
+                // from enough sources toward enough root complexes share the
+                // collapsed rate.
+                StageRule::Collapse(rule) => {
+                    for (capacity, flows) in rule.collapsed_groups(members) {
+                        res.push(Resource {
+                            capacity,
+                            users: flows.into_iter().map(|f| (f, 1.0)).collect(),
+                        });
+                    }
+                }
+                // Cross-socket P2P: the shared rate for this many streams,
+                // and each stream's cap.
+                StageRule::CrossSocket(rule) => {
+                    let keyed: Vec<(usize, (NodeIdx, NodeIdx))> =
+                        members.iter().map(|&(f, a, b)| (f, (a, b))).collect();
+                    let (shared, streams) = rule.resources(&keyed);
+                    let ri = self.slot[c.ix()];
+                    if ri != usize::MAX {
+                        res[ri].capacity = shared;
+                    }
+                    for (capacity, flows) in streams {
+                        res.push(Resource {
+                            capacity,
+                            users: flows.into_iter().map(|f| (f, 1.0)).collect(),
+                        });
+                    }
+                }
+                StageRule::None => {}
+            }
+        }
         for f in &self.flows {
             for &(c, _) in &f.uses {
                 self.slot[c.ix()] = usize::MAX;
             }
-        }
-        // Posted-write collapse: flows through one collapsing fabric from one
-        // ingress toward enough distinct root complexes share the collapsed rate.
-        res.truncate(used);
-        let members = self.flows.iter().enumerate().flat_map(|(fi, f)| {
-            f.collapse
-                .iter()
-                .map(move |&(fab, ing, t)| (fab, ing, t, fi))
-        });
-        for (capacity, flows) in rule.collapsed_groups(members) {
-            res.push(Resource {
-                capacity,
-                users: flows.into_iter().map(|f| (f, 1.0)).collect(),
-            });
         }
         self.solver.solve(&self.caps, &res);
         for (f, r) in self.flows.iter_mut().zip(&self.solver.rate) {

@@ -4,10 +4,11 @@
 //! and wake-ups when credit returns unblock a waiting queue.
 
 use super::{Tlp, TlpEv};
-use crate::collapse::{CollapseRule, Recent, Via};
+use crate::collapse::{Recent, Via};
 use crate::credits::{Class, Credits, is_finite};
+use crate::cross_socket::CrossState;
 use crate::engine::{Ev, World};
-use crate::fabric::ChannelSpec;
+use crate::fabric::{ChannelSpec, StageRule};
 use crate::ids::{ChId, PktId};
 use crate::queue::EventQueue;
 use contend_topo::{Picos, TlpKind};
@@ -26,8 +27,10 @@ pub(crate) struct Chan {
     pub credits: Credits,
     /// A wake-up already scheduled for this time.
     pub wake: Option<Picos>,
-    /// Posted-write collapse bookkeeping (collapsing fabrics only).
+    /// Posted-write collapse bookkeeping (collapsing ports only).
     pub recent: Recent,
+    /// Cross-socket stream bookkeeping (cross-socket stages only).
+    pub cross: CrossState,
 }
 
 impl Chan {
@@ -39,33 +42,42 @@ impl Chan {
             credits: Credits::new(&spec.credits),
             wake: None,
             recent: Vec::new(),
+            cross: CrossState::default(),
         }
     }
 
-    /// Takes the channel for one packet from `start`; the serialization
-    /// time (at the collapsed rate if the collapse rule fires for it).
+    /// Takes the channel for one packet from `start`: returns the
+    /// serialization time it holds the channel for (at the collapsed or
+    /// degraded rate where the stage's rule says so) and when it is through
+    /// (later, where a cross-socket stream's own cap holds it).
     #[inline]
     pub fn occupy(
         &mut self,
         spec: &ChannelSpec,
-        rule: &CollapseRule,
-        collapse: Option<Via>,
+        via: Option<Via>,
         kind: TlpKind,
         data: u32,
         start: Picos,
-    ) -> Picos {
+    ) -> (Picos, Picos) {
         let wire = spec.wire(kind, data);
         let mut ser = spec.ser(wire);
-        if spec.collapse
-            && kind == TlpKind::Write
-            && let Some((ingress, target)) = collapse
-            && let Some(s) = rule.observe(&mut self.recent, ingress, target, start, wire)
-        {
-            ser = s;
+        let mut through = None;
+        match (&spec.rule, via) {
+            (StageRule::Collapse(rule), Some((source, target))) if kind == TlpKind::Write => {
+                if let Some(s) = rule.observe(&mut self.recent, source, target, start, wire) {
+                    ser = s;
+                }
+            }
+            (StageRule::CrossSocket(rule), Some(key)) => {
+                let (s, t) = rule.observe(&mut self.cross, key, start, wire);
+                ser = s;
+                through = Some(t);
+            }
+            _ => {}
         }
         self.busy_until = start + ser;
         self.busy += ser.0;
-        ser
+        (ser, through.map_or(start + ser, |t| t.max(start + ser)))
     }
 
     fn waiting(&self) -> bool {
@@ -74,19 +86,6 @@ impl Chan {
 }
 
 impl Tlp {
-    /// The (ingress, target) the collapse rule sees for a packet at `hop` of its path.
-    pub(super) fn collapse_of<Q>(
-        w: &World<'_, Q>,
-        path: crate::ids::PathId,
-        hop: u16,
-    ) -> Option<Via> {
-        w.fabric.paths[path]
-            .collapse_at
-            .iter()
-            .find(|(pos, _, _)| *pos == hop as usize)
-            .map(|&(_, ing, t)| (ing, t))
-    }
-
     /// Starts every queued packet the receiver has credits for. Packets go
     /// out back to back in arrival order (oldest first across the three
     /// credit classes); a packet that must wait for the channel is scheduled
@@ -124,13 +123,19 @@ impl Tlp {
             ch.credits.spend(class, data);
             let start = ch.busy_until.max(now).max(p.ready);
             if let Some((prev, d)) = p.held {
-                self.give_back(w, prev, class, d, start);
+                // the upstream buffer frees when the packet moves on; the
+                // latency of stages (and of a switch's forwarding) passed
+                // since is pipeline, not buffer
+                let freed = start.saturating_sub(p.pipeline);
+                self.give_back(w, prev, class, d, freed);
             }
             let spec = &w.fabric.chans[c];
-            let collapse = Self::collapse_of(w, p.path, p.hop);
-            let ser = self.chans[c].occupy(spec, &self.rule, collapse, p.kind.tlp(), data, start);
-            let lat = spec.latency;
-            self.pool.pkts[pk].held = Some((c, data));
+            let via = w.fabric.paths[p.path].via(p.hop);
+            let (ser, _) = self.chans[c].occupy(spec, via, p.kind.tlp(), data, start);
+            let (lat, pipeline) = (spec.latency, spec.pipeline);
+            let q = &mut self.pool.pkts[pk];
+            q.held = Some((c, data));
+            q.pipeline = pipeline;
             w.push(start + ser + lat, Ev::Net(TlpEv::Arrive(pk)));
             if let (0, super::PktKind::Write { xfer, .. }) = (p.hop, p.kind) {
                 // the SM's store buffer slot frees when the TLP leaves the GPU
@@ -142,7 +147,7 @@ impl Tlp {
     }
 
     /// The receive buffer of channel `c` frees `data` bytes of `class` at
-    /// `at`; the sender learns of it one link latency plus an UpdateFC later.
+    /// `at`; the sender learns of it one wire latency plus an UpdateFC later.
     pub(super) fn give_back<Q: EventQueue<Ev<TlpEv>>>(
         &mut self,
         w: &mut World<'_, Q>,
@@ -155,7 +160,11 @@ impl Tlp {
         if !is_finite(&spec.credits, class) {
             return;
         }
-        let t = at + spec.latency + self.fc_delay;
+        // (`at` may lie in the past by a pipeline's latency; the sender
+        // cannot learn of it before now)
+        // The UpdateFC DLLP crosses the wire only (a switch's forwarding
+        // pipeline is not on its way).
+        let t = (at + spec.latency.saturating_sub(spec.pipeline) + self.fc_delay).max(w.now);
         let ch = &mut self.chans[c];
         ch.credits.returning(t, class, data);
         // A non-empty queue means the channel waits for credits.
@@ -170,26 +179,37 @@ impl Tlp {
     /// stages on the way inline ([`crate::root_complex::pass`]).
     pub(super) fn enqueue<Q: EventQueue<Ev<TlpEv>>>(&mut self, w: &mut World<'_, Q>, pk: PktId) {
         let mut p = self.pool.pkts[pk];
+        let mut staged = false;
         loop {
             let c = w.fabric.paths[p.path].chans[p.hop as usize];
             let spec = &w.fabric.chans[c];
             if !spec.is_stage() {
                 self.pool.pkts[pk] = p;
+                if staged && p.ready > w.now {
+                    // Out of the stages later than now: the packet joins the
+                    // link's queue when it is out (one event for all the
+                    // stages), not ahead of packets ready before it.
+                    w.push(p.ready, Ev::Net(TlpEv::Staged(pk)));
+                    return;
+                }
                 self.chans[c].q[p.kind.class()].push_back(pk);
                 self.try_start(w, c);
                 return;
             }
-            let collapse = Self::collapse_of(w, p.path, p.hop);
+            staged = true;
+            let via = w.fabric.paths[p.path].via(p.hop);
             let leave = crate::root_complex::pass(
                 &mut self.chans[c],
                 spec,
-                &self.rule,
-                collapse,
+                via,
                 p.kind.tlp(),
                 p.data(),
                 p.ready,
                 w.now,
             );
+            // the stage's latency is pipeline, not buffer: the credit the
+            // packet holds upstream comes back that much before it leaves
+            p.pipeline += spec.latency;
             p.ready = leave;
             p.hop += 1;
             if self.opts.queued_stages {

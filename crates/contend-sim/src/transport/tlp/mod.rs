@@ -11,7 +11,6 @@ pub(crate) mod packet;
 use self::channel::Chan;
 use self::issue::StoreBuffer;
 use self::packet::{Pkt, PktKind, Pool};
-use crate::collapse::CollapseRule;
 use crate::engine::{Ev, Outcome, World};
 use crate::fabric::Fabric;
 use crate::flags::{FlagAddr, Waiting};
@@ -32,7 +31,8 @@ pub(crate) enum TlpEv {
     Depart(GroupId),
     /// A credit-blocked channel looks again.
     Wake(ChId),
-    /// Twin of inline stages: a packet leaves a root-complex stage.
+    /// A packet is out of the root-complex stages it passed inline and joins
+    /// its next link's queue (the plain twin: it leaves one stage).
     Staged(PktId),
     /// Twin of paced stores: an SM store is issued.
     Issued(PktId),
@@ -57,7 +57,6 @@ pub(crate) struct Tlp {
     pool: Pool,
     /// Per group (indexed like the world's groups).
     stores: Vec<StoreBuffer>,
-    rule: CollapseRule,
     fc_delay: Picos,
     fc_coalesce: u32,
     opts: TlpOptions,
@@ -73,7 +72,6 @@ impl Transport for Tlp {
             chans: Arena::from_vec(fabric.chans.iter().map(Chan::new).collect()),
             pool: Pool::default(),
             stores: vec![],
-            rule: CollapseRule::new(p),
             fc_delay: ns(p.pcie.fc_update_ns),
             fc_coalesce: p.pcie.fc_coalesce,
             opts,
@@ -237,6 +235,7 @@ impl Tlp {
                 };
                 q.path = back;
                 q.hop = 0;
+                q.pipeline = Picos::ZERO;
                 q.seq = seq;
                 q.ready = ready;
                 self.enqueue(w, pk);

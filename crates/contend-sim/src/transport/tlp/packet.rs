@@ -69,6 +69,9 @@ pub(crate) struct Pkt {
     pub hop: u16,
     /// Credit held at the receiver of this channel (released on departure).
     pub held: Option<(ChId, u32)>,
+    /// Latency of the stages passed since the held credit was taken (pipeline,
+    /// not buffer: the credit comes back that much earlier).
+    pub pipeline: Picos,
     /// Arrival order across a channel's credit classes.
     pub seq: u64,
     /// Not sent before this time (root-complex forwarding, memory access,
@@ -84,6 +87,7 @@ impl Pkt {
             path,
             hop: 0,
             held: None,
+            pipeline: Picos::ZERO,
             seq: 0,
             ready: Picos::ZERO,
         }

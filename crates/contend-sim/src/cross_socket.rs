@@ -1,0 +1,163 @@
+//! DESIGN 10 — GPU P2P between sockets: its own limits beside the CPU link's
+//! rate. A stream (one source GPU to one destination) gets at most the
+//! stream cap (a single cross-socket flow stays well below link rate on
+//! public dual-EPYC boxes); all cross-socket P2P over the link shares the
+//! P2P cap; and beyond `knee` concurrent streams the inter-socket P2P path
+//! thrashes, its throughput scaled by (knee / streams)^exponent. The rule's
+//! constants are per link (topology) with defaults in
+//! `ModelParams.cross_socket`; calibration fits them on microbenchmarks.
+//!
+//! "Concurrent" is what each fidelity can see: streams with packets within
+//! the window of each other (TLP), flows active now (flow).
+
+use crate::ids::FxMap;
+use crate::params::{ModelParams, ns};
+use contend_topo::{Bytes, BytesPerSec, CrossSocketP2p, NodeIdx, Picos};
+
+/// One CPU link's cross-socket P2P rule.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct CrossSocketRule {
+    /// Cap on all cross-socket P2P (both directions), or the link's rate.
+    pub base: BytesPerSec,
+    pub stream: Option<BytesPerSec>,
+    knee: f64,
+    exponent: f64,
+    window: Picos,
+}
+
+/// A cross-socket stream: source endpoint, destination endpoint.
+pub(crate) type StreamKey = (NodeIdx, NodeIdx);
+
+/// What the TLP transport remembers per cross-socket stage.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CrossState {
+    /// When each stream was last seen.
+    recent: Vec<(StreamKey, Picos)>,
+    /// When each stream's cap next allows a packet.
+    stream_free: FxMap<StreamKey, Picos>,
+}
+
+impl CrossSocketRule {
+    pub fn of(link: &CrossSocketP2p, link_rate: BytesPerSec, p: &ModelParams) -> CrossSocketRule {
+        let x = &p.cross_socket;
+        CrossSocketRule {
+            base: link
+                .bandwidth
+                .or(x.p2p_bandwidth_gbps.map(BytesPerSec::from_gbps))
+                .unwrap_or(link_rate),
+            stream: link.stream.or(x.stream_gbps.map(BytesPerSec::from_gbps)),
+            knee: link.knee.unwrap_or(x.stream_knee),
+            exponent: link.exponent.unwrap_or(x.stream_exponent),
+            window: ns(x.window_ns),
+        }
+    }
+
+    /// Whether the rule limits anything beyond the link itself.
+    pub fn is_active(&self, link_rate: BytesPerSec) -> bool {
+        self.base < link_rate || self.stream.is_some() || self.exponent > 0.0
+    }
+
+    /// The throughput factor with `n` concurrent streams.
+    #[inline]
+    pub fn factor(&self, n: usize) -> f64 {
+        let n = n as f64;
+        if n <= self.knee || self.exponent == 0.0 {
+            1.0
+        } else {
+            (self.knee / n).powf(self.exponent)
+        }
+    }
+
+    /// The shared rate with `n` concurrent streams.
+    pub fn rate(&self, n: usize) -> BytesPerSec {
+        self.base.scale(self.factor(n))
+    }
+
+    /// TLP fidelity: a packet of `wire` bytes of stream `key` takes the
+    /// shared stage at `start` (when the stage is free). Returns how long it
+    /// holds the shared stage (at the rate for the streams seen now) and
+    /// when its stream's cap lets it through — the two are independent, so a
+    /// stream held by its own cap never holds the others.
+    pub fn observe(
+        &self,
+        st: &mut CrossState,
+        key: StreamKey,
+        start: Picos,
+        wire: u32,
+    ) -> (Picos, Picos) {
+        let window = self.window;
+        st.recent
+            .retain(|&(_, t)| start.saturating_sub(t) <= window);
+        match st.recent.iter_mut().find(|(k, _)| *k == key) {
+            Some(e) => e.1 = start,
+            None => st.recent.push((key, start)),
+        }
+        let b = Bytes(wire as u64);
+        let ser = self.rate(st.recent.len()).time_for(b);
+        let through = match self.stream {
+            Some(cap) => {
+                let free = st.stream_free.entry(key).or_insert(Picos::ZERO);
+                let done = start.max(*free) + cap.time_for(b);
+                *free = done;
+                done
+            }
+            None => start + ser,
+        };
+        (ser, through)
+    }
+
+    /// Flow fidelity: the flows on the stage now, as (flow, stream). The
+    /// shared resource's capacity (bytes per second), and each stream's
+    /// flows with its cap.
+    pub fn resources(&self, members: &[(usize, StreamKey)]) -> (f64, Vec<(f64, Vec<usize>)>) {
+        let mut streams: Vec<(StreamKey, Vec<usize>)> = vec![];
+        for &(f, k) in members {
+            match streams.iter_mut().find(|(s, _)| *s == k) {
+                Some((_, v)) => v.push(f),
+                None => streams.push((k, vec![f])),
+            }
+        }
+        let shared = self.rate(streams.len()).0 as f64;
+        let per = match self.stream {
+            Some(cap) => streams
+                .into_iter()
+                .map(|(_, v)| (cap.0 as f64, v))
+                .collect(),
+            None => vec![],
+        };
+        (shared, per)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn throughput_falls_past_the_knee_and_streams_keep_their_cap() {
+        let link = CrossSocketP2p {
+            bandwidth: Some(BytesPerSec::from_gbps(95.0)),
+            stream: Some(BytesPerSec::from_gbps(38.0)),
+            knee: Some(8.0),
+            exponent: Some(3.0),
+        };
+        let r = CrossSocketRule::of(
+            &link,
+            BytesPerSec::from_gbps(256.0),
+            &ModelParams::default(),
+        );
+        assert_eq!(r.factor(1), 1.0);
+        assert_eq!(r.factor(8), 1.0);
+        assert!((r.factor(16) - 0.125).abs() < 1e-12);
+        let (a, b) = (NodeIdx(0), NodeIdx(1));
+        let (shared, per) = r.resources(&[(0, (a, b)), (1, (a, b))]);
+        assert_eq!(shared, 95e9);
+        assert_eq!(per, vec![(38e9, vec![0, 1])]);
+        // TLP: back-to-back packets of one stream are spaced by its cap
+        let mut st = CrossState::default();
+        let (_, t0) = r.observe(&mut st, (a, b), Picos::ZERO, 380);
+        let (_, t1) = r.observe(&mut st, (a, b), Picos::ZERO, 380);
+        assert_eq!(t0, Picos(10_000)); // 380 B at 38 GB/s = 10 ns
+        assert_eq!(t1, Picos(20_000));
+    }
+}
