@@ -348,3 +348,19 @@ def one_at_a_time(pairs, summary):
 
 def cite_line(path, needle, after=None, commit=COMMIT):
     return f"{RTX6KPRO}@{commit[:7]} {path}:{find_line(path, needle, after=after, commit=commit)}"
+
+
+def table_row(path, needle, after=None, commit=COMMIT):
+    """(line number, [cell texts]) of a markdown table row containing needle."""
+    n = find_line(path, needle, after=after, commit=commit)
+    line = lines_of(path, commit)[n - 1]
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    return n, cells
+
+
+def wr(cell):
+    """'56.4 / 58.7 — 0.96×' -> ('56.4', '58.7'); bold and ~ stripped."""
+    c = cell.replace("*", "").replace("~", "")
+    c = c.split("—")[0].strip()
+    a, b = [x.strip() for x in c.split("/")]
+    return a, b

@@ -4,11 +4,14 @@ import importlib
 import os
 import sys
 
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(__file__))
 from common import write_figures  # noqa: E402
 
 RIGS = [
     "rig_asus",
+    "rig_wrx90_8",
+    "rig_wrx90_16",
 ]
 
 HEADER = """Published PCIe microbenchmarks of {rig}, one [[figure]] per published number.
