@@ -12,6 +12,7 @@ RIGS = [
     "rig_asus",
     "rig_wrx90_8",
     "rig_wrx90_16",
+    "rig_wrx90_2vs",
 ]
 
 HEADER = """Published PCIe microbenchmarks of {rig}, one [[figure]] per published number.
