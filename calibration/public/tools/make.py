@@ -13,6 +13,7 @@ RIGS = [
     "rig_wrx90_8",
     "rig_wrx90_16",
     "rig_wrx90_2vs",
+    "rig_genoad",
 ]
 
 HEADER = """Published PCIe microbenchmarks of {rig}, one [[figure]] per published number.
