@@ -364,3 +364,71 @@ def wr(cell):
     c = c.split("—")[0].strip()
     a, b = [x.strip() for x in c.split("/")]
     return a, b
+
+
+P2PBLT_NOTE = {
+    "uni": ("p2pBandwidthLatencyTest 'P2P Writes': cudaMemcpyPeerAsync pushed on the source GPU's stream, 5 copies of "
+            "40,000,000 int32 (sample defaults; not restated by the source)"),
+    "bidi": ("p2pBandwidthLatencyTest bidirectional: both directions at once, each a cudaMemcpyPeerAsync push on its source GPU's "
+             "stream, 5 copies of 40,000,000 int32 each (sample defaults); value = sum of both directions"),
+    "lat": ("p2pBandwidthLatencyTest 'P2P=Enabled Latency (P2P Writes)': 100 back-to-back cudaMemcpyPeerAsync of one int4 (16 B) on "
+            "the row GPU's stream behind a blocking kernel; value = GPU time / 100, i.e. per small copy-engine copy, not a flag round trip"),
+}
+
+
+def p2pblt_matrix(path, after, labels, kind, rel, prefix, tool="p2pBandwidthLatencyTest", topology=None, extra_note="", commit=COMMIT,
+                  gpu_of=None, section=None, fit=True):
+    """Figures for every off-diagonal cell of a p2pBandwidthLatencyTest-style
+    matrix. labels: row labels as printed ('0'..'7'); gpu_of maps the label
+    index to a GPU number (default identity)."""
+    gpu_of = gpu_of or (lambda k: k)
+    rows = matrix_cells(path, after, labels, commit=commit)
+    out = []
+    for r, lab in enumerate(labels):
+        ln, cells = rows[lab]
+        for c, v in enumerate(cells):
+            if v in ("—", "-"):
+                continue
+            i, j = gpu_of(int(lab)), gpu_of(c)
+            if i == j:
+                continue
+            f = {"id": f"{prefix}-{i}-{j}", "source": src_at(path, ln, section or after, f"row {lab} column {c}", commit=commit)}
+            if topology:
+                f["topology"] = topology
+            f["tool"] = tool
+            f["engine"] = "copy"
+            if kind == "uni":
+                f.update(what=f"unidirectional P2P write GPU{i}→GPU{j} alone ({rel(i, j)})", op="write", streams=[[g(i), g(j)]],
+                         bytes="160 MB", value=float(v), metric="per-stream-gbps")
+            elif kind == "bidi":
+                f.update(what=f"bidirectional P2P GPU{i}↔GPU{j}, both directions at once ({rel(i, j)})", op="bidirectional",
+                         streams=[[g(i), g(j)], [g(j), g(i)]], bytes="160 MB", value=float(v), metric="aggregate-gbps")
+            else:
+                f.update(what=f"P2P write latency GPU{i}→GPU{j}: one 16-byte copy-engine copy, back to back ({rel(i, j)})", op="write",
+                         streams=[[g(i), g(j)]], bytes="16 B", value=float(v), metric="copy-latency-us")
+            f["fit"] = fit
+            f["note"] = P2PBLT_NOTE[kind] + (("; " + extra_note) if extra_note else "")
+            out.append(f)
+    return out
+
+
+def p2pmark_stagger(path, needle_fmt, values, section, topology, n=8, op="read", tool="p2pmark 3c39f36", fit=True, note="", prefix="probe", commit=COMMIT):
+    out = []
+    for k, v in values.items():
+        ln = find_line(path, needle_fmt.format(k=k, v=v), commit=commit)
+        if op == "read":
+            streams = [[g(i), g((i + k) % n)] for i in range(n)]
+            what = f"p2pmark staggered reads, distance +{k}: every GPU i reads GPU (i+{k}) mod {n}, all at once"
+            base = ("cudaMemcpyPeerAsync on the reader's stream (pull), 20 × 64 MiB per GPU, each GPU timed with its own events; "
+                    "value = mean of the per-GPU rates")
+        else:
+            streams = [[g(i), g((i + k) % n)] for i in range(n)]
+            what = f"p2pmark staggered writes, distance +{k}: GPU i → GPU (i+{k}) mod {n}, all at once"
+            base = "value = mean of the per-GPU rates"
+        f = {"id": f"{prefix}-plus{k}", "what": what, "source": src_at(path, ln, section, f"+{k}", commit=commit)}
+        if topology:
+            f["topology"] = topology
+        f.update(tool=tool, engine="copy", op=op, streams=streams, bytes="64 MiB", value=float(v),
+                 metric="mean-per-stream-gbps", fit=fit, note=base + (("; " + note) if note else ""))
+        out.append(f)
+    return out

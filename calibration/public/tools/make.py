@@ -14,6 +14,8 @@ RIGS = [
     "rig_wrx90_16",
     "rig_wrx90_2vs",
     "rig_genoad",
+    "rig_wrx90_flat",
+    "rig_wrx90_hier",
 ]
 
 HEADER = """Published PCIe microbenchmarks of {rig}, one [[figure]] per published number.
