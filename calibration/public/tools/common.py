@@ -339,7 +339,8 @@ def matrix_cells(path, after, row_labels, commit=COMMIT, label_fn=None):
 
 
 def src_at(path, line_no, section, cell, commit=COMMIT):
-    return f"{RTX6KPRO}@{commit[:7]} {path}:{line_no} § {section}, {cell}"
+    s = f"{RTX6KPRO}@{commit[:7]} {path}:{line_no} § {section}"
+    return s + (f", {cell}" if cell else "")
 
 
 def one_at_a_time(pairs, summary):

@@ -304,19 +304,19 @@ def figures():
         src = src_at(W16, ln, "Latency › p2pmark scores on 8-GPU subsets", "")
         gg = [g(i) for i in gl]
         base = {"topology": T_OLD, "tool": "p2pmark (version not stated)", "engine": "copy", "op": "read"}
-        F.append(dict(base, id=f"p2pmark-{sub}-link-score", what=f"p2pmark PCIe link score, {sub}", source=src + " PCIe Link Score",
+        F.append(dict(base, id=f"p2pmark-{sub}-link-score", what=f"p2pmark PCIe link score, {sub}", source=src + ", PCIe Link Score",
                       pattern={"kind": "many-to-one", "sink": "each", "gpus": gg}, value=float(link), metric="score", fit=False,
                       note="score; numbers identical on the first (old-stack) version of the page"))
-        F.append(dict(base, id=f"p2pmark-{sub}-link-avg", what=f"p2pmark mean single-reader bandwidth, {sub}", source=src + " PCIe Link Score (GB/s avg)",
+        F.append(dict(base, id=f"p2pmark-{sub}-link-avg", what=f"p2pmark mean single-reader bandwidth, {sub}", source=src + ", PCIe Link Score (GB/s avg)",
                       pattern={"kind": "many-to-one", "sink": "each", "gpus": gg}, bytes="64 MiB", value=float(avg), metric="aggregate-gbps", fit=False,
                       note="mean over readers of separate runs (derived)"))
-        F.append(dict(base, id=f"p2pmark-{sub}-dense-score", what=f"p2pmark dense interconnect score, {sub}", source=src + " Interconnect Score",
+        F.append(dict(base, id=f"p2pmark-{sub}-dense-score", what=f"p2pmark dense interconnect score, {sub}", source=src + ", Interconnect Score",
                       pattern={"kind": "all-to-all", "gpus": gg}, value=float(dense), metric="score", fit=False, note="score"))
-        F.append(dict(base, id=f"p2pmark-{sub}-all-read-all", what=f"p2pmark: all 8 GPUs of {sub} read all peers at once", source=src + " Interconnect Score (measured)",
+        F.append(dict(base, id=f"p2pmark-{sub}-all-read-all", what=f"p2pmark: all 8 GPUs of {sub} read all peers at once", source=src + ", Interconnect Score (measured)",
                       pattern={"kind": "all-to-all", "gpus": gg}, bytes="64 MiB", value=float(meas), metric="aggregate-gbps", fit=True,
                       note=("sum of per-GPU rates, each GPU pulling from 7 peers on 7 streams (p2pmark Test 3); version not stated; "
                             "identical numbers on the first (old-stack) version of the page, hence the old-stack topology")))
-        F.append(dict(base, id=f"p2pmark-{sub}-ideal", what=f"p2pmark ideal (sum of single-reader runs), {sub}", source=src + " Interconnect Score (ideal)",
+        F.append(dict(base, id=f"p2pmark-{sub}-ideal", what=f"p2pmark ideal (sum of single-reader runs), {sub}", source=src + ", Interconnect Score (ideal)",
                       pattern={"kind": "many-to-one", "sink": "each", "gpus": gg}, bytes="64 MiB", value=float(ideal), metric="aggregate-gbps", fit=False,
                       note="sum of 8 separate runs (derived)"))
     # old page: probe, multi-flow, DS port, uplink degradation
