@@ -362,6 +362,6 @@ def topology():
                  "mermaid 'xGMI 350 GB/s bidir'), taken as 175 per direction; link count and width not stated. GPU P2P limits across it "
                  "(p2p_bandwidth_gbps, knee) are left to be fitted from the cross-chip figures"))
     for s in (0, 1):
-        t.link(f"iod{s}", f"mem{s}", "memory", bandwidth_gbps=614.4,
+        t.link(f"mem{s}", f"iod{s}", "memory", bandwidth_gbps=614.4,
                note=f"12 DIMMs at 6400 MT/s on socket {s} (logs/asus-report/dmidecode.log: CPU{s+1}_DIMM_A1..L1, Configured Memory Speed 6400 MT/s) = 12 x 6400 MT/s x 8 B")
     return t

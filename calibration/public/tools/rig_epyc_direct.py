@@ -54,6 +54,6 @@ def topology():
            note=(f"xGMI: link count not stated; 3 links x 64 GB/s per direction assumed after {PR2113} (marksantesson: the #2036 box is "
                  "'assumed 3-link due to some circumstantial evidence'); GPU P2P limits across it left to fit"))
     for s in (0, 1):
-        t.link(f"iod{s}", f"mem{s}", "memory", bandwidth_gbps=614.4,
+        t.link(f"mem{s}", f"iod{s}", "memory", bandwidth_gbps=614.4,
                note="EPYC 9575F maximum (12 x DDR5-6400 x 8 B); population not stated")
     return t

@@ -144,6 +144,6 @@ def topology():
         t.pcie5(f"sw{s}", r, note=f"SW{s} Gen5 x16 uplink to root port {port}; MPS not stated")
     for s, (r, _, _) in rc.items():
         t.link(r, "iod0", "die", note=f"{r} on the I/O die")
-    t.link("iod0", "mem0", "memory", bandwidth_gbps=614.4,
+    t.link("mem0", "iod0", "memory", bandwidth_gbps=614.4,
            note="EPYC 9575F maximum (12 channels x DDR5-6400 x 8 B); DIMM population not stated; no host-DMA figure on this rig depends on it")
     return t

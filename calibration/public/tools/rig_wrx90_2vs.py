@@ -209,7 +209,7 @@ def topo(v):
                note=f"chip {ch} internal fabric: 2 pairs SW{a}->SW{b} run 112.5 GB/s, i.e. two full links ({VS2} § {v} 2-pair matrix); capacity not published")
     for rc in rcs:
         t.link(rc, "iod0", "die", note=f"{rc} on the I/O die")
-    t.link("iod0", "mem0", "memory", bandwidth_gbps=358.4,
+    t.link("mem0", "iod0", "memory", bandwidth_gbps=358.4,
            note=f"assumed the same memory as the 16-GPU build of this board: {MEM_NOTE}; no host-DMA figure on this rig depends on it")
     return t
 

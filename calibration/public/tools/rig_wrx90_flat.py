@@ -132,5 +132,5 @@ def topology():
         t.pcie5(f"sw{s}", rc, mps=256, note=f"SW{s} Gen5 x16 uplink to {port}; {MPS_NOTE}")
     for rc in ("rc20", "rc40"):
         t.link(rc, "iod0", "die", note=f"{rc} on the I/O die")
-    t.link("iod0", "mem0", "memory", bandwidth_gbps=358.4, note=MEM_NOTE)
+    t.link("mem0", "iod0", "memory", bandwidth_gbps=358.4, note=MEM_NOTE)
     return t

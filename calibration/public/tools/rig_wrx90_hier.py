@@ -152,5 +152,5 @@ def topology():
     t.link("leaf3", "leaf4", "switch_fabric", note="inferred: leaf chip B internal fabric; capacity not published")
     for rc in ("rc20", "rc40"):
         t.link(rc, "iod0", "die", note=f"{rc} on the I/O die")
-    t.link("iod0", "mem0", "memory", bandwidth_gbps=358.4, note=MEM_NOTE)
+    t.link("mem0", "iod0", "memory", bandwidth_gbps=358.4, note=MEM_NOTE)
     return t

@@ -21,20 +21,6 @@ STACK_OLD = ("Linux 6.17.0-19-generic, NVIDIA 595.45.04 (open), CUDA 13.2, BIOS 
              "ACS Request-Redirect cleared")
 
 
-def cpu_nodes(t, rcs, mem_note, quad_note=""):
-    for rc in rcs:
-        qd, dom = QUAD[rc]
-        t.node(rc, "root_complex", socket=0,
-               note=(f"TR PRO 7955WX I/O-die quadrant {qd}, root bus {dom}{quad_note}; latency and P2P caps not published (fit)"))
-    t.node("iod0", "cpu_interconnect", socket=0,
-           note="TR PRO 7955WX single I/O die joining the four quadrants; inter-quadrant hop cost not published (fit: ~10 ns one way "
-                f"per {RTC} § 2b)")
-    t.node("mem0", "host_memory", socket=0, note="256 GB DDR5 (one NUMA node)")
-    for rc in rcs:
-        t.link(rc, "iod0", "die", note=f"{rc} on the I/O die")
-    t.link("iod0", "mem0", "memory", bandwidth_gbps=358.4, note=mem_note)
-
-
 MEM_NOTE = (f"8 channels ({CR} § System Under Test: 256 GB DDR5 RDIMM ECC, 8-channel) x DDR5-5600 ({W16} § System Overview) x 8 B; "
             "DIMM rating, running speed not stated")
 
@@ -72,7 +58,7 @@ def four_switch(name, cabling, platform, source, comment, gpu_model, sw_subset=(
         t.pcie5(f"sw{sw}", rc, mps=256, note=f"SW{sw} Gen5 x16 uplink to root port {port} ({QUAD[rc][0]}); {MPS_NOTE}")
     for rc in rcs:
         t.link(rc, "iod0", "die", note=f"{rc} on the I/O die")
-    t.link("iod0", "mem0", "memory", bandwidth_gbps=358.4, note=MEM_NOTE)
+    t.link("mem0", "iod0", "memory", bandwidth_gbps=358.4, note=MEM_NOTE)
     return t
 
 
