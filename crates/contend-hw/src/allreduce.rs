@@ -351,8 +351,10 @@ impl<'t, 'r> Custom<'t, 'r> {
     }
 
     /// The copy-engine ring's schedule for one allreduce on rank `rank`: per
-    /// step a copy of one chunk into the next rank's memory, then the step's
-    /// kernel (kernels/allreduce.cu, `ce_ring_step`).
+    /// step a copy of one chunk into the next rank's memory
+    /// (cuMemcpyPeerAsync between two GPUs, cuMemcpyAsync into host memory or
+    /// within one GPU), then the step's kernel (kernels/allreduce.cu,
+    /// `ce_ring_step`), all on the rank's stream.
     fn launch_ce_ring(
         &self,
         rank: usize,
@@ -403,7 +405,8 @@ impl<'t, 'r> Custom<'t, 'r> {
                 // work (every caller waits for it), and the ring's flags keep
                 // the destination free of other writers (kernels/allreduce.cu).
                 unsafe {
-                    if host {
+                    if host || team.ids[next] == me {
+                        // host memory, or both ranks on one GPU (emulated)
                         driver::copy_async(dst, src, len, stream)?;
                     } else {
                         driver::copy_peer_raw_async(dst, next_gpu, src, gpu, len, stream)?;
