@@ -1,6 +1,7 @@
 //! Thresholds a serving engine needs: for each world size (the first k GPUs
-//! of a topology), the size ranges where one-shot, two-shot, hierarchical or
-//! NCCL's ring wins, from the (fitted) model.
+//! of a topology), the size ranges where one-shot, two-shot, hierarchical,
+//! island two-shot, staged push, the copy-engine ring or NCCL's ring wins,
+//! from the (fitted) model.
 
 use crate::error::CalibError;
 use crate::eval::ranges;
@@ -19,8 +20,13 @@ use std::fmt::Write as _;
 pub fn family(a: Algorithm) -> &'static str {
     match a {
         Algorithm::OneShotPull | Algorithm::OneShotPush => "one-shot",
-        Algorithm::TwoShotPull | Algorithm::TwoShotPush => "two-shot",
+        Algorithm::TwoShotPull | Algorithm::TwoShotPush | Algorithm::TwoShotPushFp32Acc => {
+            "two-shot"
+        }
         Algorithm::Hierarchical => "hierarchical",
+        Algorithm::IslandTwoShot => "island-two-shot",
+        Algorithm::StagedPush => "staged-push",
+        Algorithm::CeRing => "ce-ring",
         Algorithm::RingLl | Algorithm::RingSimple => "nccl-ring",
     }
 }
@@ -30,7 +36,8 @@ pub fn family(a: Algorithm) -> &'static str {
 pub struct Range {
     pub from_bytes: u64,
     pub to_bytes: u64,
-    /// `one-shot`, `two-shot`, `hierarchical`, `nccl-ring`.
+    /// `one-shot`, `two-shot`, `hierarchical`, `island-two-shot`,
+    /// `staged-push`, `ce-ring`, `nccl-ring`.
     pub family: String,
     /// The fastest algorithm of the family at each size of the range, in order (deduplicated).
     pub algorithms: Vec<String>,
@@ -173,13 +180,13 @@ pub fn advice_table(topo_name: &str, advice: &[WorldAdvice]) -> String {
         );
         let _ = writeln!(
             s,
-            "  {:>10}  {:>10}  {:<13} algorithm(s)",
+            "  {:>10}  {:>10}  {:<15} algorithm(s)",
             "from", "to", "use"
         );
         for r in &w.ranges {
             let _ = writeln!(
                 s,
-                "  {:>10}  {:>10}  {:<13} {}",
+                "  {:>10}  {:>10}  {:<15} {}",
                 Bytes(r.from_bytes).to_string(),
                 Bytes(r.to_bytes).to_string(),
                 r.family,

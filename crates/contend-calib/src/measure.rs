@@ -438,6 +438,9 @@ fn classify_one(r: &ResultRecord, topo: &Topology) -> Result<(Kind, Role), Strin
         ));
     }
     check_numbers(r)?;
+    if r.is_emulated() {
+        return Ok(emulated(r));
+    }
     check_machine(r, topo)?;
     let need = |key: &str, v: Option<u32>| {
         v.ok_or_else(|| {
@@ -638,6 +641,28 @@ fn classify_one(r: &ResultRecord, topo: &Topology) -> Result<(Kind, Role), Strin
             }
         }
     }
+}
+
+/// A record of `contend hw run --emulate-ranks`: every rank ran on one GPU,
+/// so its timing says nothing about the machine the topology describes. It
+/// is kept (and listed with the reason) but never fitted on nor predicted;
+/// its ranks are not the topology's GPUs, so nothing is checked against it.
+fn emulated(r: &ResultRecord) -> (Kind, Role) {
+    let why = format!(
+        "emulated: {} ranks ran concurrently on one GPU (`hw run --emulate-ranks`), a correctness check whose timing is not the machine's",
+        r.ranks.len()
+    );
+    let kind = Kind::Allreduce {
+        algorithm: AlgoRef::of(r.algorithm).unwrap_or(AlgoRef::Nccl),
+        placement: r.placement.unwrap_or(Placement::Peer),
+        ranks: r.ranks.clone(),
+        size: r.size_bytes,
+        blocks: r.extra.kernel.grid.or(r.extra.kernel.blocks).unwrap_or(1),
+        threads: r.extra.kernel.threads.unwrap_or(32),
+        dtype: r.extra.timing.dtype.unwrap_or(Dtype::Bf16),
+        launch: r.launch,
+    };
+    (kind, Role::Skipped(why))
 }
 
 /// Streams measured at the same time (`extra.concurrent_streams` > 1) are

@@ -493,4 +493,32 @@ fn a_hand_edited_fit_json_is_a_located_error() {
     assert!(e.starts_with("fit.json:") && e.contains("cut short"), "{e}");
     let e = parse("{}").unwrap_err().to_string();
     assert!(e.contains("field `topology_name`"), "{e}");
+/// Records of `contend hw run --emulate-ranks` (every rank on one GPU) load
+/// from any machine's folder but are never fitted on nor predicted: they are
+/// skipped with the reason, even with ranks and a machine that do not match
+/// the topology.
+#[test]
+fn emulated_records_are_skipped_with_the_reason() {
+    let dir = tmp("emulated");
+    let mut em = allreduce("staged-push", 1 << 20, 16);
+    em["ranks"] = json!(["gpu0/gpu0", "gpu0/gpu2", "gpu0/gpu4", "gpu0/gpu6"]);
+    em["extra"]["emulated"] = json!(true);
+    em["machine"] = json!({"hostname": "h", "gpus": ["NVIDIA H200"], "pci_addresses": [],
+        "driver": "", "cuda": "", "link_matrix": [], "pcie_links": ["Gen5 x16"]});
+    let real = allreduce("two-shot-push", 1 << 20, 64);
+    let p = dir.join("emulate-4.jsonl");
+    std::fs::write(&p, format!("{em}\n{real}\n")).unwrap();
+    let ms = load_measurements(&[p.as_path()], &h200x2()).unwrap();
+    assert_eq!(ms.len(), 2);
+    match &ms[0].role {
+        contend_calib::measure::Role::Skipped(why) => {
+            assert!(
+                why.starts_with("emulated: 4 ranks ran concurrently on one GPU"),
+                "{why}"
+            )
+        }
+        other => panic!("an emulated record is {other:?}"),
+    }
+    assert!(build_twin(&ms[0], &h200x2()).unwrap().is_none(), "no twin");
+    assert_eq!(ms[1].role, contend_calib::measure::Role::HeldOut);
 }

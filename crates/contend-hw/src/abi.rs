@@ -62,10 +62,11 @@ macro_rules! limits {
 limits! {
     /// Most ranks one allreduce kernel takes (the per-rank arrays of ArArgs).
     pub const MAX_RANKS: usize = 8;
-    /// Most blocks an allreduce kernel is launched with (the flag area has one flag per block).
-    pub const MAX_BLOCKS: u32 = 1024;
-    /// Barrier phases one allreduce call may use (the flag area has one flag per phase).
-    pub const NPHASE: usize = 4;
+    /// Most blocks an allreduce kernel is launched with (the flag area has one flag per block; contend_workload::FLAG_BLOCKS, which the grid choice obeys).
+    pub const MAX_BLOCKS: u32 = contend_workload::FLAG_BLOCKS;
+    /// Barrier phases one allreduce call may use (the flag area has one flag
+    /// per phase): staged push and the copy-engine ring use 2 * (MAX_RANKS - 1).
+    pub const NPHASE: usize = 16;
 }
 
 /// Bytes of one rank's flag area: `u32 flags[2][NPHASE][MAX_BLOCKS][MAX_RANKS]`
@@ -75,6 +76,9 @@ pub const FLAG_BYTES: usize = 2 * NPHASE * MAX_BLOCKS as usize * MAX_RANKS * siz
 
 // Rank masks in the kernels are u32 bit sets.
 const _: () = assert!(MAX_RANKS < 32);
+// Staged push and the copy-engine ring use 2 * (nranks - 1) phases; a
+// timed-out wait is reported as 1 + phase * 16 + peer.
+const _: () = assert!(NPHASE >= 2 * (MAX_RANKS - 1) && NPHASE <= 16 && MAX_RANKS <= 16);
 
 /// A field of a struct shared with the kernels, as Rust lays it out.
 #[derive(Clone, Copy, Debug)]
@@ -175,8 +179,12 @@ kernel_struct! {
         pub rank: u32,
         /// ranks in the team
         pub nranks: u32,
-        /// hierarchical: ranks per group (consecutive ranks)
+        /// hierarchical, island two-shot: ranks per group (consecutive ranks)
         pub group: u32,
+        /// copy-engine ring: the step this kernel runs (0 .. 2 * (nranks - 1))
+        pub step: u32,
+        /// 1 when the exchange buffers are in host memory (host placement)
+        pub host: u32,
         /// keeps the size a multiple of 8 with no implicit padding
         pub pad: u32,
     }
@@ -250,9 +258,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ar_args_is_208_bytes_with_the_plain_c_layout() {
-        // 16 addresses of the per-rank arrays, 8 more u64, 4 u32.
-        assert_eq!(size_of::<ArArgs>(), 16 * 8 + 8 * 8 + 4 * 4);
+    fn ar_args_is_216_bytes_with_the_plain_c_layout() {
+        // 16 addresses of the per-rank arrays, 8 more u64, 6 u32.
+        assert_eq!(size_of::<ArArgs>(), 16 * 8 + 8 * 8 + 6 * 4);
         assert_eq!(align_of::<ArArgs>(), 8);
         assert!(plain_c_layout(ArArgs::FIELDS, size_of::<ArArgs>()));
         let names: Vec<&str> = ArArgs::FIELDS.iter().map(|f| f.name).collect();
@@ -272,6 +280,8 @@ mod tests {
                 "rank",
                 "nranks",
                 "group",
+                "step",
+                "host",
                 "pad"
             ]
         );
@@ -294,11 +304,11 @@ mod tests {
         let p = prelude();
         assert!(p.contains("#define MAX_RANKS 8 "), "{p}");
         assert!(p.contains("#define MAX_BLOCKS 1024 "), "{p}");
-        assert!(p.contains("#define NPHASE 4 "), "{p}");
+        assert!(p.contains("#define NPHASE 16 "), "{p}");
         assert!(p.contains("    u64 buf[8];"), "{p}");
         assert!(p.contains("    u64 input;"), "{p}");
         assert!(p.contains("    u32 pad;"), "{p}");
-        assert!(p.contains("static_assert(sizeof(ArArgs) == 208,"), "{p}");
+        assert!(p.contains("static_assert(sizeof(ArArgs) == 216,"), "{p}");
         assert!(p.contains("static_assert(alignof(ArArgs) == 8,"), "{p}");
         assert!(
             p.contains("static_assert(sizeof(ArArgs::buf) == 64,"),

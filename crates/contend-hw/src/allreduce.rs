@@ -5,10 +5,11 @@
 
 #![allow(unsafe_code)]
 
-use crate::driver::{self, DevMem, Event, Func, Gpu, Graph, HostMem, StreamRef};
+use crate::driver::{self, DevMem, Event, Func, Gpu, Graph, HostMem, Stream, StreamRef};
 use crate::error::HwError;
 use crate::rig::{Rig, Timeouts};
 use crate::verify;
+use contend_topo::Bytes;
 use contend_workload::{Algorithm, Dtype, KernelConfig, LaunchMode, Placement};
 use std::time::Instant;
 
@@ -56,8 +57,14 @@ pub struct Team<'r> {
     pub placement: Placement,
     /// Capacity of one slot: the largest message, bytes.
     pub cap: usize,
-    /// Ranks per group for the hierarchical kernel.
+    /// Ranks per group for the hierarchical and island kernels.
     pub group: u32,
+    /// Several ranks share a GPU (`--emulate-ranks`): each rank then has its
+    /// own stream ([`Team::stream`]).
+    pub emulated: bool,
+    /// One stream per rank when emulated (empty otherwise: each rank uses its
+    /// GPU's stream).
+    streams: Vec<Stream>,
     input: Vec<DevMem>,
     output: Vec<DevMem>,
     exch: Mem,
@@ -84,9 +91,18 @@ impl<'r> Team<'r> {
         }
         if group == 0 || !n.is_multiple_of(group as usize) {
             return Err(HwError::Unsupported(format!(
-                "hierarchical groups of {group} do not divide {n} ranks"
+                "hierarchical (island) groups of {group} do not divide {n} ranks"
             )));
         }
+        // a GPU hosting several ranks: every rank its own stream
+        let emulated = ids.iter().enumerate().any(|(k, a)| ids[..k].contains(a));
+        let streams = if emulated {
+            ids.iter()
+                .map(|&i| rig.gpus[i].new_stream())
+                .collect::<Result<Vec<_>, _>>()?
+        } else {
+            vec![]
+        };
         if placement == Placement::Peer {
             for &a in ids {
                 for &b in ids {
@@ -111,6 +127,8 @@ impl<'r> Team<'r> {
             placement,
             cap,
             group,
+            emulated,
+            streams,
             input: dev(cap)?,
             output: dev(cap)?,
             exch: Mem::alloc(rig, ids, placement, exch_bytes)?,
@@ -119,6 +137,14 @@ impl<'r> Team<'r> {
             abort: dev(4)?,
             status: HostMem::alloc(&rig.gpus, 4 * MAX_RANKS)?,
         })
+    }
+
+    /// The stream rank `rank` runs on: its own when emulated, else its GPU's.
+    pub fn stream<'a>(&'a self, rank: usize, gpu: &'a Gpu) -> StreamRef<'a> {
+        match self.streams.get(rank) {
+            Some(s) => s.handle(),
+            None => gpu.stream(),
+        }
     }
 
     fn args(&self, rank: usize, bytes: usize) -> ArArgs {
@@ -139,6 +165,7 @@ impl<'r> Team<'r> {
         a.rank = rank as u32;
         a.nranks = self.ids.len() as u32;
         a.group = self.group;
+        a.host = u32::from(self.placement == Placement::Host);
         a
     }
 
@@ -181,6 +208,21 @@ pub trait Collective: Sync {
     fn gave_up(&self) -> Option<String> {
         None
     }
+    /// The stream rank `rank` (on `gpu`) runs on.
+    fn stream<'a>(&'a self, _rank: usize, gpu: &'a Gpu) -> StreamRef<'a> {
+        gpu.stream()
+    }
+    /// Whether an allreduce of `bytes` may be launched at all (before any
+    /// rank launches): emulated ranks whose grids would not all be resident
+    /// at once are refused here.
+    fn ready(&self, _bytes: usize) -> Result<(), HwError> {
+        Ok(())
+    }
+    /// Whether the result must equal the fp32 sum rounded once, bit for bit
+    /// ([`verify::check_exact`]), rather than lie within the tolerance.
+    fn exact(&self) -> bool {
+        false
+    }
     /// Facts for the record's `extra` (grid, protocol...).
     fn describe(&self, _bytes: usize, _extra: &mut contend_workload::Extra) {}
 }
@@ -194,6 +236,50 @@ pub struct Custom<'t, 'r> {
     pub kernel: KernelConfig,
     /// The kernel of each rank's GPU.
     funcs: Vec<Func<'r>>,
+    /// The kernel's name (`two_shot_push_bf16`).
+    name: String,
+    /// Blocks of this kernel one SM keeps resident (emulated teams only).
+    blocks_per_sm: Option<u32>,
+}
+
+/// The kernel of kernels/allreduce.cu an algorithm runs, without its element
+/// type (`two_shot_push`); the copy-engine ring's is the kernel of one step.
+pub fn kernel_base(algorithm: Algorithm) -> String {
+    match algorithm {
+        Algorithm::CeRing => "ce_ring_step".into(),
+        a => a.name().replace('-', "_"),
+    }
+}
+
+/// Whether `ranks` kernels of `grid` blocks each, all spinning on each
+/// other's flags, fit on one GPU at once: `ranks × grid ≤ (sms − reserve) ×
+/// blocks_per_sm`. A kernel that waits for a block that cannot become
+/// resident waits forever, so emulated ranks whose grids do not fit are
+/// refused; the message names the numbers. `reserve` SMs are left free for
+/// work the driver may run on SMs between kernels (the copy-engine ring's
+/// device-to-device copies on one GPU).
+pub fn coresident(
+    kernel: &str,
+    ranks: usize,
+    grid: u32,
+    sms: u32,
+    blocks_per_sm: u32,
+    reserve: u32,
+) -> Result<(), String> {
+    let need = ranks as u64 * u64::from(grid);
+    let usable = sms.saturating_sub(reserve);
+    let capacity = u64::from(usable) * u64::from(blocks_per_sm);
+    if need <= capacity {
+        return Ok(());
+    }
+    let kept = if reserve > 0 {
+        format!("{usable} of its {sms} SMs ({reserve} left for the driver's copies)")
+    } else {
+        format!("{sms} SMs")
+    };
+    Err(format!(
+        "{ranks} emulated ranks x {grid} blocks of {kernel} = {need} blocks, but one GPU keeps at most {capacity} resident ({kept} x {blocks_per_sm} blocks per SM): ranks waiting for blocks that cannot start would deadlock; use fewer ranks or fewer blocks ([kernel] blocks)"
+    ))
 }
 
 impl<'t, 'r> Custom<'t, 'r> {
@@ -218,7 +304,7 @@ impl<'t, 'r> Custom<'t, 'r> {
                 "{algorithm} has no kernel here (NCCL is its twin)"
             )));
         }
-        let name = format!("{}_{suffix}", algorithm.name().replace('-', "_"));
+        let name = format!("{}_{suffix}", kernel_base(algorithm));
         let rig: &'r Rig = team.rig;
         let mut funcs = vec![];
         for &i in &team.ids {
@@ -233,27 +319,112 @@ impl<'t, 'r> Custom<'t, 'r> {
             }
             funcs.push(f);
         }
+        let blocks_per_sm = if team.emulated {
+            let g = &rig.gpus[team.ids[0]];
+            Some(g.max_active_blocks(funcs[0], kernel.threads)?)
+        } else {
+            None
+        };
         Ok(Custom {
             team,
             algorithm,
             dtype,
             kernel,
             funcs,
+            name,
+            blocks_per_sm,
         })
     }
 
     /// Blocks actually launched for `bytes`: the configured count, or fewer
-    /// when there is less work than that (every rank uses the same grid).
+    /// when there is less work than that (every rank uses the same grid) —
+    /// [`contend_workload::launch_grid`], the one definition the simulator
+    /// shares.
     pub fn grid(&self, bytes: usize) -> u32 {
+        contend_workload::launch_grid(
+            self.algorithm,
+            self.team.ids.len(),
+            self.team.group as usize,
+            Bytes(bytes as u64),
+            self.kernel,
+        )
+    }
+
+    /// The copy-engine ring's schedule for one allreduce on rank `rank`: per
+    /// step a copy of one chunk into the next rank's memory
+    /// (cuMemcpyPeerAsync between two GPUs, cuMemcpyAsync into host memory or
+    /// within one GPU), then the step's kernel (kernels/allreduce.cu,
+    /// `ce_ring_step`), all on the rank's stream.
+    fn launch_ce_ring(
+        &self,
+        rank: usize,
+        gpu: &Gpu,
+        bytes: usize,
+        stream: StreamRef<'_>,
+    ) -> Result<(), HwError> {
+        let team = self.team;
+        let n = team.ids.len();
+        let next = (rank + 1) % n;
+        let me = team.ids[rank];
+        let next_gpu = &team.rig.gpus[team.ids[next]];
+        let host = team.placement == Placement::Host;
+        // chunk k: vectors [nvec * k / n, nvec * (k + 1) / n), as chunk_lo
         let nvec = (bytes / 16) as u64;
-        let n = self.team.ids.len() as u64;
-        let work = match self.algorithm {
-            Algorithm::TwoShotPull | Algorithm::TwoShotPush => nvec.div_ceil(n),
-            _ => nvec,
-        };
-        let need = work.div_ceil(u64::from(self.kernel.threads)).max(1);
-        need.min(u64::from(self.kernel.blocks))
-            .min(u64::from(MAX_BLOCKS)) as u32
+        let lo = |k: usize| nvec * k as u64 / n as u64 * 16;
+        let grid = self.grid(bytes);
+        for step in 0..2 * (n - 1) {
+            let (k, src, dst) = if step < n - 1 {
+                // reduce-scatter: chunk rank - step into the next rank's slot 0
+                let k = (rank + n - step) % n;
+                let src = if step == 0 {
+                    team.input[rank].ptr
+                } else {
+                    team.output[rank].ptr
+                };
+                (k, src, team.exch.addr(next, me))
+            } else {
+                // all-gather: chunk rank + 1 - t into the next rank's output
+                // (peer) or gather region (host)
+                let t = step - (n - 1);
+                let k = (rank + 1 + n - t) % n;
+                let dst = if host {
+                    team.exch.addr(next, me) + (n * team.cap) as u64
+                } else {
+                    team.output[next].ptr
+                };
+                (k, team.output[rank].ptr, dst)
+            };
+            let len = (lo(k + 1) - lo(k)) as usize;
+            if len > 0 {
+                let (dst, src) = (dst + lo(k), src + lo(k));
+                // SAFETY: both ranges lie inside the team's allocations as
+                // this rank's GPU addresses them: inputs and outputs hold
+                // `cap` >= `bytes` bytes (checked by the caller), slot 0 and
+                // the gather region of an exchange buffer `cap` bytes each,
+                // and chunk k ends at `bytes`. The team outlives the stream's
+                // work (every caller waits for it), and the ring's flags keep
+                // the destination free of other writers (kernels/allreduce.cu).
+                unsafe {
+                    if host || team.ids[next] == me {
+                        // host memory, or both ranks on one GPU (emulated)
+                        driver::copy_async(dst, src, len, stream)?;
+                    } else {
+                        driver::copy_peer_raw_async(dst, next_gpu, src, gpu, len, stream)?;
+                    }
+                }
+            }
+            let mut a = team.args(rank, bytes);
+            a.step = step as u32;
+            // the all-gather kernels only wait, unless they copy from host memory
+            let blocks = if step >= n - 1 && !host { 1 } else { grid };
+            // SAFETY: as for every allreduce kernel (see `launch`); the ring
+            // kernel reads slot 0 and the gather region of its own exchange
+            // buffer and flag `step` < 2 * (MAX_RANKS - 1) <= NPHASE.
+            unsafe {
+                gpu.launch(self.funcs[rank], blocks, self.kernel.threads, stream, (&a,))?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -283,6 +454,9 @@ impl Collective for Custom<'_, '_> {
                 self.team.cap
             )));
         }
+        if self.algorithm == Algorithm::CeRing {
+            return self.launch_ce_ring(rank, gpu, bytes, stream);
+        }
         let a: ArArgs = self.team.args(rank, bytes);
         // SAFETY: the allreduce kernels take one `ArArgs` by value. Its
         // addresses are the team's own allocations as this rank's GPU sees
@@ -306,12 +480,37 @@ impl Collective for Custom<'_, '_> {
     fn gave_up(&self) -> Option<String> {
         self.team.gave_up()
     }
+    fn stream<'a>(&'a self, rank: usize, gpu: &'a Gpu) -> StreamRef<'a> {
+        self.team.stream(rank, gpu)
+    }
+    fn ready(&self, bytes: usize) -> Result<(), HwError> {
+        let Some(per_sm) = self.blocks_per_sm else {
+            return Ok(());
+        };
+        let sms = self.team.rig.gpus[self.team.ids[0]].sms;
+        let reserve = u32::from(self.algorithm == Algorithm::CeRing);
+        coresident(
+            &self.name,
+            self.team.ids.len(),
+            self.grid(bytes),
+            sms,
+            per_sm,
+            reserve,
+        )
+        .map_err(HwError::Unsupported)
+    }
+    fn exact(&self) -> bool {
+        self.algorithm == Algorithm::TwoShotPushFp32Acc
+    }
     fn describe(&self, bytes: usize, extra: &mut contend_workload::Extra) {
         let k = &mut extra.kernel;
         k.blocks = Some(self.kernel.blocks);
         k.threads = Some(self.kernel.threads);
         k.grid = Some(self.grid(bytes));
         k.group = Some(contend_workload::GroupTag::Ranks(self.team.group));
+        if self.team.emulated {
+            k.emulated = Some(true);
+        }
     }
 }
 
@@ -382,8 +581,9 @@ fn stage_inputs(
     input: &[u8],
 ) -> Result<(), HwError> {
     c.input(rank).upload(input)?;
-    c.output(rank).fill(0xff, gpu.stream())?;
-    if !gpu.sync(t.watchdog)? {
+    let stream = c.stream(rank, gpu);
+    c.output(rank).fill(0xff, stream)?;
+    if !driver::sync_stream(stream, t.watchdog)? {
         return Err(HwError::Unsupported("GPU did not finish a memset".into()));
     }
     Ok(())
@@ -400,7 +600,12 @@ fn check_all(
 ) -> Result<(), HwError> {
     let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
     for (r, out) in outs.iter().enumerate() {
-        verify::check(dtype, &refs, out).map_err(|m| HwError::Mismatch {
+        let checked = if c.exact() {
+            verify::check_exact(dtype, &refs, out)
+        } else {
+            verify::check(dtype, &refs, out)
+        };
+        checked.map_err(|m| HwError::Mismatch {
             algorithm: c.algorithm().to_string(),
             placement: placement.into(),
             size: bytes as u64,
@@ -411,10 +616,17 @@ fn check_all(
     Ok(())
 }
 
-fn draw_all(dtype: Dtype, bytes: usize, n: usize, seed: u64) -> Vec<Vec<u8>> {
+/// Every rank's fresh input; full-mantissa ones for a collective checked
+/// bit for bit ([`verify::draw_input_fine`]).
+fn draw_all(c: &dyn Collective, dtype: Dtype, bytes: usize, n: usize, seed: u64) -> Vec<Vec<u8>> {
+    let draw = if c.exact() {
+        verify::draw_input_fine
+    } else {
+        verify::draw_input
+    };
     (0..n)
         .map(|r| {
-            verify::draw_input(
+            draw(
                 dtype,
                 bytes,
                 seed.wrapping_add((r as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d)),
@@ -433,13 +645,15 @@ pub fn verify_once(
     seed: u64,
 ) -> Result<(), HwError> {
     let t = &rig.timeouts;
+    c.ready(bytes)?;
     let ids = c.gpu_ids().to_vec();
-    let inputs = draw_all(dtype, bytes, ids.len(), seed);
+    let inputs = draw_all(c, dtype, bytes, ids.len(), seed);
     let outs = rig.par(&ids, |r, g, gate| {
         stage_inputs(t, c, r, g, &inputs[r])?;
         gate.wait()?;
-        c.launch(r, g, bytes, g.stream())?;
-        if !g.sync(t.watchdog)? {
+        let s = c.stream(r, g);
+        c.launch(r, g, bytes, s)?;
+        if !driver::sync_stream(s, t.watchdog)? {
             return Err(hang(t, c, "verification run", bytes, None));
         }
         c.output(r).download(bytes)
@@ -471,10 +685,12 @@ pub fn time(
     sync_reps: u32,
 ) -> Result<Timing, HwError> {
     let t = &rig.timeouts;
+    c.ready(bytes)?;
     let ids = c.gpu_ids().to_vec();
     let r = repeats.max(1) as usize;
     let release = HostMem::alloc(&rig.gpus, 64)?;
     let per_rank = rig.par(&ids, |rank, g, gate| {
+        let s = c.stream(rank, g);
         let ev = Event::many(g, r + 1)?;
         let hold = g.func("hold")?;
         let (flag, limit): (u64, u64) = (release.dev[ids[rank]], 1_000_000_000);
@@ -482,22 +698,22 @@ pub fn time(
         // `flag`: the first word of `release`, host memory mapped into this
         // GPU, which outlives the stream's work (the function waits for it
         // or lets the hold go before returning).
-        unsafe { g.launch(hold, 1, 32, g.stream(), (&flag, &limit))? };
+        unsafe { g.launch(hold, 1, 32, s, (&flag, &limit))? };
         for _ in 0..warmup {
-            c.launch(rank, g, bytes, g.stream())?;
+            c.launch(rank, g, bytes, s)?;
         }
         // Batch 1: r launches back to back, an event only at each end.
         let batch = Event::many(g, 2)?;
-        batch[0].record(g.stream())?;
+        batch[0].record(s)?;
         for _ in 0..r {
-            c.launch(rank, g, bytes, g.stream())?;
+            c.launch(rank, g, bytes, s)?;
         }
-        batch[1].record(g.stream())?;
+        batch[1].record(s)?;
         // Batch 2: r launches, each between two events (the distribution).
-        ev[0].record(g.stream())?;
+        ev[0].record(s)?;
         for i in 0..r {
-            c.launch(rank, g, bytes, g.stream())?;
-            ev[i + 1].record(g.stream())?;
+            c.launch(rank, g, bytes, s)?;
+            ev[i + 1].record(s)?;
         }
         gate.wait()?;
         if rank == 0 {
@@ -514,8 +730,8 @@ pub fn time(
         for _ in 0..sync_reps {
             gate.wait()?;
             let t0 = Instant::now();
-            c.launch(rank, g, bytes, g.stream())?;
-            if !g.sync(t.watchdog)? {
+            c.launch(rank, g, bytes, s)?;
+            if !driver::sync_stream(s, t.watchdog)? {
                 return Err(hang(t, c, "host-synchronised allreduce", bytes, None));
             }
             sync.push(t0.elapsed().as_nanos() as f64);
@@ -557,39 +773,41 @@ pub fn verify_step(
     seed: u64,
 ) -> Result<Timing, HwError> {
     let t = &rig.timeouts;
+    c.ready(bytes)?;
     let ids = c.gpu_ids().to_vec();
-    let inputs = draw_all(dtype, bytes, ids.len(), seed);
+    let inputs = draw_all(c, dtype, bytes, ids.len(), seed);
     let r = repeats.max(1) as usize;
     let what = match mode {
         LaunchMode::Eager => "verify step (eager)",
         LaunchMode::Graph => "verify step (CUDA graph)",
     };
     let per_rank = rig.par(&ids, |rank, g, gate| {
+        let s = c.stream(rank, g);
         let spin = g.func("spin")?;
         let step = || -> Result<(), HwError> {
             for d in delays {
                 let ns: u64 = d.get(rank).copied().unwrap_or(0);
                 if ns > 0 {
                     // SAFETY: spin(u64 ns) takes no address.
-                    unsafe { g.launch(spin, 1, 32, g.stream(), (&ns,))? };
+                    unsafe { g.launch(spin, 1, 32, s, (&ns,))? };
                 }
-                c.launch(rank, g, bytes, g.stream())?;
+                c.launch(rank, g, bytes, s)?;
             }
             Ok(())
         };
         let graph = match mode {
-            LaunchMode::Graph => Some(Graph::capture(g, g.stream(), step)?),
+            LaunchMode::Graph => Some(Graph::capture(g, s, step)?),
             LaunchMode::Eager => None,
         };
         let run = || match &graph {
-            Some(gr) => gr.launch(g.stream()),
+            Some(gr) => gr.launch(s),
             None => step(),
         };
         // Checked step.
         stage_inputs(t, c, rank, g, &inputs[rank])?;
         gate.wait()?;
         run()?;
-        if !g.sync(t.watchdog)? {
+        if !driver::sync_stream(s, t.watchdog)? {
             return Err(hang(t, c, what, bytes, None));
         }
         let out = c.output(rank).download(bytes)?;
@@ -599,9 +817,9 @@ pub fn verify_step(
         }
         let ev = Event::many(g, 2 * r)?;
         for i in 0..r {
-            ev[2 * i].record(g.stream())?;
+            ev[2 * i].record(s)?;
             run()?;
-            ev[2 * i + 1].record(g.stream())?;
+            ev[2 * i + 1].record(s)?;
         }
         if !ev[2 * r - 1].wait(t.watchdog)? {
             return Err(hang(t, c, what, bytes, None));
@@ -630,5 +848,47 @@ pub fn default_repeats(bytes: usize) -> (u32, u32, u32) {
         b if b <= 1 << 20 => (20, 150, 50),
         b if b <= 16 << 20 => (5, 50, 10),
         _ => (3, 20, 5),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every custom algorithm names a kernel the backend loads, in both types.
+    #[test]
+    fn every_custom_algorithm_has_its_kernels() {
+        let loaded = crate::kernels::entry_points("allreduce.cu");
+        for a in Algorithm::ALL.iter().filter(|a| a.has_custom_kernel()) {
+            for t in ["bf16", "f32"] {
+                let k = format!("{}_{t}", kernel_base(*a));
+                assert!(loaded.contains(&k.as_str()), "{a}: no kernel {k}");
+            }
+        }
+    }
+
+    #[test]
+    fn emulated_grids_must_all_be_resident() {
+        // 8 ranks x 16 blocks on a 132-SM GPU at one block per SM: fits
+        assert_eq!(coresident("k", 8, 16, 132, 1, 0), Ok(()));
+        assert_eq!(coresident("k", 8, 16, 132, 1, 1), Ok(()));
+        // 8 x 17 = 136 > 132: refused, with the numbers
+        let e = coresident("two_shot_push_bf16", 8, 17, 132, 1, 0).unwrap_err();
+        assert!(
+            e.starts_with(
+                "8 emulated ranks x 17 blocks of two_shot_push_bf16 = 136 blocks, but one GPU keeps at most 132 resident (132 SMs x 1 blocks per SM)"
+            ),
+            "{e}"
+        );
+        // two blocks per SM double the room
+        assert_eq!(coresident("k", 8, 33, 132, 2, 0), Ok(()));
+        // the copy-engine ring leaves an SM for the driver's copies
+        let e = coresident("ce_ring_step_bf16", 4, 33, 132, 1, 1).unwrap_err();
+        assert!(
+            e.contains("131 of its 132 SMs (1 left for the driver's copies)"),
+            "{e}"
+        );
+        // a kernel that cannot run at all
+        assert!(coresident("k", 2, 1, 132, 0, 0).is_err());
     }
 }

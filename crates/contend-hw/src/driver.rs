@@ -54,6 +54,16 @@ pub(crate) fn ck(r: sys::CUresult, call: &'static str) -> Result<(), HwError> {
     }
 }
 
+/// Sets `var` to `value` for this process unless it is already set. Call
+/// from the main thread before any other thread exists (environment changes
+/// are not thread safe) and before the driver initialises if it reads `var`.
+pub fn set_env_if_unset(var: &str, value: &str) {
+    if std::env::var_os(var).is_none() {
+        // SAFETY: the caller's contract: no other thread exists yet.
+        unsafe { std::env::set_var(var, value) };
+    }
+}
+
 /// Whether libcuda can be loaded (tries to dlopen it; never panics).
 pub fn driver_present() -> bool {
     // SAFETY: only dlopens the library under its candidate names.
@@ -96,6 +106,8 @@ pub const REQUIRED_SYMBOLS: &[&str] = &[
     "cuMemcpyHtoDAsync_v2",
     "cuMemcpyDtoHAsync_v2",
     "cuMemcpyPeerAsync",
+    "cuMemcpyAsync",
+    "cuOccupancyMaxActiveBlocksPerMultiprocessor",
     "cuMemHostAlloc",
     "cuMemHostGetDevicePointer_v2",
     "cuMemFreeHost",
@@ -368,6 +380,24 @@ impl Gpu {
             "cuFuncGetAttribute",
         )?;
         Ok(v as u32)
+    }
+
+    /// Most blocks of kernel `f`, launched with `threads` threads per block
+    /// (no dynamic shared memory), that one SM keeps resident at once
+    /// (cuOccupancyMaxActiveBlocksPerMultiprocessor: registers, shared
+    /// memory and the block limit decide).
+    pub fn max_active_blocks(&self, f: Func<'_>, threads: u32) -> Result<u32, HwError> {
+        self.bind()?;
+        let mut v = 0;
+        // SAFETY: `f` is a live function handle of this GPU's module; the
+        // driver writes one int.
+        ck(
+            unsafe {
+                sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut v, f.raw, threads as i32, 0)
+            },
+            "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+        )?;
+        Ok(v.max(0) as u32)
     }
 
     /// Launches `f` on `stream` (`grid` blocks of `block` threads) with
@@ -976,6 +1006,52 @@ pub fn copy_peer_async(
             )
         },
         "cuMemcpyPeerAsync",
+    )
+}
+
+/// Copies `bytes` from device address `src` (of `src_gpu`'s context) to
+/// device address `dst` (of `dst_gpu`'s context) with cuMemcpyPeerAsync on
+/// `stream`: the copy engine, over NVLink or PCIe; the two GPUs may be the
+/// same one.
+///
+/// # Safety
+/// Both ranges are live device memory of the contexts named, `bytes` long,
+/// and stay allocated until `stream` has passed the copy; nothing else
+/// writes the destination meanwhile, except as the caller's protocol allows.
+pub unsafe fn copy_peer_raw_async(
+    dst: sys::CUdeviceptr,
+    dst_gpu: &Gpu,
+    src: sys::CUdeviceptr,
+    src_gpu: &Gpu,
+    bytes: usize,
+    stream: StreamRef<'_>,
+) -> Result<(), HwError> {
+    ck(
+        // SAFETY: the caller's contract.
+        unsafe { sys::cuMemcpyPeerAsync(dst, dst_gpu.ctx, src, src_gpu.ctx, bytes, stream.raw) },
+        "cuMemcpyPeerAsync",
+    )
+}
+
+/// Copies `bytes` from `src` to `dst` with cuMemcpyAsync on `stream` (the
+/// copy engine; unified addressing infers each side's kind, so either may be
+/// device memory or mapped pinned host memory).
+///
+/// # Safety
+/// Both ranges are live memory this context can address (its device memory,
+/// a peer's with peer access, or mapped pinned host memory), `bytes` long,
+/// allocated until `stream` has passed the copy; nothing else writes the
+/// destination meanwhile, except as the caller's protocol allows.
+pub unsafe fn copy_async(
+    dst: sys::CUdeviceptr,
+    src: sys::CUdeviceptr,
+    bytes: usize,
+    stream: StreamRef<'_>,
+) -> Result<(), HwError> {
+    ck(
+        // SAFETY: the caller's contract.
+        unsafe { sys::cuMemcpyAsync(dst, src, bytes, stream.raw) },
+        "cuMemcpyAsync",
     )
 }
 

@@ -10,10 +10,17 @@
 //!   architecture among the GPUs ([`kernels`]) and loaded into each; what
 //!   the kernels share with the Rust side (limits, argument structs) is
 //!   defined once in [`abi`].
-//! - [`allreduce`]: one-shot pull/push, two-shot pull/push and hierarchical
-//!   kernels on buffers in device memory (`peer` placement) or pinned host
-//!   memory mapped into every GPU (`host`), verified against a CPU reference
-//!   ([`verify`]) and timed with CUDA events, eager and as CUDA graphs.
+//! - [`allreduce`]: one-shot pull/push, two-shot pull/push, hierarchical,
+//!   island two-shot, staged push and lossless two-shot push kernels, and the
+//!   copy-engine ring (a schedule of copies and one small kernel per step),
+//!   on buffers in device memory (`peer` placement) or pinned host memory
+//!   mapped into every GPU (`host`), launched with
+//!   [`contend_workload::launch_grid`]'s grid, verified against a CPU
+//!   reference ([`verify`]; bit for bit for the lossless kernel) and timed
+//!   with CUDA events, eager and as CUDA graphs. Several ranks may share a
+//!   GPU (`hw run --emulate-ranks`): each then has its own stream, and grids
+//!   that could not all be resident at once are refused
+//!   ([`allreduce::coresident`]).
 //! - [`nccl`]: NCCL's allreduce through the same engine (the baseline).
 //! - [`probe`]: copy-engine and SM load/store bandwidth, flag round trips,
 //!   several GPUs at once.

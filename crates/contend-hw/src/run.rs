@@ -23,6 +23,66 @@ pub struct Options {
     pub repeats: Option<u32>,
     /// Skip allreduce sizes above this many bytes.
     pub max_size: Option<u64>,
+    /// `hw run --emulate-ranks N`: run N ranks of the scenario on GPU 0
+    /// ([`emulated_ranks`] picks which), each on its own stream with its own
+    /// buffers; records are marked emulated.
+    pub emulate_ranks: Option<usize>,
+}
+
+/// The range `--emulate-ranks` takes: 2 to the kernels' MAX_RANKS.
+pub fn check_emulate_ranks(n: usize) -> Result<usize, String> {
+    if (2..=crate::abi::MAX_RANKS).contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!(
+            "{n} ranks cannot be emulated: an allreduce needs 2 and the kernels take at most {}",
+            crate::abi::MAX_RANKS
+        ))
+    }
+}
+
+/// Which of a scenario's `count` ranks (by position) `n` emulated ranks
+/// stand for: spread evenly over the list (`i * count / n`), all of them
+/// when `n == count`. Spreading keeps the topology's islands: of 8 GPUs in
+/// two islands of 4, 4 emulated ranks are 2 + 2 and 2 are 1 + 1.
+pub fn emulated_ranks(count: usize, n: usize) -> Result<Vec<usize>, String> {
+    check_emulate_ranks(n)?;
+    if n > count {
+        return Err(format!(
+            "--emulate-ranks {n}: the scenario has {count} rank(s); emulated ranks stand for ranks of its topology, so it needs at least {n}"
+        ));
+    }
+    Ok((0..n).map(|i| i * count / n).collect())
+}
+
+/// Hardware work queues the driver opens per GPU (`CUDA_DEVICE_MAX_CONNECTIONS`,
+/// default 8) before emulated ranks run: with more streams than queues, two
+/// ranks' kernels can share a queue, and a kernel spinning on a flag then
+/// blocks the very kernel that would set it. 32 (the most) covers
+/// MAX_RANKS rank streams and the GPU's own. Call before the driver
+/// initialises and before any thread starts; a value already set is kept.
+pub fn prepare_emulation_env() {
+    crate::driver::set_env_if_unset("CUDA_DEVICE_MAX_CONNECTIONS", "32");
+}
+
+/// The scenario the emulated ranks run: `n` of `sc`'s ranks
+/// ([`emulated_ranks`]), and their record names (`gpu0/<rank>`).
+fn emulated_scenario(sc: &Scenario, n: usize) -> Result<(Scenario, Vec<String>), HwError> {
+    if matches!(sc.workload(), Workload::Transfer { .. }) {
+        return Err(HwError::Scenario(
+            "--emulate-ranks runs allreduce and verify-step workloads, not transfers".into(),
+        ));
+    }
+    let pick = emulated_ranks(sc.ranks().len(), n).map_err(HwError::Unsupported)?;
+    let mut spec = sc.spec();
+    spec.ranks = pick.iter().map(|&i| sc.ranks()[i]).collect();
+    let sub = Scenario::new(spec).map_err(|e| HwError::Scenario(e.to_string()))?;
+    let names = sub
+        .rank_names()
+        .iter()
+        .map(|r| format!("gpu0/{r}"))
+        .collect();
+    Ok((sub, names))
 }
 
 /// A fresh seed for inputs: the scenario's seed mixed with the clock.
@@ -172,8 +232,21 @@ pub fn run_scenario(
     sink: &mut Sink,
     opts: &Options,
 ) -> Result<(), HwError> {
-    let ids = rank_gpus(sc, rig)?;
-    let names = sc.rank_names();
+    let emulated;
+    let (sc, ids, names) = match opts.emulate_ranks {
+        None => (sc, rank_gpus(sc, rig)?, sc.rank_names()),
+        Some(n) => {
+            let (sub, names) = emulated_scenario(sc, n)?;
+            emulated = sub;
+            sink.note(&format!(
+                "emulating {n} ranks ({}) on GPU 0 ({}, {} SMs): one stream and one set of buffers per rank; timings are marked emulated",
+                emulated.rank_names().join(" "),
+                rig.gpus[0].name,
+                rig.gpus[0].sms
+            ));
+            (&emulated, vec![0; n], names)
+        }
+    };
     let algs: Vec<Algorithm> = sc
         .algorithms()
         .iter()
@@ -225,6 +298,7 @@ pub fn run_scenario(
                                 let mut extra = Extra::default();
                                 c.describe(size as usize, &mut extra);
                                 common_extra(*dtype, size, &t, seeds, &mut extra);
+                                custom_extra(&c, &mut extra);
                                 let rec = record(
                                     Source::Hw,
                                     sc.name(),
@@ -284,6 +358,7 @@ pub fn run_scenario(
                             mode,
                             opts,
                             Source::Hw,
+                            &names,
                         )?;
                     }
                 }
@@ -359,6 +434,19 @@ pub fn run_scenario(
     Ok(())
 }
 
+/// What only our kernels' records say: the exact check's zero tolerance and
+/// the emulation's caveat.
+fn custom_extra(c: &dyn Collective, extra: &mut Extra) {
+    if c.exact() {
+        extra.timing.tolerance = Some(0.0);
+    }
+    if extra.kernel.emulated == Some(true)
+        && let Some(t) = &mut extra.timing.timing
+    {
+        t.push_str("; emulated: every rank on one GPU, each on its own stream, so these are not the timings of a machine with that many GPUs");
+    }
+}
+
 fn common_extra(dtype: Dtype, size: u64, t: &Timing, seeds: Vec<u64>, extra: &mut Extra) {
     let med = Stats::of(&t.per_op_ns).median_ns;
     let tf = &mut extra.timing;
@@ -429,6 +517,7 @@ fn verify_step_one(
     mode: LaunchMode,
     opts: &Options,
     source: Source,
+    names: &[String],
 ) -> Result<(), HwError> {
     let label = format!(
         "verify step {} {} {mode}",
@@ -461,6 +550,9 @@ fn verify_step_one(
             tf.seed = Some(seed);
             tf.gap_and_skew = Some(delays.iter().flatten().any(|d| *d > 0));
             tf.timing = Some("per_op_ns: one whole verify step per entry (CUDA events around the step), slowest rank; total_ns: median step".into());
+            if source == Source::Hw {
+                custom_extra(c, &mut extra);
+            }
             let mut t2 = t.clone();
             t2.total_ns = med;
             let rec = record(
@@ -471,7 +563,7 @@ fn verify_step_one(
                 c.algorithm(),
                 pl,
                 mode,
-                sc.rank_names(),
+                names.to_vec(),
                 size as u64,
                 &t2,
                 None,
@@ -561,6 +653,7 @@ pub fn run_nccl(rig: &Rig, sc: &Scenario, sink: &mut Sink, opts: &Options) -> Re
                     mode,
                     opts,
                     Source::Nccl,
+                    &names,
                 )?;
             }
         }
@@ -829,4 +922,39 @@ pub fn run_probe(rig: &Rig, sink: &mut Sink, opts: &Options) -> Result<(), HwErr
         sink.step(&label);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn emulated_ranks_spread_over_the_scenario_and_keep_its_islands() {
+        assert_eq!(emulated_ranks(8, 8), Ok((0..8).collect::<Vec<_>>()));
+        assert_eq!(emulated_ranks(8, 4), Ok(vec![0, 2, 4, 6]));
+        assert_eq!(emulated_ranks(8, 2), Ok(vec![0, 4]));
+        assert_eq!(emulated_ranks(2, 2), Ok(vec![0, 1]));
+        assert_eq!(emulated_ranks(6, 4), Ok(vec![0, 1, 3, 4]));
+        let e = emulated_ranks(4, 8).unwrap_err();
+        assert!(e.contains("the scenario has 4 rank(s)"), "{e}");
+        for n in [0, 1, 9] {
+            assert!(check_emulate_ranks(n).is_err(), "{n}");
+            assert!(emulated_ranks(16, n).is_err(), "{n}");
+        }
+        // on the emulate scenario's two switches of four: islands of 1, 2, 4
+        let sc = contend_workload::load_scenario(
+            std::path::Path::new(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../scenarios/hw-emulate.toml"
+            )),
+            None,
+        )
+        .unwrap();
+        for (n, group) in [(2, 1), (4, 2), (8, 4)] {
+            let (sub, names) = emulated_scenario(&sc, n).unwrap();
+            assert_eq!(names.len(), n);
+            assert!(names[0].starts_with("gpu0/"), "{names:?}");
+            assert_eq!(hierarchical_group(&sub), group, "{n} ranks");
+        }
+    }
 }

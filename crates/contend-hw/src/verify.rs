@@ -13,6 +13,16 @@
 //!   rounded to bf16 once, twice for the hierarchical kernel; each rounding
 //!   errs by at most 2^-8 relative).
 //!
+//! The lossless kernel (`two-shot-push-fp32acc`) is held to more: its output
+//! must equal, bit for bit, every rank's element converted to fp32, added in
+//! rank order and rounded to the element type once ([`check_exact`]). Its
+//! bf16 inputs use every mantissa bit ([`draw_input_fine`]: any bf16 of
+//! magnitude in [0.25, 1]): the sum of at most 8 of them needs 13 bits, so
+//! the fp32 sum is exact in any order and the result is the exact sum
+//! rounded once, while a partial sum rounded to bf16 anywhere loses bits
+//! and shows. (The inputs of [`draw_input`], multiples of 1/64, keep partial
+//! sums below 4 exact in bf16, which would hide a second rounding.)
+//!
 //! NaN never passes (outputs are poisoned with 0xFF bytes, a NaN in both
 //! types, before each checked run).
 
@@ -87,6 +97,37 @@ pub fn draw_input(dtype: Dtype, bytes: usize, seed: u64) -> Vec<u8> {
                         e.copy_from_slice(&f32_to_bf16(if neg { -v } else { v }).to_le_bytes());
                     }
                 }
+            }
+        });
+    out
+}
+
+/// One rank's input for the exact check: bf16 values of magnitude in
+/// [0.25, 1] with every mantissa bit drawn (fp32: as [`draw_input`]).
+pub fn draw_input_fine(dtype: Dtype, bytes: usize, seed: u64) -> Vec<u8> {
+    use rand::RngExt as _;
+    if dtype == Dtype::Fp32 {
+        return draw_input(dtype, bytes, seed);
+    }
+    let n = bytes / 2;
+    const CHUNK: usize = 1 << 16;
+    let mut out = vec![0u8; n * 2];
+    out.par_chunks_mut(CHUNK * 2)
+        .enumerate()
+        .for_each(|(c, part)| {
+            let mut rng = ChaCha8Rng::seed_from_u64(
+                seed ^ 0x5eed_f1e5 ^ (c as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            );
+            for e in part.chunks_exact_mut(2) {
+                // exponent of 0.25 or 0.5 (magnitudes [0.25, 1)), or exactly 1.0
+                let bits: u16 = if rng.random_range(0u32..256) == 0 {
+                    0x3f80
+                } else {
+                    let exp: u16 = if rng.random::<bool>() { 0x7d } else { 0x7e };
+                    (exp << 7) | rng.random_range(0u16..128)
+                };
+                let sign: u16 = if rng.random::<bool>() { 0x8000 } else { 0 };
+                e.copy_from_slice(&(sign | bits).to_le_bytes());
             }
         });
     out
@@ -171,6 +212,75 @@ pub fn check(dtype: Dtype, inputs: &[&[u8]], output: &[u8]) -> Result<(), Miss> 
     }
 }
 
+/// Element `i` of a buffer of `dtype` as f32 (exact: bf16 widens, fp32 is itself).
+fn elem_f32(dtype: Dtype, bytes: &[u8], i: usize) -> f32 {
+    match dtype {
+        Dtype::Fp32 => f32::from_le_bytes([
+            bytes[4 * i],
+            bytes[4 * i + 1],
+            bytes[4 * i + 2],
+            bytes[4 * i + 3],
+        ]),
+        _ => bf16_to_f32(u16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]])),
+    }
+}
+
+/// The sum the lossless kernel computes: each rank's element in fp32, added
+/// in rank order starting from rank 0's, rounded to `dtype` once.
+pub fn fp32_sum_rounded_once(dtype: Dtype, inputs: &[&[u8]]) -> Vec<u8> {
+    let es = dtype.size() as usize;
+    let n = inputs.first().map_or(0, |i| i.len() / es);
+    let mut out = Vec::with_capacity(n * es);
+    for i in 0..n {
+        let mut acc = inputs.first().map_or(0.0, |inp| elem_f32(dtype, inp, i));
+        for inp in &inputs[1..] {
+            acc += elem_f32(dtype, inp, i);
+        }
+        match dtype {
+            Dtype::Fp32 => out.extend_from_slice(&acc.to_le_bytes()),
+            _ => out.extend_from_slice(&f32_to_bf16(acc).to_le_bytes()),
+        }
+    }
+    out
+}
+
+/// Checks that `output` equals [`fp32_sum_rounded_once`] of `inputs` bit for
+/// bit (allowed error 0).
+pub fn check_exact(dtype: Dtype, inputs: &[&[u8]], output: &[u8]) -> Result<(), Miss> {
+    let es = dtype.size() as usize;
+    let n = output.len() / es;
+    if inputs.is_empty() || inputs.iter().any(|i| i.len() != output.len()) {
+        return Err(Miss {
+            index: 0,
+            got: f64::NAN,
+            want: f64::NAN,
+            allowed: 0.0,
+            count: n.max(1),
+        });
+    }
+    let want = fp32_sum_rounded_once(dtype, inputs);
+    let mut first = None;
+    let mut count = 0;
+    for i in 0..n {
+        if output[i * es..(i + 1) * es] != want[i * es..(i + 1) * es] {
+            count += 1;
+            if first.is_none() {
+                first = Some(i);
+            }
+        }
+    }
+    match first {
+        None => Ok(()),
+        Some(index) => Err(Miss {
+            index,
+            got: elem(dtype, output, index),
+            want: elem(dtype, &want, index),
+            allowed: 0.0,
+            count,
+        }),
+    }
+}
+
 /// The exact sum of `inputs`, rounded to `dtype` (what a perfect allreduce
 /// returns); used by tests and by the fake device in them.
 pub fn reference_sum(dtype: Dtype, inputs: &[&[u8]]) -> Vec<u8> {
@@ -205,6 +315,24 @@ mod tests {
             1.0 + 1.0 / 64.0
         );
         assert!(bf16_to_f32(f32_to_bf16(f32::NAN)).is_nan());
+    }
+
+    #[test]
+    fn fine_inputs_use_every_mantissa_bit_and_stay_bounded() {
+        let a = draw_input_fine(Dtype::Bf16, 1 << 20, 1);
+        assert_ne!(a, draw_input_fine(Dtype::Bf16, 1 << 20, 2));
+        let mut mantissas = std::collections::BTreeSet::new();
+        for i in 0..a.len() / 2 {
+            let b = u16::from_le_bytes([a[2 * i], a[2 * i + 1]]);
+            let x = bf16_to_f32(b).abs();
+            assert!((0.25..=1.0).contains(&x), "{x}");
+            mantissas.insert(b & 0x7f);
+        }
+        assert_eq!(mantissas.len(), 128);
+        assert_eq!(
+            draw_input_fine(Dtype::Fp32, 4096, 3),
+            draw_input(Dtype::Fp32, 4096, 3)
+        );
     }
 
     #[test]

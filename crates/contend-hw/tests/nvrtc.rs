@@ -127,7 +127,7 @@ fn every_kernel_compiles_for_sm90_and_sm120() {
             let atoms = text.matches("atom.").count();
             if *file == "allreduce.cu" {
                 assert!(
-                    atoms <= 10,
+                    atoms <= entries.len(),
                     "{file}: {atoms} atomic instructions (one per kernel expected)"
                 );
             } else {

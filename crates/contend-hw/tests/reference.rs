@@ -2,7 +2,10 @@
 //! allreduce returns (in bf16 and fp32, for 2 to 8 ranks, with one or two
 //! roundings) and rejects what a broken one returns.
 
-use contend_hw::verify::{bf16_to_f32, check, draw_input, f32_to_bf16, reference_sum, tolerance};
+use contend_hw::verify::{
+    bf16_to_f32, check, check_exact, draw_input, draw_input_fine, f32_to_bf16,
+    fp32_sum_rounded_once, reference_sum, tolerance,
+};
 use contend_workload::Dtype;
 
 fn inputs(dtype: Dtype, n: usize, bytes: usize, seed: u64) -> Vec<Vec<u8>> {
@@ -81,5 +84,101 @@ fn a_broken_allreduce_fails() {
         assert!(check(dtype, &refs, &poisoned).is_err());
         // Wrong length.
         assert!(check(dtype, &refs, &out[..out.len() - es]).is_err());
+    }
+}
+
+/// The lossless two-shot's check: on full-mantissa bf16 inputs the fp32 sum
+/// rounded once passes bit for bit; a result that rounded a partial sum to
+/// bf16 (an island or hierarchical reduction, a ring) is within the
+/// tolerance but not exact.
+#[test]
+fn the_exact_check_takes_one_rounding_and_refuses_two() {
+    let g = |b: &[u8], i: usize| bf16_to_f32(u16::from_le_bytes([b[2 * i], b[2 * i + 1]]));
+    for n in [2, 4, 8] {
+        let ins: Vec<Vec<u8>> = (0..n)
+            .map(|r| draw_input_fine(Dtype::Bf16, 64 << 10, 500 + r as u64))
+            .collect();
+        let refs: Vec<&[u8]> = ins.iter().map(Vec::as_slice).collect();
+        let once = fp32_sum_rounded_once(Dtype::Bf16, &refs);
+        check_exact(Dtype::Bf16, &refs, &once).unwrap();
+        // at most 8 such inputs sum exactly in fp32: rounding once is the
+        // exact sum rounded, whatever the order
+        assert_eq!(once, reference_sum(Dtype::Bf16, &refs));
+        check(Dtype::Bf16, &refs, &once).unwrap();
+        // two roundings: halves summed and rounded, then added and rounded
+        let half = n / 2;
+        let mut twice = vec![];
+        for i in 0..ins[0].len() / 2 {
+            let p0: f32 = refs[..half].iter().map(|b| g(b, i)).sum();
+            let p1: f32 = refs[half..].iter().map(|b| g(b, i)).sum();
+            let (p0, p1) = (bf16_to_f32(f32_to_bf16(p0)), bf16_to_f32(f32_to_bf16(p1)));
+            twice.extend_from_slice(&f32_to_bf16(p0 + p1).to_le_bytes());
+        }
+        check(Dtype::Bf16, &refs, &twice).unwrap();
+        if n >= 4 {
+            // (with 2 ranks each half is one input: nothing to round)
+            let m = check_exact(Dtype::Bf16, &refs, &twice).unwrap_err();
+            assert!(m.count > 0 && m.allowed == 0.0, "n={n}: {m}");
+        }
+        // one bit off anywhere fails
+        let mut off = once.clone();
+        off[2 * 77] ^= 1;
+        let m = check_exact(Dtype::Bf16, &refs, &off).unwrap_err();
+        assert_eq!((m.index, m.count), (77, 1), "{m}");
+    }
+    // the coarse inputs (multiples of 1/64) would hide the second rounding
+    let ins = inputs(Dtype::Bf16, 4, 16 << 10, 9);
+    let refs: Vec<&[u8]> = ins.iter().map(Vec::as_slice).collect();
+    let twice: Vec<u8> = (0..ins[0].len() / 2)
+        .flat_map(|i| {
+            let p0 = bf16_to_f32(f32_to_bf16(g(refs[0], i) + g(refs[1], i)));
+            let p1 = bf16_to_f32(f32_to_bf16(g(refs[2], i) + g(refs[3], i)));
+            f32_to_bf16(p0 + p1).to_le_bytes()
+        })
+        .collect();
+    check_exact(Dtype::Bf16, &refs, &twice).unwrap();
+    // fp32: rank order, bit for bit
+    let ins = inputs(Dtype::Fp32, 8, 16 << 10, 77);
+    let refs: Vec<&[u8]> = ins.iter().map(Vec::as_slice).collect();
+    let once = fp32_sum_rounded_once(Dtype::Fp32, &refs);
+    check_exact(Dtype::Fp32, &refs, &once).unwrap();
+    let f = |b: &[u8], i: usize| f32::from_le_bytes(b[4 * i..4 * i + 4].try_into().unwrap());
+    let reversed: Vec<u8> = (0..ins[0].len() / 4)
+        .flat_map(|i| {
+            refs.iter()
+                .rev()
+                .fold(0f32, |a, b| a + f(b, i))
+                .to_le_bytes()
+        })
+        .collect();
+    check(Dtype::Fp32, &refs, &reversed).unwrap();
+    assert!(
+        check_exact(Dtype::Fp32, &refs, &reversed).is_err(),
+        "another order"
+    );
+    assert!(check_exact(Dtype::Bf16, &[], &[]).is_err());
+}
+
+/// The copy-engine ring adds one rank per step and rounds each partial sum
+/// to bf16 (N - 1 roundings, in ring order, different for every chunk): on
+/// the backend's inputs that stays within the tolerance for 2 to 8 ranks.
+#[test]
+fn ring_order_bf16_roundings_pass_the_tolerance() {
+    let g = |b: &[u8], i: usize| bf16_to_f32(u16::from_le_bytes([b[2 * i], b[2 * i + 1]]));
+    for n in 2..=8usize {
+        let ins = inputs(Dtype::Bf16, n, 64 << 10, 900 + n as u64);
+        let refs: Vec<&[u8]> = ins.iter().map(Vec::as_slice).collect();
+        for start in 0..n {
+            let out: Vec<u8> = (0..ins[0].len() / 2)
+                .flat_map(|i| {
+                    let mut acc = g(refs[start], i);
+                    for k in 1..n {
+                        acc = bf16_to_f32(f32_to_bf16(acc + g(refs[(start + k) % n], i)));
+                    }
+                    f32_to_bf16(acc).to_le_bytes()
+                })
+                .collect();
+            check(Dtype::Bf16, &refs, &out).unwrap_or_else(|m| panic!("n={n} start={start}: {m}"));
+        }
     }
 }

@@ -161,7 +161,7 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
                 self.net(|t, w| t.begin_xfer(w, x, setup));
             }
         }
-        self.net(|t, w| t.begin_group(w, g));
+        self.net(|t, w| t.begin_group(w, g, setup));
         true
     }
 

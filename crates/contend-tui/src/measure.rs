@@ -102,8 +102,11 @@ pub struct Overlay {
 }
 
 impl Overlay {
-    /// Shown from the start when there is anything to show.
-    pub fn new(records: Vec<ResultRecord>) -> Overlay {
+    /// Shown from the start when there is anything to show. Records of
+    /// `--emulate-ranks` runs (every rank on one GPU) are dropped: their
+    /// timings are not a machine's.
+    pub fn new(mut records: Vec<ResultRecord>) -> Overlay {
+        records.retain(|r| !r.is_emulated());
         Overlay {
             show: !records.is_empty(),
             records,
@@ -135,6 +138,7 @@ pub(crate) struct MeasureKey {
 /// Whether a hardware record belongs on the current charts.
 pub(crate) fn matches(r: &ResultRecord, k: &MeasureKey) -> bool {
     r.source != Source::Sim
+        && !r.is_emulated()
         && r.workload == k.workload
         && r.ranks.len() == k.ranks
         && r.placement.is_none_or(|p| p == k.placement)
@@ -154,6 +158,31 @@ pub(crate) fn series_of(r: &ResultRecord) -> Measured {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Records of `--emulate-ranks` runs never reach the charts.
+    #[test]
+    fn emulated_records_are_left_out() {
+        let line = |emulated: bool| {
+            format!(
+                r#"{{"source":"hw","scenario":"s","topology":"t","workload":"allreduce","algorithm":"two-shot-push","placement":"peer","fidelity":null,"launch":"eager","ranks":["a","b"],"size_bytes":1024,"total_ns":1.0,"per_op_ns":[1.0],"stats":{{"count":1,"median_ns":1.0,"p10_ns":1.0,"p90_ns":1.0,"p99_ns":1.0,"min_ns":1.0,"max_ns":1.0}},"bandwidth_gbps":null,"verified":true,"events":null,"wall_ns":null,"busiest_link":null,"machine":null,"extra":{{"emulated":{emulated}}}}}"#
+            )
+        };
+        let em = parse_measurements("e.jsonl", &line(true)).unwrap();
+        assert!(em[0].is_emulated());
+        let o = Overlay::new(em.clone());
+        assert!(o.records.is_empty() && !o.show);
+        let key = MeasureKey {
+            workload: WorkloadKind::Allreduce,
+            ranks: 2,
+            placement: Placement::Peer,
+        };
+        assert!(!matches(&em[0], &key));
+        let real = parse_measurements("r.jsonl", &line(false)).unwrap();
+        assert!(matches(&real[0], &key));
+        let o = Overlay::new(em.into_iter().chain(real).collect());
+        assert_eq!(o.records.len(), 1);
+        assert!(o.show);
+    }
 
     #[test]
     fn bad_line_is_located() {

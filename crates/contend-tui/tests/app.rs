@@ -135,16 +135,16 @@ fn results_after_a_run() {
 #[test]
 fn changing_the_algorithm() {
     let mut app = ran("pro6000-8x-2socket", vec![]);
-    // The algorithm set: all 7 -> custom kernels 5 (the rings drop out), re-run.
+    // The algorithm set: all 11 -> custom kernels 9 (the rings drop out), re-run.
     app.handle_key(ch('a'));
     assert!(app.is_busy());
     let running = render(&app, 120, 40);
-    assert!(running.contains("custom kernels 5"), "{running}");
+    assert!(running.contains("custom kernels 9"), "{running}");
     app.poll_worker();
     assert!(!app.is_busy());
     let sim = app_sim_algs(&app);
     assert!(
-        !sim.contains(&Algorithm::RingLl) && sim.len() == 5,
+        !sim.contains(&Algorithm::RingLl) && sim.len() == 9,
         "{sim:?}"
     );
     insta::assert_snapshot!("algorithm_set_custom_kernels", render(&app, 120, 40));

@@ -335,8 +335,8 @@ mod tests {
         let labels = |v: &[AlgorithmSet]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let all = algorithm_sets(Algorithm::ALL);
         let mut want = vec![
-            "all 7".to_string(),
-            "custom kernels 5".into(),
+            "all 11".to_string(),
+            "custom kernels 9".into(),
             "one- vs two-shot 4".into(),
         ];
         want.extend(Algorithm::ALL.iter().map(|a| a.name().to_string()));

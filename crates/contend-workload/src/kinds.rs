@@ -51,6 +51,22 @@ named_enum!(
         RingSimple = "ring-simple",
         /// Reduce inside a switch or socket first, then across groups.
         Hierarchical = "hierarchical",
+        /// Island two-shot: reduce-scatter inside each island (a switch, else
+        /// a socket), the shards reduced across islands by the same-position
+        /// ranks, all-gather inside the island (vLLM's island-aware
+        /// hierarchical allreduce; FlashInfer's and b12x's island kernels).
+        IslandTwoShot = "island-two-shot",
+        /// Two-shot push in staged rounds: in round r rank i stores only into
+        /// rank (i + r) mod N, a barrier between rounds, so every rank has one
+        /// outbound and one inbound peer at a time (FlashInfer's PCIe-IPC
+        /// staged push).
+        StagedPush = "staged-push",
+        /// Ring reduce-scatter and all-gather whose data the copy engines move;
+        /// the SMs only reduce locally (b12x's DMA ring, FlashInfer's CE ring).
+        CeRing = "ce-ring",
+        /// Two-shot push whose sums are taken in fp32 and rounded to the
+        /// element type once, checked bit for bit (same traffic as two-shot push).
+        TwoShotPushFp32Acc = "two-shot-push-fp32acc",
     }
 );
 

@@ -21,6 +21,7 @@
 //! ```
 
 pub mod compare;
+mod grid;
 pub mod jsonl;
 mod kinds;
 mod ladder;
@@ -31,6 +32,7 @@ mod record;
 mod scenario;
 mod skew;
 
+pub use grid::{FLAG_BLOCKS, kernel_work, launch_grid};
 pub use kinds::{
     Algorithm, Dtype, Fidelity, LaunchMode, Placement, ProbeOp, TransferOp, WorkloadKind,
 };

@@ -224,7 +224,12 @@ pub fn lower(
             Algorithm::OneShotPull => (0..n).map(|r| one_shot_pull(&cx, r, size)).collect(),
             Algorithm::OneShotPush => (0..n).map(|r| one_shot_push(&cx, r, size)).collect(),
             Algorithm::TwoShotPull => (0..n).map(|r| two_shot_pull(&cx, r, size)).collect(),
-            Algorithm::TwoShotPush => (0..n).map(|r| two_shot_push(&cx, r, size)).collect(),
+            // the lossless variant differs in its kernel's arithmetic only
+            Algorithm::TwoShotPush | Algorithm::TwoShotPushFp32Acc => {
+                (0..n).map(|r| two_shot_push(&cx, r, size)).collect()
+            }
+            Algorithm::StagedPush => (0..n).map(|r| staged_push(&cx, r, size)).collect(),
+            Algorithm::CeRing => (0..n).map(|r| ce_ring(&cx, r, size)).collect(),
             Algorithm::RingLl => (0..n)
                 .map(|r| ring(&cx, r, size, ring_cfg.ll_slice, true))
                 .collect(),
@@ -240,6 +245,17 @@ pub fn lower(
                     (0..n).map(|r| vec![r]).collect()
                 });
                 (0..n).map(|r| hierarchical(&cx, r, size, &g)).collect()
+            }
+            Algorithm::IslandTwoShot => {
+                let g = groups(topo, gpus).unwrap_or_else(|| {
+                    // as the kernel does: every GPU its own island
+                    note = Some(
+                        "no two equal switch or socket islands: every GPU is its own island, so island two-shot is plain two-shot push"
+                            .into(),
+                    );
+                    (0..n).map(|r| vec![r]).collect()
+                });
+                (0..n).map(|r| island_two_shot(&cx, r, size, &g)).collect()
             }
         }
     };
@@ -457,5 +473,165 @@ fn hierarchical(cx: &Ctx, r: usize, s: Bytes, groups: &[Vec<usize>]) -> Program 
     p.ops.push(Op::Reduce {
         bytes: Bytes(2 * s.0),
     });
+    p
+}
+
+/// Island two-shot over `groups` (islands of equal size k, m of them): rank
+/// r at position q of island g owns island chunk q (S/k). Reduce-scatter
+/// inside the island by stores (chunk j of my input to the mate at position
+/// j), then a two-shot push of chunk q among the m ranks at position q of
+/// every island (sub-chunk h, S/(k·m), reduced by island h's rank), then the
+/// all-gather inside the island. Per rank 2(k−1)/k·S inside the island and
+/// 2(m−1)/m·S/k across islands. With islands of one (no switch or socket
+/// grouping) the island stages vanish: a plain two-shot push.
+fn island_two_shot(cx: &Ctx, r: usize, s: Bytes, groups: &[Vec<usize>]) -> Program {
+    let mut p = Program {
+        ops: vec![Op::Launch],
+    };
+    let Some((gi, pos)) = groups
+        .iter()
+        .enumerate()
+        .find_map(|(gi, g)| g.iter().position(|&x| x == r).map(|pos| (gi, pos)))
+    else {
+        return two_shot_push(cx, r, s);
+    };
+    let island = &groups[gi];
+    let (k, m) = (island.len(), groups.len());
+    let position = |j: usize| island.iter().position(|&x| x == j).unwrap_or(0);
+    let mates: Vec<usize> = island.iter().copied().filter(|&x| x != r).collect();
+    // the same-position rank of every other island, and its island index
+    let counterparts: Vec<usize> = groups
+        .iter()
+        .enumerate()
+        .filter(|(h, _)| *h != gi)
+        .map(|(_, g)| g[pos])
+        .collect();
+    let island_of = |j: usize| groups.iter().position(|g| g.contains(&j)).unwrap_or(0);
+    let c = chunks(s, k);
+    let d = chunks(c[pos], m);
+    let local = |ranks: usize| if cx.host() { 2 } else { ranks as u64 + 1 };
+    if !mates.is_empty() {
+        cx.push_exchange(r, &mates, |j| c[position(j)], |_| c[pos], 0, &mut p);
+        p.ops.push(Op::Reduce {
+            bytes: Bytes(local(k) * c[pos].0),
+        });
+    }
+    if !counterparts.is_empty() {
+        cx.push_exchange(r, &counterparts, |j| d[island_of(j)], |_| d[gi], 1, &mut p);
+        p.ops.push(Op::Reduce {
+            bytes: Bytes(local(m) * d[gi].0),
+        });
+        cx.push_exchange(r, &counterparts, |_| d[gi], |j| d[island_of(j)], 2, &mut p);
+    }
+    if !mates.is_empty() {
+        cx.push_exchange(r, &mates, |_| c[pos], |j| c[position(j)], 3, &mut p);
+    }
+    p.ops.push(Op::LocalCopy { bytes: s });
+    p
+}
+
+/// Staged push (FlashInfer's PCIe-IPC `ipc_rsag_ring_push_param_kernel`):
+/// two-shot push with each push phase cut into N−1 rounds; in round p every
+/// rank stores only into rank (r + 1 + p) mod N — a permutation, so each GPU
+/// has one outbound and one inbound stream — and a barrier of all ranks
+/// after each round keeps them in the same round. The same bytes as
+/// two-shot push, 2(N−1) barriers instead of two.
+fn staged_push(cx: &Ctx, r: usize, s: Bytes) -> Program {
+    let mut p = Program {
+        ops: vec![Op::Launch],
+    };
+    let n = cx.n();
+    let peers: Vec<usize> = cx.peers(r).collect();
+    let c = chunks(s, n);
+    let store = |to: usize, bytes: Bytes, p: &mut Program| {
+        p.ops.push(Op::Post {
+            parts: vec![(
+                Access {
+                    mem: cx.buf(to),
+                    bytes,
+                },
+                Notify::None,
+            )],
+            engine: Engine::Sm,
+        });
+    };
+    // reduce-scatter: chunk t of my input to rank t, one target per round
+    for round in 0..n - 1 {
+        let t = (r + 1 + round) % n;
+        store(t, c[t], &mut p);
+        cx.barrier(&peers, round as u32, &mut p);
+    }
+    cx.fetch_pushed(r, peers.iter().map(|_| c[r]), &mut p);
+    let local = if cx.host() { 2 } else { n as u64 + 1 };
+    p.ops.push(Op::Reduce {
+        bytes: Bytes(local * c[r].0),
+    });
+    // all-gather: my reduced chunk to one target per round
+    for round in 0..n - 1 {
+        let t = (r + 1 + round) % n;
+        store(t, c[r], &mut p);
+        cx.barrier(&peers, (n - 1 + round) as u32, &mut p);
+    }
+    cx.fetch_pushed(r, peers.iter().map(|&j| c[j]), &mut p);
+    p.ops.push(Op::LocalCopy { bytes: s });
+    p
+}
+
+/// Copy-engine ring: a ring reduce-scatter then all-gather in 2(N−1) steps
+/// whose chunks the copy engine moves into the next rank's memory (its
+/// exchange slot while reducing, its output while gathering). After each
+/// copy the rank launches a small kernel that flags the copy to the next
+/// rank, waits for the previous rank's flag of the same step and, while
+/// reducing, adds the received chunk to its input into its output. The
+/// copy engine costs its setup per transfer; the SMs touch local memory only
+/// (with host placement they load what arrived in host memory).
+fn ce_ring(cx: &Ctx, r: usize, s: Bytes) -> Program {
+    let n = cx.n();
+    let next = (r + 1) % n;
+    let c = chunks(s, n);
+    let chunk = |back: usize| c[(r + 2 * n - back) % n];
+    let mut p = Program { ops: vec![] };
+    let step = |p: &mut Program, send: Bytes, phase: usize| {
+        p.ops.push(Op::Post {
+            parts: vec![(
+                Access {
+                    mem: cx.buf(next),
+                    bytes: send,
+                },
+                Notify::None,
+            )],
+            engine: Engine::CopyEngine,
+        });
+        p.ops.push(Op::Launch);
+        p.ops.push(Op::Fence);
+        p.ops.push(Op::Signal {
+            to: Rank(next as u32),
+            phase: Phase(phase as u32),
+        });
+        p.ops.push(Op::Wait {
+            phase: Phase(phase as u32),
+            count: 1,
+        });
+        p.ops.push(Op::Fence);
+    };
+    // reduce-scatter: step t sends chunk r − t, receives chunk r − t − 1
+    for t in 0..n - 1 {
+        step(&mut p, chunk(t), t);
+        let recv = chunk(t + 1);
+        cx.fetch_pushed(r, std::iter::once(recv), &mut p);
+        let local = if cx.host() { 2 } else { 3 };
+        p.ops.push(Op::Reduce {
+            bytes: Bytes(local * recv.0),
+        });
+    }
+    // all-gather: step t sends chunk r + 1 − t, receives chunk r − t
+    for t in 0..n - 1 {
+        step(&mut p, c[(r + 1 + n - t) % n], n - 1 + t);
+        if cx.host() {
+            let recv = chunk(t);
+            cx.fetch_pushed(r, std::iter::once(recv), &mut p);
+            p.ops.push(Op::LocalCopy { bytes: recv });
+        }
+    }
     p
 }

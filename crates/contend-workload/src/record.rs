@@ -362,6 +362,19 @@ pub struct KernelFacts {
     pub grid: Option<u32>,
     /// Hierarchical group size (allreduce) or the probe group's label.
     pub group: Option<GroupTag>,
+    /// `contend hw run --emulate-ranks`: every rank ran on one GPU, each on
+    /// its own stream with its own buffers. The result was checked like any
+    /// other; the timing is not a machine's, so calibration, reports and the
+    /// TUI leave such records out.
+    pub emulated: Option<bool>,
+}
+
+impl ResultRecord {
+    /// Whether this record comes from `--emulate-ranks` (see
+    /// [`KernelFacts::emulated`]).
+    pub fn is_emulated(&self) -> bool {
+        self.extra.kernel.emulated == Some(true)
+    }
 }
 
 /// What a transfer stream or probe did.
@@ -658,6 +671,13 @@ mod tests {
         let text = r#"{"threads":512,"NCCL_P2P_DISABLE":"1","blocks":132,"group":2,"batch_mean_ns":7.5,"nccl_version":"2.28.3"}"#;
         let e: Extra = serde_json::from_str(text).unwrap();
         assert_eq!(e.kernel.blocks, Some(132));
+        assert_eq!(e.kernel.emulated, None);
+        let em: Extra = serde_json::from_str(r#"{"emulated":true,"grid":4}"#).unwrap();
+        assert_eq!(em.kernel.emulated, Some(true));
+        assert_eq!(
+            serde_json::to_string(&em).unwrap(),
+            r#"{"emulated":true,"grid":4}"#
+        );
         assert_eq!(e.kernel.group, Some(GroupTag::Ranks(2)));
         assert_eq!(e.nccl.var("NCCL_P2P_DISABLE"), Some("1"));
         assert_eq!(

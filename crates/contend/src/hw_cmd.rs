@@ -37,6 +37,16 @@ pub enum HwCommand {
         /// one scenario file serves 2-, 4- and 8-GPU machines.
         #[arg(long)]
         topology: Option<String>,
+        /// Run N ranks (2 to 8) of the scenario concurrently on GPU 0, each
+        /// with its own stream and buffers (device memory for `peer`, mapped
+        /// host memory for `host`), every rank's result checked against the
+        /// CPU reference: the multi-rank kernels verified on one GPU. The N
+        /// ranks stand for N of the scenario's ranks spread evenly over its
+        /// list, so their islands carry over. A kernel whose N grids could
+        /// not all be resident at once is refused. Records are marked
+        /// `emulated`; calibration, reports and the TUI leave them out.
+        #[arg(long, value_name = "N", value_parser = parse_emulate_ranks)]
+        emulate_ranks: Option<usize>,
         #[command(flatten)]
         run: RunArgs,
     },
@@ -51,6 +61,15 @@ pub enum HwCommand {
         #[command(flatten)]
         run: RunArgs,
     },
+}
+
+/// `--emulate-ranks`: 2 to 8.
+fn parse_emulate_ranks(s: &str) -> Result<usize, String> {
+    let n: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of ranks"))?;
+    contend_hw::run::check_emulate_ranks(n)
 }
 
 /// Options shared by the measuring subcommands.
@@ -88,6 +107,7 @@ impl RunArgs {
             quick: self.quick,
             repeats: self.repeats,
             max_size: self.max_size,
+            emulate_ranks: None,
         }
     }
 }
@@ -114,12 +134,21 @@ pub fn run(cmd: HwCommand) -> Result<()> {
         HwCommand::Run {
             scenario,
             topology,
+            emulate_ranks,
             run,
         } => {
+            if emulate_ranks.is_some() {
+                // Before the driver starts: a hardware queue per rank stream.
+                contend_hw::run::prepare_emulation_env();
+            }
             let (rig, live) = contend_hw::open(true)?;
             let sc = load_with(&scenario, topology.as_deref(), &live)?;
             let mut sink = Sink::create(run.out.as_deref(), live.machine())?;
-            let r = contend_hw::run::run_scenario(&rig, &sc, &mut sink, &run.options());
+            let opts = Options {
+                emulate_ranks,
+                ..run.options()
+            };
+            let r = contend_hw::run::run_scenario(&rig, &sc, &mut sink, &opts);
             finish(sink, r)
         }
         HwCommand::Nccl {
@@ -204,6 +233,13 @@ mod tests {
             HwCommand::Run {
                 scenario: sc.clone(),
                 topology: None,
+                emulate_ranks: None,
+                run: args(),
+            },
+            HwCommand::Run {
+                scenario: sc.clone(),
+                topology: None,
+                emulate_ranks: Some(4),
                 run: args(),
             },
             HwCommand::Nccl {
@@ -215,5 +251,34 @@ mod tests {
             let e = run(cmd).unwrap_err();
             assert_eq!(format!("{e:#}"), want);
         }
+    }
+
+    #[test]
+    fn emulate_ranks_takes_2_to_8() {
+        assert_eq!(parse_emulate_ranks("2"), Ok(2));
+        assert_eq!(parse_emulate_ranks(" 8 "), Ok(8));
+        for bad in ["0", "1", "9", "64"] {
+            let e = parse_emulate_ranks(bad).unwrap_err();
+            assert!(e.contains("cannot be emulated"), "{e}");
+        }
+        let e = parse_emulate_ranks("four").unwrap_err();
+        assert!(e.contains("not a number"), "{e}");
+        // clap refuses before anything looks for a driver
+        use clap::Parser;
+        #[derive(Parser, Debug)]
+        struct T {
+            #[command(subcommand)]
+            cmd: HwCommand,
+        }
+        let e = T::try_parse_from(["t", "run", "s.toml", "--emulate-ranks", "9"]).unwrap_err();
+        assert!(e.to_string().contains("cannot be emulated"), "{e}");
+        let ok = T::try_parse_from(["t", "run", "s.toml", "--emulate-ranks", "4"]).unwrap();
+        assert!(matches!(
+            ok.cmd,
+            HwCommand::Run {
+                emulate_ranks: Some(4),
+                ..
+            }
+        ));
     }
 }

@@ -179,9 +179,16 @@ pub fn table(sc: &Scenario, runs: &[Run]) -> String {
                     format!(", allreduce of {}", Bytes(size))
                 }
             );
+            // the name column fits the longest name shown (15 at least)
+            let nw = rows
+                .iter()
+                .map(|r| r.record().algorithm.name().len())
+                .max()
+                .unwrap_or(0)
+                .max(15);
             let _ = writeln!(
                 s,
-                "  {:<15} {:>12} {:>14} {:>12}   busiest link (utilisation)",
+                "  {:<nw$} {:>12} {:>14} {:>12}   busiest link (utilisation)",
                 "algorithm",
                 if verify { "step time" } else { "total" },
                 "allreduce p50",
@@ -196,7 +203,7 @@ pub fn table(sc: &Scenario, runs: &[Run]) -> String {
                     .unwrap_or_default();
                 let _ = writeln!(
                     s,
-                    "  {:<15} {:>12} {:>14} {:>12}   {busy}",
+                    "  {:<nw$} {:>12} {:>14} {:>12}   {busy}",
                     rec.algorithm,
                     dur(rec.total_ns),
                     us(rec.stats.median_ns),
@@ -251,9 +258,11 @@ pub fn sweep_table(sc: &Scenario, runs: &[Run]) -> String {
             s,
             "\nplacement {pl}, fidelity {fid}: median allreduce time (us)"
         );
+        // a column as wide as its algorithm's name (14 at least)
+        let width = |a: &Measured| a.name().len().max(14);
         let _ = write!(s, "  {:>10}", "size");
         for a in &algs {
-            let _ = write!(s, " {:>14}", a);
+            let _ = write!(s, " {:>w$}", a, w = width(a));
         }
         let _ = writeln!(s, "   winner");
         let winners = compare::winners_by_size(&recs);
@@ -269,10 +278,10 @@ pub fn sweep_table(sc: &Scenario, runs: &[Run]) -> String {
                     .find(|r| r.size_bytes == size.0 && r.algorithm == *a)
                 {
                     Some(r) => {
-                        let _ = write!(s, " {:>14.2}", r.stats.median_ns / 1e3);
+                        let _ = write!(s, " {:>w$.2}", r.stats.median_ns / 1e3, w = width(a));
                     }
                     None => {
-                        let _ = write!(s, " {:>14}", "-");
+                        let _ = write!(s, " {:>w$}", "-", w = width(a));
                     }
                 }
             }

@@ -37,7 +37,9 @@ fn default_simulation_json_parses_and_repeats_byte_for_byte() {
         serde_json::from_str(&b).unwrap(),
     );
     let results = va["results"].as_array().unwrap();
-    assert_eq!(results.len(), 7, "one result per algorithm");
+    let algorithms = contend_workload::Algorithm::ALL.len();
+    assert_eq!(algorithms, 11);
+    assert_eq!(results.len(), algorithms, "one result per algorithm");
     for r in results {
         for field in [
             "algorithm",
@@ -118,7 +120,12 @@ fn sweep_marks_crossovers() {
     assert!(out.contains("<- crossover"), "{out}");
     let (ok, csv, _) = contend(&["sweep", "--from", "1KiB", "--to", "4KiB", "--format", "csv"]);
     assert!(ok);
-    assert_eq!(csv.lines().count(), 1 + 3 * 7, "3 sizes x 7 algorithms");
+    let algorithms = contend_workload::Algorithm::ALL.len();
+    assert_eq!(
+        csv.lines().count(),
+        1 + 3 * algorithms,
+        "3 sizes x every algorithm"
+    );
 }
 
 #[test]

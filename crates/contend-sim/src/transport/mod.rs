@@ -36,8 +36,14 @@ pub(crate) trait Transport: Sized {
         setup: Picos,
     );
 
-    /// Every transfer of group `g` is in place.
-    fn begin_group<Q: EventQueue<Ev<Self::Event>>>(&mut self, w: &mut World<'_, Q>, g: GroupId);
+    /// Every transfer of group `g` is in place; its mover starts moving
+    /// `setup` after now (a copy engine's setup).
+    fn begin_group<Q: EventQueue<Ev<Self::Event>>>(
+        &mut self,
+        w: &mut World<'_, Q>,
+        g: GroupId,
+        setup: Picos,
+    );
 
     /// A flag write from `from` (on GPU `gpu`) to the memory at `dst`.
     fn send_flag<Q: EventQueue<Ev<Self::Event>>>(

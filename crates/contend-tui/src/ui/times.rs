@@ -46,7 +46,15 @@ pub(super) fn times_view(app: &App, area: Rect, buf: &mut Buffer) {
         )
         .chain(sim.measured_extra.iter().map(|m| m.ns).filter(|_| measured))
         .fold(0.0, f64::max);
-    let name_w = 15;
+    // the name column: the longest name shown and a space (14 at least)
+    let lw = sim
+        .rows
+        .iter()
+        .map(|r| r.algorithm.name().len() + 1)
+        .max()
+        .unwrap_or(0)
+        .max(14);
+    let name_w = lw + 1;
     let tail_w = if wide { 32 } else { 11 };
     let bar_w = (area.width as usize)
         .saturating_sub(name_w + tail_w + 1)
@@ -64,7 +72,7 @@ pub(super) fn times_view(app: &App, area: Rect, buf: &mut Buffer) {
     for (i, r) in sim.rows.iter().enumerate() {
         let sel = Some(r.algorithm) == shown;
         let name = Span::raw(format!(
-            "{}{:<14}",
+            "{}{:<lw$}",
             if sel { "▸" } else { " " },
             r.algorithm.name()
         ));
@@ -85,7 +93,7 @@ pub(super) fn times_view(app: &App, area: Rect, buf: &mut Buffer) {
         lines.push(Line::from(s));
         if measured && let Some(m) = r.measured_ns {
             lines.push(Line::from(vec![
-                Span::raw(format!(" {:<14}", "  measured")).fg(Color::LightMagenta),
+                Span::raw(format!(" {:<lw$}", "  measured")).fg(Color::LightMagenta),
                 Span::raw(bar(m, "▒")).fg(Color::LightMagenta),
                 Span::raw(format!(" {:>9} ◆", fmt_ns(m))).fg(Color::LightMagenta),
             ]));
@@ -94,7 +102,8 @@ pub(super) fn times_view(app: &App, area: Rect, buf: &mut Buffer) {
     if measured {
         for m in &sim.measured_extra {
             lines.push(Line::from(vec![
-                Span::raw(format!(" {:<14}", format!("{} (hw)", m.series))).fg(Color::LightMagenta),
+                Span::raw(format!(" {:<lw$}", format!("{} (hw)", m.series)))
+                    .fg(Color::LightMagenta),
                 Span::raw(bar(m.ns, "▒")).fg(Color::LightMagenta),
                 Span::raw(format!(" {:>9} ◆", fmt_ns(m.ns))).fg(Color::LightMagenta),
             ]));

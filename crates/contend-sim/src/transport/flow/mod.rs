@@ -110,7 +110,12 @@ impl Transport for Flow {
         }
     }
 
-    fn begin_group<Q: EventQueue<Ev<FlowEv>>>(&mut self, _: &mut World<'_, Q>, _: GroupId) {
+    fn begin_group<Q: EventQueue<Ev<FlowEv>>>(
+        &mut self,
+        _: &mut World<'_, Q>,
+        _: GroupId,
+        _: Picos,
+    ) {
         // every flow started with its transfer
     }
 

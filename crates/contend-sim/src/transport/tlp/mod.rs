@@ -36,6 +36,8 @@ pub(crate) enum TlpEv {
     Staged(PktId),
     /// Twin of paced stores: an SM store is issued.
     Issued(PktId),
+    /// A copy engine's setup is over: its group starts issuing.
+    Begin(GroupId),
 }
 
 /// Switches of the TLP transport's optimisations. Each `true` selects the
@@ -82,10 +84,19 @@ impl Transport for Tlp {
         // TLPs are issued for the whole group at once (`begin_group`)
     }
 
-    fn begin_group<Q: EventQueue<Ev<TlpEv>>>(&mut self, w: &mut World<'_, Q>, g: GroupId) {
+    fn begin_group<Q: EventQueue<Ev<TlpEv>>>(
+        &mut self,
+        w: &mut World<'_, Q>,
+        g: GroupId,
+        setup: Picos,
+    ) {
         debug_assert_eq!(g.ix(), self.stores.len(), "groups begin in order");
         self.stores.push(StoreBuffer::default());
-        self.issue(w, g);
+        if setup == Picos::ZERO {
+            self.issue(w, g);
+        } else {
+            w.push(w.now + setup, Ev::Net(TlpEv::Begin(g)));
+        }
     }
 
     fn send_flag<Q: EventQueue<Ev<TlpEv>>>(
@@ -133,6 +144,7 @@ impl Transport for Tlp {
             }
             TlpEv::Depart(g) => self.depart(w, g),
             TlpEv::Staged(pk) | TlpEv::Issued(pk) => self.enqueue(w, pk),
+            TlpEv::Begin(g) => self.issue(w, g),
         }
     }
 
