@@ -493,6 +493,8 @@ fn a_hand_edited_fit_json_is_a_located_error() {
     assert!(e.starts_with("fit.json:") && e.contains("cut short"), "{e}");
     let e = parse("{}").unwrap_err().to_string();
     assert!(e.contains("field `topology_name`"), "{e}");
+}
+
 /// Records of `contend hw run --emulate-ranks` (every rank on one GPU) load
 /// from any machine's folder but are never fitted on nor predicted: they are
 /// skipped with the reason, even with ranks and a machine that do not match

@@ -64,6 +64,8 @@ pub(crate) struct World<'a, Q> {
     pub flags: Flags,
     /// What the transport told the engine during its last call.
     pub out: Vec<Outcome>,
+    /// How long remote data was moving (some transfer group open).
+    pub moving: crate::binding::Moving,
 }
 
 impl<Q> World<'_, Q> {
@@ -112,6 +114,7 @@ impl<'a, Q: EventQueue<Ev<T::Event>> + Default, T: Transport> Engine<'a, Q, T> {
                 groups: Arena::default(),
                 flags: Flags::default(),
                 out: Vec::new(),
+                moving: Default::default(),
             },
             transport,
             actors: Arena::from_vec(actors.into_iter().map(Actor::new).collect()),
@@ -180,6 +183,22 @@ impl<'a, Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'a, Q, T> {
     /// When each collective began and ended, for actor `a`.
     pub fn actor_times(&self, a: ActorId) -> (&[Picos], &[Picos]) {
         (&self.actors[a].begin, &self.actors[a].end)
+    }
+
+    /// Per channel: busy picoseconds, bytes its rule held (collapse,
+    /// cross-socket stream cap), over the run.
+    pub fn channel_use(&self) -> Vec<crate::binding::ChannelUse> {
+        self.w
+            .fabric
+            .chans
+            .ids()
+            .map(|c| crate::binding::ChannelUse {
+                spec: c,
+                busy_ps: self.transport.busy_ps(c),
+                bytes: self.transport.bytes(c),
+                ruled_bytes: self.transport.ruled_bytes(c),
+            })
+            .collect()
     }
 
     /// Busy fraction of every rate-limited channel over `[0, end]`.

@@ -224,10 +224,8 @@ impl Fabric {
                     LinkKind::Nvlink { bandwidth, latency }
                     | LinkKind::Cpu {
                         bandwidth, latency, ..
-                    }
-                    | LinkKind::SwitchFabric { bandwidth, latency } => {
-                        (Some(*bandwidth), *latency, false)
-                    }
+                    } => (Some(*bandwidth), *latency, false),
+                    LinkKind::SwitchFabric { bandwidth, latency } => (*bandwidth, *latency, false),
                     LinkKind::Memory { bandwidth } => (Some(*bandwidth), Picos::ZERO, false),
                     LinkKind::Die => (None, Picos::ZERO, false),
                 };

@@ -49,6 +49,7 @@
 //! ([`TlpOptions`]).
 
 mod actor;
+mod binding;
 mod collapse;
 mod credits;
 mod cross_socket;

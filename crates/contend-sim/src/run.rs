@@ -242,6 +242,14 @@ fn run<Q: EventQueue<Ev<T::Event>> + Default, T: Transport>(
     }
     let end = end.max(eng.now());
     let utilisation = eng.utilisation(end);
+    let binding = spec.algorithm.map(|_| {
+        crate::binding::binding(
+            &eng.w.fabric,
+            &eng.channel_use(),
+            eng.w.moving.total(end),
+            &eng.spans,
+        )
+    });
     let ran = Ran {
         times: eng
             .actors
@@ -252,6 +260,7 @@ fn run<Q: EventQueue<Ev<T::Event>> + Default, T: Transport>(
         events: eng.events,
         wall_ns,
         utilisation: &utilisation,
+        binding,
     };
     let records = records(sc, spec, spec.algorithm, collectives, size, &note, &ran);
     Ok(Run {

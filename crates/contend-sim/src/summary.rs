@@ -8,7 +8,7 @@ use crate::run::RunSpec;
 use crate::script::stream_actor_count;
 use contend_topo::{Bytes, Picos};
 use contend_workload::{
-    Algorithm, Extra, LinkUse, Measured, Resource, ResultRecord, Scenario, Source, Stats,
+    Algorithm, Binding, Extra, LinkUse, Measured, Resource, ResultRecord, Scenario, Source, Stats,
     TransferOp, Workload,
 };
 
@@ -20,6 +20,8 @@ pub(crate) struct Ran<'a> {
     pub events: u64,
     pub wall_ns: u64,
     pub utilisation: &'a [(Resource, f64)],
+    /// What bound the run (collectives).
+    pub binding: Option<Binding>,
 }
 
 pub(crate) fn round3(x: f64) -> f64 {
@@ -97,6 +99,7 @@ pub(crate) fn records(
             let mut extra = Extra::default();
             extra.sim.collectives = Some(collectives as u64);
             extra.sim.note = note.clone();
+            extra.sim.binding = ran.binding.clone();
             records.push(base(
                 Measured::Allreduce(alg),
                 size.0,

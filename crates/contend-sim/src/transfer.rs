@@ -68,6 +68,8 @@ pub(crate) struct Group {
     /// SM stores: the rate the kernel's blocks issue them at (`None`: not
     /// paced, e.g. the copy engine).
     pub issue_rate: Option<BytesPerSec>,
+    /// Counted in the world's moving time until it ends.
+    pub moving: bool,
 }
 
 impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
@@ -96,6 +98,7 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
             unissued: 0,
             remote: 0,
             issue_rate: None,
+            moving: false,
         };
         // the fewest tags the group's PCIe paths allow (None: NVLink only)
         let mut tags: Option<u32> = None;
@@ -149,6 +152,10 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
             group.issue_rate = Some(gpu::store_rate(w.topo, w.p, k));
         }
         let xs = group.xfers.clone();
+        if group.remote > 0 {
+            group.moving = true;
+            w.moving.start(w.now);
+        }
         w.groups.push(group);
         let setup = gpu::setup(w.p, mover);
         for x in xs {
@@ -224,6 +231,7 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
         grp.open = grp.open.saturating_sub(1);
         if grp.open == 0 && (grp.dir == Dir::Read || !T::STORE_BUFFER) {
             let a = grp.actor;
+            self.group_over(g);
             let now = self.w.now;
             self.w.push(now, Ev::Resume(a));
         }
@@ -240,8 +248,18 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
             let grp = &mut self.w.groups[g];
             grp.done = true;
             let a = grp.actor;
+            self.group_over(g);
             let now = self.w.now;
             self.w.push(now, Ev::Resume(a));
+        }
+    }
+
+    /// Group `g` has ended: its time stops counting as moving.
+    fn group_over(&mut self, g: GroupId) {
+        let now = self.w.now;
+        let grp = &mut self.w.groups[g];
+        if std::mem::take(&mut grp.moving) {
+            self.w.moving.stop(now);
         }
     }
 

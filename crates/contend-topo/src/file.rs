@@ -440,7 +440,16 @@ pub fn parse_topology(file: &str, text: &str) -> Result<Topology, TopoError> {
                     rcb: bytes(&r.rcb, "rcb", 64, &VALID_RCBS, "must be 64 or 128")?,
                 })
             }
-            "nvlink" | "cpu" | "memory" | "switch_fabric" => {
+            "switch_fabric" => {
+                for (v, f) in [(&r.generation, "gen"), (&r.width, "width")] {
+                    cx.forbid(v, f, &what)?;
+                }
+                LinkKind::SwitchFabric {
+                    bandwidth: cx.opt_rate(&r.bandwidth_gbps, "bandwidth_gbps")?,
+                    latency: cx.latency(&r.latency_ns)?.unwrap_or(Picos::ZERO),
+                }
+            }
+            "nvlink" | "cpu" | "memory" => {
                 let bw = cx.required(&r.bandwidth_gbps, l, "bandwidth_gbps", &what)?;
                 let bandwidth = cx.rate(bw, "bandwidth_gbps")?;
                 let latency = cx.latency(&r.latency_ns)?.unwrap_or(Picos::ZERO);
@@ -470,7 +479,6 @@ pub fn parse_topology(file: &str, text: &str) -> Result<Topology, TopoError> {
                             )?,
                         },
                     },
-                    "switch_fabric" => LinkKind::SwitchFabric { bandwidth, latency },
                     _ => LinkKind::Memory { bandwidth },
                 }
             }

@@ -182,9 +182,10 @@ pub enum LinkKind {
     Memory {
         bandwidth: BytesPerSec,
     },
-    /// A switch chip's internal fabric between two of its virtual switches.
+    /// A switch chip's internal fabric between two of its virtual switches
+    /// (`bandwidth` unset: no cap of its own, as a non-blocking crossbar).
     SwitchFabric {
-        bandwidth: BytesPerSec,
+        bandwidth: Option<BytesPerSec>,
         latency: Picos,
     },
     /// A root complex's attachment to its socket's I/O-die fabric.
@@ -223,8 +224,8 @@ impl LinkKind {
             LinkKind::Pcie(p) => Some(p.raw_rate()),
             LinkKind::Nvlink { bandwidth, .. }
             | LinkKind::Cpu { bandwidth, .. }
-            | LinkKind::SwitchFabric { bandwidth, .. }
             | LinkKind::Memory { bandwidth } => Some(*bandwidth),
+            LinkKind::SwitchFabric { bandwidth, .. } => *bandwidth,
             LinkKind::Die => None,
         }
     }
@@ -244,10 +245,32 @@ impl LinkKind {
             LinkKind::Cpu {
                 protocol,
                 bandwidth,
+                p2p,
                 ..
-            } => format!("{protocol} ({bandwidth})"),
+            } => {
+                let mut limits = vec![];
+                if let Some(b) = p2p.bandwidth {
+                    limits.push(format!("GPU P2P {b}"));
+                }
+                if let Some(b) = p2p.stream {
+                    limits.push(format!("{b} per P2P stream"));
+                }
+                if let (Some(k), Some(e)) = (p2p.knee, p2p.exponent) {
+                    limits.push(format!("past {k} streams x(knee/n)^{e}"));
+                }
+                if limits.is_empty() {
+                    format!("{protocol} ({bandwidth})")
+                } else {
+                    format!("{protocol} ({bandwidth}; {})", limits.join(", "))
+                }
+            }
             LinkKind::Memory { bandwidth } => format!("memory ({bandwidth})"),
-            LinkKind::SwitchFabric { bandwidth, .. } => format!("switch fabric ({bandwidth})"),
+            LinkKind::SwitchFabric {
+                bandwidth: Some(b), ..
+            } => format!("switch fabric ({b})"),
+            LinkKind::SwitchFabric {
+                bandwidth: None, ..
+            } => "switch fabric".to_string(),
             LinkKind::Die => "I/O die".to_string(),
         }
     }
@@ -748,7 +771,9 @@ fn check_link(kind: &LinkKind, loc: Option<&Location>) -> Result<(), TopoError> 
             limits::latency(*latency).map_err(|m| invalid(loc, "latency_ns", m))?;
         }
         LinkKind::SwitchFabric { bandwidth, latency } => {
-            limits::bandwidth(*bandwidth).map_err(|m| invalid(loc, "bandwidth_gbps", m))?;
+            if let Some(b) = bandwidth {
+                limits::bandwidth(*b).map_err(|m| invalid(loc, "bandwidth_gbps", m))?;
+            }
             limits::latency(*latency).map_err(|m| invalid(loc, "latency_ns", m))?;
         }
         LinkKind::Memory { bandwidth } => {

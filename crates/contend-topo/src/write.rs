@@ -215,7 +215,7 @@ impl Topology {
                         e.bandwidth_gbps = Some(bandwidth.as_gbps());
                     }
                     LinkKind::SwitchFabric { bandwidth, latency } => {
-                        e.bandwidth_gbps = Some(bandwidth.as_gbps());
+                        e.bandwidth_gbps = bandwidth.map(|b| b.as_gbps());
                         e.latency_ns = Some(latency.as_ns_f64());
                     }
                     LinkKind::Die => {}

@@ -268,9 +268,12 @@ pub fn link_label(k: &LinkKind) -> String {
             ..
         } => format!("{protocol} {:.0} GB/s", bandwidth.as_gbps()),
         LinkKind::Memory { bandwidth } => format!("DRAM {:.0} GB/s", bandwidth.as_gbps()),
-        LinkKind::SwitchFabric { bandwidth, .. } => {
-            format!("fabric {:.0} GB/s", bandwidth.as_gbps())
-        }
+        LinkKind::SwitchFabric {
+            bandwidth: Some(b), ..
+        } => format!("fabric {:.0} GB/s", b.as_gbps()),
+        LinkKind::SwitchFabric {
+            bandwidth: None, ..
+        } => "switch fabric".to_string(),
         LinkKind::Die => "I/O die".to_string(),
     }
 }

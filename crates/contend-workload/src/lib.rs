@@ -40,8 +40,8 @@ pub use ladder::{LadderError, ladder};
 pub use lower::{Collective, RingConfig, chunks, groups, lower};
 pub use program::{Access, Engine, MemLoc, Notify, Op, Phase, Program, Rank};
 pub use record::{
-    Extra, GroupTag, ImportFacts, KernelFacts, LinkUse, Machine, Measured, NcclFacts, Resource,
-    ResultRecord, SimFacts, Source, Stats, StreamFacts, TimingFacts, Way,
+    Binding, Extra, GroupTag, ImportFacts, KernelFacts, LinkUse, Machine, Measured, NcclFacts,
+    Resource, ResultRecord, SimFacts, Source, Stats, StreamFacts, TimingFacts, Way,
 };
 pub use scenario::{
     DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME, KernelConfig, Scenario, ScenarioError, ScenarioSpec,

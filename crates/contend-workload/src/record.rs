@@ -350,6 +350,71 @@ pub struct SimFacts {
     pub collectives: Option<u64>,
     /// A sentence when an algorithm fell back to another shape.
     pub note: Option<String>,
+    /// What bound the run (collectives).
+    pub binding: Option<Binding>,
+}
+
+/// What bound a simulated collective, read from the fabric while its data
+/// moved (`contend_sim`'s `binding` module says how).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Binding {
+    /// Launches and barriers took most of each rank's time.
+    Sync {
+        /// Their share of the ranks' busy time.
+        share: f64,
+    },
+    /// A resource ran near its capacity while data moved.
+    Resource {
+        resource: Resource,
+        /// Busy fraction of the time data moved.
+        busy: f64,
+    },
+    /// Posted writes through a port went at its collapsed rate.
+    Collapse {
+        resource: Resource,
+        /// Share of the port's traffic that went collapsed.
+        share: f64,
+    },
+    /// Cross-socket P2P streams were held by their per-stream cap.
+    CrossSocketStream { resource: Resource },
+    /// No resource near capacity and loads dominated: reads waited on their
+    /// round trips (the outstanding-load window).
+    ReadWindow {
+        /// The busiest resource's busy fraction while data moved.
+        busiest: f64,
+    },
+    /// No resource near capacity and stores dominated: the stores' issue
+    /// rate and latency.
+    StoreIssue { busiest: f64 },
+}
+
+impl fmt::Display for Binding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let pct = |x: f64| format!("{:.0}%", x * 100.0);
+        match self {
+            Binding::Sync { share } => {
+                write!(f, "launch + barriers ({} of rank time)", pct(*share))
+            }
+            Binding::Resource { resource, busy } => {
+                write!(f, "{} {resource} ({})", resource.class(), pct(*busy))
+            }
+            Binding::Collapse { resource, share } => write!(
+                f,
+                "posted-write collapse at {resource} ({} of its writes)",
+                pct(*share)
+            ),
+            Binding::CrossSocketStream { resource } => {
+                write!(f, "cross-socket P2P stream cap ({resource})")
+            }
+            Binding::ReadWindow { busiest } => {
+                write!(f, "read window (busiest resource {})", pct(*busiest))
+            }
+            Binding::StoreIssue { busiest } => {
+                write!(f, "store issue (busiest resource {})", pct(*busiest))
+            }
+        }
+    }
 }
 
 /// The kernel's launch shape.

@@ -188,7 +188,7 @@ pub fn table(sc: &Scenario, runs: &[Run]) -> String {
                 .max(15);
             let _ = writeln!(
                 s,
-                "  {:<nw$} {:>12} {:>14} {:>12}   busiest link (utilisation)",
+                "  {:<nw$} {:>12} {:>14} {:>12}   what binds",
                 "algorithm",
                 if verify { "step time" } else { "total" },
                 "allreduce p50",
@@ -196,11 +196,13 @@ pub fn table(sc: &Scenario, runs: &[Run]) -> String {
             );
             for r in &rows {
                 let rec = r.record();
-                let busy = rec
-                    .busiest_link
-                    .as_ref()
-                    .map(|b| format!("{} ({:.0}%)", b.link, b.utilisation * 100.0))
-                    .unwrap_or_default();
+                let busy = match (&rec.extra.sim.binding, &rec.busiest_link) {
+                    (Some(b), _) => b.to_string(),
+                    (None, Some(b)) => {
+                        format!("busiest {} ({:.0}%)", b.link, b.utilisation * 100.0)
+                    }
+                    (None, None) => String::new(),
+                };
                 let _ = writeln!(
                     s,
                     "  {:<nw$} {:>12} {:>14} {:>12}   {busy}",

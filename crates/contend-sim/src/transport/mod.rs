@@ -70,4 +70,12 @@ pub(crate) trait Transport: Sized {
 
     /// Busy time of channel `c` so far, picoseconds.
     fn busy_ps(&self, c: ChId) -> f64;
+
+    /// Bytes that crossed channel `c` (wire bytes at TLP; payload at flow,
+    /// counted on channels with a stage rule only).
+    fn bytes(&self, c: ChId) -> f64;
+
+    /// Of those, the bytes its stage rule held: posted writes at the
+    /// collapsed rate, cross-socket P2P held by its stream cap.
+    fn ruled_bytes(&self, c: ChId) -> f64;
 }

@@ -199,7 +199,8 @@ pub(super) fn details_pane(app: &App, area: Rect, buf: &mut Buffer) {
                     lines.push(kv("bandwidth", bandwidth.to_string()))
                 }
                 LinkKind::SwitchFabric { bandwidth, latency } => {
-                    lines.push(kv("per dir", format!("{bandwidth}, latency {latency}")));
+                    let rate = bandwidth.map_or("no cap".to_string(), |b| b.to_string());
+                    lines.push(kv("per dir", format!("{rate}, latency {latency}")));
                 }
                 LinkKind::Die => {}
             }

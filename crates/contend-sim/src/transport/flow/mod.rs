@@ -178,6 +178,14 @@ impl Transport for Flow {
     fn busy_ps(&self, c: ChId) -> f64 {
         self.flows.busy[c.ix()]
     }
+
+    fn bytes(&self, c: ChId) -> f64 {
+        self.flows.bytes[c.ix()]
+    }
+
+    fn ruled_bytes(&self, c: ChId) -> f64 {
+        self.flows.ruled[c.ix()]
+    }
 }
 
 impl Flow {

@@ -26,6 +26,9 @@ pub(crate) struct Flow {
     pub tail: Picos,
     /// Not started before this time (copy-engine setup).
     pub start: Picos,
+    /// The rule channel holding the flow at its current rate, if any
+    /// (collapsed writes, a cross-socket stream at its cap).
+    pub held: Option<ChId>,
 }
 
 #[derive(Debug)]
@@ -35,6 +38,10 @@ pub(crate) struct FlowState {
     pub last: Picos,
     /// Busy time per channel, picoseconds-equivalent (for utilisation).
     pub busy: Vec<f64>,
+    /// Payload bytes per rule channel (channels with a stage rule only),
+    /// and those its rule held.
+    pub bytes: Vec<f64>,
+    pub ruled: Vec<f64>,
     slot: Vec<usize>,
     res: Vec<Resource>,
     caps: Vec<f64>,
@@ -50,6 +57,8 @@ impl FlowState {
             version: 0,
             last: Picos::ZERO,
             busy: vec![0.0; chans],
+            bytes: vec![0.0; chans],
+            ruled: vec![0.0; chans],
             slot: vec![],
             res: vec![],
             caps: vec![],
@@ -67,6 +76,12 @@ impl FlowState {
                     continue;
                 }
                 f.remaining -= f.rate * dt;
+                if let Some(c) = f.held {
+                    self.ruled[c.ix()] += f.rate * dt;
+                }
+                for &(c, _, _) in &f.rules {
+                    self.bytes[c.ix()] += f.rate * dt;
+                }
                 for &(c, w) in &f.uses {
                     if let Some(r) = fabric.chans[c].rate {
                         self.busy[c.ix()] += f.rate * w * dt / r.0 as f64 * 1e12;
@@ -98,6 +113,7 @@ impl FlowState {
             rules,
             tail,
             start,
+            held: None,
         });
     }
 
@@ -119,6 +135,9 @@ impl FlowState {
             }
         }
         let mut res = std::mem::take(&mut self.res);
+        // rule resources whose flows the rule holds when they are full:
+        // (channel, resource index)
+        let mut watched: Vec<(ChId, usize)> = vec![];
         let mut used = 0usize;
         // channel -> resource index, reset after use
         self.slot.resize(fabric.chans.len(), usize::MAX);
@@ -152,6 +171,7 @@ impl FlowState {
                 // collapsed rate.
                 StageRule::Collapse(rule) => {
                     for (capacity, flows) in rule.collapsed_groups(members) {
+                        watched.push((*c, res.len()));
                         res.push(Resource {
                             capacity,
                             users: flows.into_iter().map(|f| (f, 1.0)).collect(),
@@ -169,6 +189,7 @@ impl FlowState {
                         res[ri].capacity = shared;
                     }
                     for (capacity, flows) in streams {
+                        watched.push((*c, res.len()));
                         res.push(Resource {
                             capacity,
                             users: flows.into_iter().map(|f| (f, 1.0)).collect(),
@@ -186,6 +207,16 @@ impl FlowState {
         self.solver.solve(&self.caps, &res);
         for (f, r) in self.flows.iter_mut().zip(&self.solver.rate) {
             f.rate = *r;
+            f.held = None;
+        }
+        for (c, ri) in watched {
+            let r = &res[ri];
+            let used: f64 = r.users.iter().map(|&(f, w)| self.flows[f].rate * w).sum();
+            if used >= 0.999 * r.capacity {
+                for &(f, _) in &r.users {
+                    self.flows[f].held = Some(c);
+                }
+            }
         }
         self.res = res;
     }

@@ -31,6 +31,10 @@ pub(crate) struct Chan {
     pub recent: Recent,
     /// Cross-socket stream bookkeeping (cross-socket stages only).
     pub cross: CrossState,
+    /// Wire bytes that crossed it, and those its rule held (collapsed, or
+    /// held by a stream cap).
+    pub bytes: u64,
+    pub ruled: u64,
 }
 
 impl Chan {
@@ -43,6 +47,8 @@ impl Chan {
             wake: None,
             recent: Vec::new(),
             cross: CrossState::default(),
+            bytes: 0,
+            ruled: 0,
         }
     }
 
@@ -66,17 +72,22 @@ impl Chan {
             (StageRule::Collapse(rule), Some((source, target))) if kind == TlpKind::Write => {
                 if let Some(s) = rule.observe(&mut self.recent, source, target, start, wire) {
                     ser = s;
+                    self.ruled += wire as u64;
                 }
             }
             (StageRule::CrossSocket(rule), Some(key)) => {
                 let (s, t) = rule.observe(&mut self.cross, key, start, wire);
                 ser = s;
+                if t > start + s {
+                    self.ruled += wire as u64;
+                }
                 through = Some(t);
             }
             _ => {}
         }
         self.busy_until = start + ser;
         self.busy += ser.0;
+        self.bytes += wire as u64;
         (ser, through.map_or(start + ser, |t| t.max(start + ser)))
     }
 

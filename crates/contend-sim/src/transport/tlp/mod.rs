@@ -151,6 +151,14 @@ impl Transport for Tlp {
     fn busy_ps(&self, c: ChId) -> f64 {
         self.chans[c].busy as f64
     }
+
+    fn bytes(&self, c: ChId) -> f64 {
+        self.chans[c].bytes as f64
+    }
+
+    fn ruled_bytes(&self, c: ChId) -> f64 {
+        self.chans[c].ruled as f64
+    }
 }
 
 impl Tlp {
