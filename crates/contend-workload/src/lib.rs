@@ -34,7 +34,7 @@ mod skew;
 pub use kinds::{
     Algorithm, Dtype, Fidelity, LaunchMode, Placement, ProbeOp, TransferOp, WorkloadKind,
 };
-pub use ladder::{LadderError, ladder};
+pub use ladder::{LadderError, ladder, size_list};
 pub use lower::{Collective, RingConfig, chunks, groups, lower};
 pub use program::{Access, Engine, MemLoc, Notify, Op, Phase, Program, Rank};
 pub use record::{

@@ -42,7 +42,7 @@ struct RawScenario {
 struct RawSweep {
     from: Spanned<Bytes>,
     to: Spanned<Bytes>,
-    factor: Option<Spanned<u64>>,
+    factor: Option<Spanned<f64>>,
 }
 
 #[derive(Deserialize)]
@@ -388,7 +388,7 @@ fn parse_workload(
                 (Some(s), None) => s.get_ref().clone(),
                 (None, Some(sw)) => {
                     let s = sw.get_ref();
-                    let factor = s.factor.as_ref().map_or(2, |f| *f.get_ref());
+                    let factor = s.factor.as_ref().map_or(2.0, |f| *f.get_ref());
                     ladder(*s.from.get_ref(), *s.to.get_ref(), factor).map_err(|e| {
                         let span = match e.field {
                             "from" => s.from.span(),
