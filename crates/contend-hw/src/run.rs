@@ -200,7 +200,12 @@ pub fn run_scenario(
                     }
                 };
                 for &alg in &algs {
-                    let c = match Custom::new(&team, alg, *dtype, sc.kernel()) {
+                    if sc.launch_of(alg) == LaunchMode::Graph {
+                        sink.note(&format!(
+                            "{alg}: allreduce sizes are timed with eager launches (`launch = \"graph\"` applies to verify steps)"
+                        ));
+                    }
+                    let c = match Custom::new(&team, alg, *dtype, sc.kernel_of(alg)) {
                         Ok(c) => c,
                         Err(e) => {
                             soft(sink, &format!("{alg} {pl}"), e)?;
@@ -253,7 +258,8 @@ pub fn run_scenario(
             let (size, dtype) = (v.size().0 as usize, &v.dtype);
             let ops = v.allreduces() as usize;
             let delays = step_delays(sc, ops, ids.len(), v.gap, &v.skew);
-            sink.plan((sc.placements().len() * algs.len() * 2) as u64);
+            let modes: usize = algs.iter().map(|a| verify_modes(sc, *a).len()).sum();
+            sink.plan((sc.placements().len() * modes) as u64);
             for &pl in sc.placements() {
                 let team = match Team::new(rig, &ids, pl, size, group) {
                     Ok(t) => t,
@@ -263,14 +269,14 @@ pub fn run_scenario(
                     }
                 };
                 for &alg in &algs {
-                    let c = match Custom::new(&team, alg, *dtype, sc.kernel()) {
+                    let c = match Custom::new(&team, alg, *dtype, sc.kernel_of(alg)) {
                         Ok(c) => c,
                         Err(e) => {
                             soft(sink, &format!("{alg} {pl}"), e)?;
                             continue;
                         }
                     };
-                    for mode in [LaunchMode::Eager, LaunchMode::Graph] {
+                    for mode in verify_modes(sc, alg) {
                         verify_step_one(
                             rig,
                             sc,
@@ -633,6 +639,15 @@ fn transfer_record(
         None,
         extra,
     )
+}
+
+/// The launch modes a verify step is measured with: the algorithm's own
+/// `launch` where the scenario gives one, else both (eager and CUDA graph).
+fn verify_modes(sc: &Scenario, alg: Algorithm) -> Vec<LaunchMode> {
+    match sc.algorithm_config(alg).and_then(|c| c.launch) {
+        Some(m) => vec![m],
+        None => vec![LaunchMode::Eager, LaunchMode::Graph],
+    }
 }
 
 fn transfer_line(r: &ResultRecord) -> String {

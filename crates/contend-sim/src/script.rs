@@ -34,7 +34,8 @@ pub(crate) fn collective(
         p.ring.config(),
     );
     let delays = skew.sample(sc.seed(), count, sc.ranks().len());
-    let eager = sc.launch() == contend_workload::LaunchMode::Eager;
+    let eager = sc.launch_of(alg) == contend_workload::LaunchMode::Eager;
+    let kernel = sc.kernel_of(alg);
     let actors = sc
         .ranks()
         .iter()
@@ -52,8 +53,8 @@ pub(crate) fn collective(
             ActorSpec {
                 kernel: Kernel {
                     gpu,
-                    blocks: sc.kernel().blocks,
-                    threads: sc.kernel().threads,
+                    blocks: kernel.blocks,
+                    threads: kernel.threads,
                 },
                 flag_loc: c.flag_loc[r],
                 script,

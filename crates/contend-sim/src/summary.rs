@@ -67,7 +67,7 @@ pub(crate) fn records(
         algorithm,
         placement: spec.algorithm.map(|_| spec.placement),
         fidelity: Some(spec.fidelity),
-        launch: sc.launch(),
+        launch: alg.map_or(sc.launch(), |a| sc.launch_of(a)),
         ranks: sc.rank_names(),
         size_bytes: size,
         total_ns: round3(total),

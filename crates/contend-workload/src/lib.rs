@@ -42,7 +42,8 @@ pub use record::{
     ResultRecord, SimFacts, Source, Stats, StreamFacts, TimingFacts,
 };
 pub use scenario::{
-    DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME, KernelConfig, Scenario, ScenarioError, ScenarioSpec,
-    Stream, VerifyStep, Workload, default_scenario, load_scenario, parse_scenario,
+    AlgorithmConfig, DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME, KernelConfig, Scenario,
+    ScenarioError, ScenarioSpec, Stream, VerifyStep, Workload, default_scenario, load_scenario,
+    parse_scenario,
 };
 pub use skew::Skew;

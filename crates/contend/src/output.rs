@@ -89,6 +89,18 @@ fn header(sc: &Scenario) -> String {
         sc.kernel().blocks,
         sc.kernel().threads
     );
+    for &a in sc.algorithms() {
+        if sc.algorithm_config(a).is_some() && sc.workload().gap_and_skew().is_some() {
+            let k = sc.kernel_of(a);
+            let _ = writeln!(
+                s,
+                "          {a}: launch {}; kernel {} blocks x {} threads",
+                sc.launch_of(a),
+                k.blocks,
+                k.threads
+            );
+        }
+    }
     s
 }
 

@@ -16,6 +16,7 @@ use crate::kinds::{Algorithm, Dtype, Fidelity, LaunchMode, Placement, TransferOp
 use crate::skew::Skew;
 use contend_topo::{Bytes, Location, NodeIdx, Picos, TopoError, Topology};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use thiserror::Error;
 
 pub use self::toml::{
@@ -63,6 +64,16 @@ impl Default for KernelConfig {
             threads: 512,
         }
     }
+}
+
+/// What a scenario says of one algorithm beyond the scenario-wide
+/// choices (`[algorithm.one-shot-push]`): its launch mode and kernel
+/// shape. What it leaves out is the scenario's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct AlgorithmConfig {
+    pub launch: Option<LaunchMode>,
+    pub blocks: Option<u32>,
+    pub threads: Option<u32>,
 }
 
 /// One stream of a `transfer` workload.
@@ -180,6 +191,9 @@ pub struct ScenarioSpec {
     pub seed: u64,
     pub kernel: KernelConfig,
     pub launch: LaunchMode,
+    /// Launch mode and kernel shape of single algorithms
+    /// (`[algorithm.NAME]`), over `launch` and `kernel`.
+    pub per_algorithm: BTreeMap<Algorithm, AlgorithmConfig>,
     pub workload: Workload,
 }
 
@@ -199,6 +213,7 @@ impl ScenarioSpec {
             seed: 0,
             kernel: KernelConfig::default(),
             launch: LaunchMode::Eager,
+            per_algorithm: BTreeMap::new(),
             workload,
         }
     }
@@ -263,11 +278,31 @@ impl Scenario {
     pub fn seed(&self) -> u64 {
         self.spec.seed
     }
+    /// The scenario-wide kernel shape (see [`Scenario::kernel_of`]).
     pub fn kernel(&self) -> KernelConfig {
         self.spec.kernel
     }
+    /// The scenario-wide launch mode (see [`Scenario::launch_of`]).
     pub fn launch(&self) -> LaunchMode {
         self.spec.launch
+    }
+    /// What `[algorithm.NAME]` says of `alg`, if anything.
+    pub fn algorithm_config(&self, alg: Algorithm) -> Option<&AlgorithmConfig> {
+        self.spec.per_algorithm.get(&alg)
+    }
+    /// How `alg`'s kernels are launched: its own `launch`, else the scenario's.
+    pub fn launch_of(&self, alg: Algorithm) -> LaunchMode {
+        self.algorithm_config(alg)
+            .and_then(|c| c.launch)
+            .unwrap_or(self.spec.launch)
+    }
+    /// `alg`'s kernel shape: its own `blocks` and `threads`, else the scenario's.
+    pub fn kernel_of(&self, alg: Algorithm) -> KernelConfig {
+        let c = self.algorithm_config(alg).copied().unwrap_or_default();
+        KernelConfig {
+            blocks: c.blocks.unwrap_or(self.spec.kernel.blocks),
+            threads: c.threads.unwrap_or(self.spec.kernel.threads),
+        }
     }
     pub fn workload(&self) -> &Workload {
         &self.spec.workload

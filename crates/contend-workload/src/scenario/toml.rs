@@ -4,13 +4,16 @@
 //! of the field it names.
 
 use super::validate::{self, FieldError};
-use super::{KernelConfig, Scenario, ScenarioError, ScenarioSpec, Stream, VerifyStep, Workload};
+use super::{
+    AlgorithmConfig, KernelConfig, Scenario, ScenarioError, ScenarioSpec, Stream, VerifyStep,
+    Workload,
+};
 use crate::kinds::{Algorithm, Dtype, Fidelity, LaunchMode, Placement, TransferOp};
 use crate::ladder::ladder;
 use crate::skew::Skew;
 use contend_topo::{Bytes, Location, NodeIdx, Picos, TopoError, Topology, load_topology, shipped};
 use serde::Deserialize;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -34,7 +37,20 @@ struct RawScenario {
     #[serde(default)]
     kernel: Option<Spanned<KernelConfig>>,
     launch: Option<Spanned<String>>,
+    /// `[algorithm.NAME]` tables.
+    algorithm: Option<Spanned<RawAlgorithms>>,
     workload: Spanned<RawWorkload>,
+}
+
+/// The `[algorithm.NAME]` tables by name.
+type RawAlgorithms = BTreeMap<Spanned<String>, Spanned<RawAlgorithm>>;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAlgorithm {
+    launch: Option<Spanned<String>>,
+    blocks: Option<Spanned<u32>>,
+    threads: Option<Spanned<u32>>,
 }
 
 #[derive(Deserialize)]
@@ -227,6 +243,7 @@ pub fn parse_scenario(
         .kernel
         .as_ref()
         .map_or_else(KernelConfig::default, |k| *k.get_ref());
+    let per_algorithm = parse_per_algorithm(&mut cx, &raw.algorithm)?;
     let workload = parse_workload(&mut cx, &raw.workload, &topology, kernel)?;
     let spec = ScenarioSpec {
         name: raw.name.get_ref().clone(),
@@ -240,10 +257,48 @@ pub fn parse_scenario(
         seed: raw.seed.map_or(0, |s| *s.get_ref()),
         kernel,
         launch,
+        per_algorithm,
         workload,
     };
     validate::check(&spec).map_err(|e| cx.locate(e))?;
     Ok(Scenario::from_checked(spec))
+}
+
+/// `[algorithm.NAME]` tables: launch mode and kernel shape per algorithm.
+fn parse_per_algorithm(
+    cx: &mut Cx,
+    v: &Option<Spanned<RawAlgorithms>>,
+) -> Result<BTreeMap<Algorithm, AlgorithmConfig>, ScenarioError> {
+    let mut out = BTreeMap::new();
+    let Some(v) = v else {
+        return Ok(out);
+    };
+    cx.note("algorithm", v);
+    for (name, t) in v.get_ref() {
+        let alg = Algorithm::from_str(name.get_ref())
+            .map_err(|e| cx.err(name, &format!("algorithm.{}", name.get_ref()), e))?;
+        let f = |x: &str| format!("algorithm.{alg}.{x}");
+        cx.note(&format!("algorithm.{alg}"), t);
+        let r = t.get_ref();
+        cx.note_opt(&f("blocks"), &r.blocks);
+        cx.note_opt(&f("threads"), &r.threads);
+        let launch = match &r.launch {
+            None => None,
+            Some(s) => {
+                cx.note(&f("launch"), s);
+                Some(LaunchMode::from_str(s.get_ref()).map_err(|e| cx.err(s, &f("launch"), e))?)
+            }
+        };
+        out.insert(
+            alg,
+            AlgorithmConfig {
+                launch,
+                blocks: r.blocks.as_ref().map(|b| *b.get_ref()),
+                threads: r.threads.as_ref().map(|b| *b.get_ref()),
+            },
+        );
+    }
+    Ok(out)
 }
 
 fn parse_ranks(

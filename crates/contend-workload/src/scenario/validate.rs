@@ -53,6 +53,13 @@ pub(crate) fn check(s: &ScenarioSpec) -> Check {
     distinct("placement", &s.placements)?;
     distinct("fidelity", &s.fidelities)?;
     kernel("kernel", s.kernel.blocks, s.kernel.threads)?;
+    for (alg, c) in &s.per_algorithm {
+        kernel(
+            &format!("algorithm.{alg}.blocks"),
+            c.blocks.unwrap_or(s.kernel.blocks),
+            c.threads.unwrap_or(s.kernel.threads),
+        )?;
+    }
     match &s.workload {
         Workload::Allreduce {
             sizes,
