@@ -78,6 +78,7 @@ pub(crate) fn stream_actor_count(sc: &Scenario, s: &Stream) -> usize {
 
 /// The actors of every stream, in order (a ping-pong's partner right after it).
 pub(crate) fn streams(sc: &Scenario, streams: &[Stream]) -> Vec<ActorSpec> {
+    // transfer streams have no algorithm: the scenario-wide launch mode
     let eager = sc.launch() == contend_workload::LaunchMode::Eager;
     let mut out = vec![];
     for s in streams {
@@ -98,11 +99,18 @@ fn stream(sc: &Scenario, s: &Stream, base: u32, eager: bool) -> Vec<ActorSpec> {
         mem,
         bytes: s.bytes,
     };
-    // An actor that times its ops as collective 0.
+    // An actor that waits for the stream's start, then times each repeat
+    // of its ops as collective k.
     let me = |ops: Vec<Op>| {
-        let mut script = vec![Step::Begin(0)];
-        script.extend((0..ops.len() as u32).map(Step::Op));
-        script.push(Step::End);
+        let mut script = Vec::with_capacity(s.repeat as usize * (ops.len() + 2) + 1);
+        if s.start > Picos::ZERO {
+            script.push(Step::Delay(s.start));
+        }
+        for k in 0..s.repeat {
+            script.push(Step::Begin(k));
+            script.extend((0..ops.len() as u32).map(Step::Op));
+            script.push(Step::End);
+        }
         ActorSpec {
             kernel: Kernel {
                 gpu: s.from,
@@ -121,6 +129,12 @@ fn stream(sc: &Scenario, s: &Stream, base: u32, eager: bool) -> Vec<ActorSpec> {
     };
     match s.op {
         TransferOp::Copy => vec![me(vec![post(Mover::CopyEngine)])],
+        // the copy engine of `from` reads `to`'s memory: read requests out,
+        // completions back over the reverse direction
+        TransferOp::CopyRead => vec![me(vec![Op::Fetch {
+            parts: vec![acc],
+            engine: Mover::CopyEngine,
+        }])],
         TransferOp::Load => vec![me(vec![Op::Fetch {
             parts: vec![acc],
             engine: Mover::Sm,
@@ -172,6 +186,18 @@ fn stream(sc: &Scenario, s: &Stream, base: u32, eager: bool) -> Vec<ActorSpec> {
                     phase: Phase(i),
                 });
             }
+            // the partner answers every repeat (its flags carry the
+            // repeat's epoch, so it counts repeats as the initiator does)
+            let mut script = Vec::with_capacity(s.repeat as usize * (pb.len() + 2));
+            for k in 0..s.repeat {
+                if s.repeat > 1 {
+                    script.push(Step::Begin(k));
+                }
+                script.extend((0..pb.len() as u32).map(Step::Op));
+                if s.repeat > 1 {
+                    script.push(Step::End);
+                }
+            }
             let partner = ActorSpec {
                 kernel: Kernel {
                     gpu: s.to,
@@ -179,7 +205,7 @@ fn stream(sc: &Scenario, s: &Stream, base: u32, eager: bool) -> Vec<ActorSpec> {
                     threads: 32,
                 },
                 flag_loc: MemLoc::Device(s.to),
-                script: (0..pb.len() as u32).map(Step::Op).collect(),
+                script,
                 ops: pb.into(),
                 eager,
             };

@@ -1,8 +1,182 @@
-//! Scenario choices on the model: the per-algorithm launch mode and kernel
-//! shape of collective scenarios.
+//! Transfers as people measure them, on the model: patterns and their
+//! aggregate records, copy-engine reads, start offsets and repeats, and the
+//! per-algorithm launch mode of collective scenarios.
 
-use contend_sim::{ModelParams, RunSpec, simulate_one};
-use contend_workload::{Algorithm, Fidelity, LaunchMode, Placement, Scenario, parse_scenario};
+use contend_sim::{ModelParams, Run, RunSpec, simulate, simulate_one};
+use contend_workload::{
+    Algorithm, Fidelity, LaunchMode, Measured, Placement, Resource, ResultRecord, Scenario,
+    TransferOp, parse_scenario,
+};
+
+fn transfer(body: &str) -> Scenario {
+    let text = format!(
+        "name = \"t\"\ntopology = \"pro6000-8x-2switch\"\n[workload]\nkind = \"transfer\"\n{body}"
+    );
+    parse_scenario("t.toml", &text, None, None).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn run(sc: &Scenario, fid: Fidelity) -> Run {
+    simulate(sc, &ModelParams::default(), &[fid])
+        .unwrap()
+        .remove(0)
+}
+
+fn utilisation(r: &Run, from: &str, to: &str) -> f64 {
+    let want: Resource = format!("{from}->{to}").parse().unwrap();
+    r.utilisation
+        .iter()
+        .find(|(l, _)| *l == want)
+        .map_or(0.0, |(_, u)| *u)
+}
+
+fn aggregates(r: &Run) -> Vec<&ResultRecord> {
+    r.records
+        .iter()
+        .filter(|x| x.algorithm == Measured::Aggregate)
+        .collect()
+}
+
+/// A pattern's aggregate, and one over the run when the run is more than
+/// that pattern (here an explicit stream too); a ping-pong has no
+/// bandwidth and is summed by none.
+#[test]
+fn patterns_and_streams_get_aggregates_of_their_own() {
+    let sc = transfer(
+        "[[workload.stream]]\nfrom = \"gpu0\"\nto = \"mem0\"\nop = \"copy-read\"\nbytes = \"2 MiB\"\n[[workload.stream]]\nfrom = \"gpu2\"\nto = \"gpu3\"\nop = \"ping-pong\"\niterations = 3\n[[workload.pattern]]\nkind = \"bidirectional-pairs\"\npairs = [[\"gpu4\", \"gpu5\"], [\"gpu6\", \"gpu7\"]]\nop = \"store\"\nbytes = \"2 MiB\"\nstart_us = 3\n",
+    );
+    for fid in [Fidelity::Tlp, Fidelity::Flow] {
+        let r = run(&sc, fid);
+        assert_eq!(r.records.len(), 2 + 4 + 2, "{fid}");
+        let a = aggregates(&r);
+        let labels: Vec<_> = a
+            .iter()
+            .map(|x| x.extra.stream.pattern.as_deref().unwrap())
+            .collect();
+        assert_eq!(labels, ["bidirectional-pairs", "all"], "{fid}");
+        let sum = |rs: &[ResultRecord]| rs.iter().filter_map(|x| x.bandwidth_gbps).sum::<f64>();
+        let pat = &a[0].extra.aggregate;
+        assert_eq!(pat.streams, Some(4));
+        assert!((pat.aggregate_gbps.unwrap() - sum(&r.records[2..6])).abs() < 1e-3);
+        let all = &a[1].extra.aggregate;
+        assert_eq!(all.streams, Some(5), "{fid}: the ping-pong is left out");
+        assert!((all.aggregate_gbps.unwrap() - sum(&r.records[..6])).abs() < 1e-3);
+        // the pattern's streams say where they came from and when they began
+        assert!(r.records[2..6].iter().all(|x| {
+            x.extra.stream.pattern.as_deref() == Some("bidirectional-pairs")
+                && x.extra.stream.start_us == Some(3.0)
+        }));
+        assert_eq!(r.records[0].extra.stream.pattern, None);
+        // the run's span starts with the first stream, at 0
+        let last = r.records[..6]
+            .iter()
+            .map(|x| x.extra.stream.start_us.unwrap_or(0.0) * 1e3 + x.total_ns)
+            .fold(0.0, f64::max);
+        assert!((a[1].total_ns - last).abs() < 1e-3, "{fid}");
+    }
+}
+
+/// A copy-engine read pulls: its read requests go out on `from`'s link
+/// and the data comes back over the reverse direction, the opposite of a
+/// copy (posted writes out of `from`).
+#[test]
+fn copy_read_moves_bytes_the_other_way() {
+    for fid in [Fidelity::Tlp, Fidelity::Flow] {
+        let one = |op: &str| {
+            run(
+                &transfer(&format!(
+                    "[[workload.stream]]\nfrom = \"gpu0\"\nto = \"gpu1\"\nop = \"{op}\"\nbytes = \"8 MiB\"\n"
+                )),
+                fid,
+            )
+        };
+        let (read, write) = (one("copy-read"), one("copy"));
+        let out = |r: &Run| utilisation(r, "gpu0", "sw0");
+        let back = |r: &Run| utilisation(r, "sw0", "gpu0");
+        let data_in = |r: &Run| utilisation(r, "gpu1", "sw0");
+        // the read's completions fill gpu1 -> sw0 -> gpu0; its requests
+        // are small on gpu0 -> sw0
+        assert!(
+            back(&read) > 0.8 && data_in(&read) > 0.8,
+            "{fid}: {:?}",
+            read.utilisation
+        );
+        assert!(out(&read) < 0.2, "{fid}: {}", out(&read));
+        // the copy is the mirror image
+        assert!(
+            out(&write) > 0.8 && back(&write) < 0.2,
+            "{fid}: {:?}",
+            write.utilisation
+        );
+        assert_eq!(
+            read.records[0].algorithm,
+            Measured::Transfer(TransferOp::CopyRead)
+        );
+        let (rb, wb) = (
+            read.records[0].bandwidth_gbps.unwrap(),
+            write.records[0].bandwidth_gbps.unwrap(),
+        );
+        assert!(rb > 30.0 && wb > 30.0, "{fid}: read {rb}, write {wb} GB/s");
+    }
+    // host to device as the GPU sees it: completions come down to the GPU
+    let r = run(
+        &transfer(
+            "[[workload.stream]]\nfrom = \"gpu0\"\nto = \"mem0\"\nop = \"copy-read\"\nbytes = \"8 MiB\"\n",
+        ),
+        Fidelity::Flow,
+    );
+    assert!(utilisation(&r, "sw0", "gpu0") > 0.3, "{:?}", r.utilisation);
+    assert!(utilisation(&r, "gpu0", "sw0") < 0.2);
+}
+
+/// A stream that starts after another is done has the link to itself;
+/// started together they share it. Repeats are per-op times back to back.
+#[test]
+fn start_offsets_and_repeats_shape_the_run() {
+    let two = |start_us: f64| {
+        transfer(&format!(
+            "[[workload.stream]]\nfrom = \"gpu0\"\nto = \"gpu2\"\nop = \"copy\"\nbytes = \"4 MiB\"\n[[workload.stream]]\nfrom = \"gpu1\"\nto = \"gpu2\"\nop = \"copy\"\nbytes = \"4 MiB\"\nstart_us = {start_us}\n"
+        ))
+    };
+    for fid in [Fidelity::Tlp, Fidelity::Flow] {
+        let shared = run(&two(0.0), fid);
+        let apart = run(&two(500.0), fid);
+        let bw = |r: &Run, i: usize| r.records[i].bandwidth_gbps.unwrap();
+        assert!(bw(&shared, 1) < 0.6 * bw(&apart, 1), "{fid}");
+        assert!(
+            (bw(&apart, 0) - bw(&apart, 1)).abs() < 0.02 * bw(&apart, 0),
+            "{fid}"
+        );
+        assert_eq!(apart.records[1].extra.stream.start_us, Some(500.0));
+        assert_eq!(shared.records[1].extra.stream.start_us, None);
+        // no pattern: no aggregate record
+        assert_eq!(apart.records.len(), 2);
+    }
+    let sc = transfer(
+        "[[workload.stream]]\nfrom = \"gpu0\"\nto = \"gpu1\"\nop = \"store\"\nbytes = \"1 MiB\"\nrepeat = 3\n[[workload.stream]]\nfrom = \"gpu2\"\nto = \"gpu3\"\nop = \"ping-pong\"\niterations = 5\nrepeat = 4\n",
+    );
+    for fid in [Fidelity::Tlp, Fidelity::Flow] {
+        let r = run(&sc, fid);
+        let (st, pp) = (&r.records[0], &r.records[1]);
+        assert_eq!(st.per_op_ns.len(), 3, "{fid}");
+        assert!(
+            (st.total_ns - st.per_op_ns.iter().sum::<f64>()).abs() < 1.0,
+            "{fid}"
+        );
+        let once = st.per_op_ns[1];
+        assert!(
+            (st.bandwidth_gbps.unwrap() - (1 << 20) as f64 / once).abs()
+                < 0.05 * st.bandwidth_gbps.unwrap(),
+            "{fid}"
+        );
+        assert_eq!(pp.per_op_ns.len(), 4, "{fid}");
+        let rt = pp.per_op_ns[0];
+        assert!(
+            pp.per_op_ns.iter().all(|x| (x - rt).abs() < 0.05 * rt),
+            "{fid}: {:?}",
+            pp.per_op_ns
+        );
+    }
+}
 
 /// `[algorithm.NAME] launch = "graph"` makes that algorithm's launches
 /// graph launches (cheaper than eager) and says so in its record; the

@@ -9,6 +9,7 @@
 //! are private, so every scenario in the program is a valid one. To vary
 //! one, take its spec ([`Scenario::spec`]), change it and build again.
 
+mod pattern;
 mod toml;
 mod validate;
 
@@ -19,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use thiserror::Error;
 
+pub use self::pattern::{Pattern, PatternStreams, Shape};
 pub use self::toml::{
     DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME, default_scenario, load_scenario, parse_scenario,
 };
@@ -76,18 +78,53 @@ pub struct AlgorithmConfig {
     pub threads: Option<u32>,
 }
 
-/// One stream of a `transfer` workload.
+/// One stream of a `transfer` workload: GPU `from` drives `op` against
+/// `to`, starting `start` after the run begins, `repeat` times back to back.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Stream {
     pub from: NodeIdx,
     pub to: NodeIdx,
     pub op: TransferOp,
+    /// Bytes per op (ping-pong: the flag).
     pub bytes: Bytes,
     pub kernel: KernelConfig,
     pub iterations: u32,
     /// Ping-pong only: a system fence before every flag and after every wait,
     /// as the allreduce kernels' barriers do.
     pub fence: bool,
+    /// Offset from the start of the run (`start_us`).
+    pub start: Picos,
+    /// The op this many times back to back, each repeat a per-op time of
+    /// the stream's record (`repeat`; a ping-pong repeats its `iterations`
+    /// round trips).
+    pub repeat: u32,
+}
+
+impl Stream {
+    /// A stream that starts with the run and runs its op once, the kernel
+    /// and iterations left at the scenario defaults (36 x 512, 100).
+    pub fn new(from: NodeIdx, to: NodeIdx, op: TransferOp, bytes: Bytes) -> Stream {
+        Stream {
+            from,
+            to,
+            op,
+            bytes,
+            kernel: KernelConfig::default(),
+            iterations: 100,
+            fence: false,
+            start: Picos::ZERO,
+            repeat: 1,
+        }
+    }
+    /// Ops the stream runs in all (what [`crate::limits::MAX_TRANSFER_OPS`] bounds).
+    pub fn ops(&self) -> u64 {
+        let per = if self.op == TransferOp::PingPong {
+            u64::from(self.iterations)
+        } else {
+            1
+        };
+        u64::from(self.repeat).saturating_mul(per)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -103,8 +140,12 @@ pub enum Workload {
     },
     /// An EAGLE verify step.
     VerifyStep(VerifyStep),
-    /// Point-to-point streams, all started together.
-    Transfer { streams: Vec<Stream> },
+    /// Point-to-point streams, each from its start offset, and patterns of
+    /// streams (expanded when the scenario is built: [`Scenario::streams`]).
+    Transfer {
+        streams: Vec<Stream>,
+        patterns: Vec<Pattern>,
+    },
 }
 
 /// An EAGLE verify step: layers × allreduces_per_layer allreduces of
@@ -224,18 +265,31 @@ impl ScenarioSpec {
 #[derive(Clone, Debug)]
 pub struct Scenario {
     spec: ScenarioSpec,
+    /// A transfer workload's streams, patterns expanded.
+    streams: Vec<Stream>,
+    patterns: Vec<PatternStreams>,
 }
 
 impl Scenario {
     /// Checks `spec` and builds the scenario; an error names the field.
     pub fn new(spec: ScenarioSpec) -> Result<Scenario, ScenarioError> {
         validate::check(&spec).map_err(|e| e.unlocated(&spec.name))?;
-        Ok(Scenario { spec })
+        Ok(Scenario::from_checked(spec))
     }
 
-    /// A spec the loader has already checked.
+    /// A spec the checks have passed.
     pub(super) fn from_checked(spec: ScenarioSpec) -> Scenario {
-        Scenario { spec }
+        let (streams, patterns) = match &spec.workload {
+            Workload::Transfer { streams, patterns } => {
+                pattern::expand(&spec.topology, streams, patterns)
+            }
+            _ => (vec![], vec![]),
+        };
+        Scenario {
+            spec,
+            streams,
+            patterns,
+        }
     }
 
     /// A copy of what the scenario says, to change and build again.
@@ -303,6 +357,16 @@ impl Scenario {
             blocks: c.blocks.unwrap_or(self.spec.kernel.blocks),
             threads: c.threads.unwrap_or(self.spec.kernel.threads),
         }
+    }
+    /// A transfer workload's streams: its `[[workload.stream]]`s in order,
+    /// then every pattern's streams in pattern order (empty for collectives).
+    pub fn streams(&self) -> &[Stream] {
+        &self.streams
+    }
+    /// Where each pattern's streams are in [`Scenario::streams`], with the
+    /// label its aggregate record carries.
+    pub fn pattern_streams(&self) -> &[PatternStreams] {
+        &self.patterns
     }
     pub fn workload(&self) -> &Workload {
         &self.spec.workload
