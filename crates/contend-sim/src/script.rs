@@ -134,10 +134,13 @@ fn stream(sc: &Scenario, s: &Stream, base: u32, eager: bool) -> Vec<ActorSpec> {
         TransferOp::CopyRead => vec![me(vec![Op::Fetch {
             parts: vec![acc],
             engine: Mover::CopyEngine,
+            loads_per_thread: None,
         }])],
+        // the model's loads in flight per thread (what the probes were fitted with)
         TransferOp::Load => vec![me(vec![Op::Fetch {
             parts: vec![acc],
             engine: Mover::Sm,
+            loads_per_thread: None,
         }])],
         TransferOp::Store => vec![me(vec![post(Mover::Sm)])],
         TransferOp::PingPong if matches!(mem, MemLoc::Host(_)) => {
@@ -149,6 +152,7 @@ fn stream(sc: &Scenario, s: &Stream, base: u32, eager: bool) -> Vec<ActorSpec> {
                 ops.push(Op::Fetch {
                     parts: vec![acc],
                     engine: Mover::Sm,
+                    loads_per_thread: None,
                 });
             }
             vec![me(ops)]

@@ -5,8 +5,16 @@
 use contend_sim::{ModelParams, Run, RunSpec, simulate, simulate_one};
 use contend_workload::{
     Algorithm, Fidelity, LaunchMode, Measured, Placement, Resource, ResultRecord, Scenario,
-    TransferOp, parse_scenario,
+    TransferOp, load_scenario, parse_scenario,
 };
+use std::path::PathBuf;
+
+fn shipped(name: &str) -> Scenario {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios")
+        .join(name);
+    load_scenario(&p, None).unwrap_or_else(|e| panic!("{e}"))
+}
 
 fn transfer(body: &str) -> Scenario {
     let text = format!(
@@ -34,6 +42,107 @@ fn aggregates(r: &Run) -> Vec<&ResultRecord> {
         .iter()
         .filter(|x| x.algorithm == Measured::Aggregate)
         .collect()
+}
+
+/// The shipped 56-stream all-to-all: one record per stream, then one
+/// aggregate whose sum is the sum of the streams, at both fidelities.
+#[test]
+fn all_to_all_aggregate_sums_its_56_streams() {
+    let sc = shipped("transfer-all-to-all-2switch.toml");
+    assert_eq!(sc.streams().len(), 56);
+    for fid in [Fidelity::Flow, Fidelity::Tlp] {
+        let r = run(&sc, fid);
+        assert_eq!(r.records.len(), 57, "{fid}: 56 streams and one aggregate");
+        let streams = &r.records[..56];
+        assert!(streams.iter().all(|x| {
+            x.algorithm == Measured::Transfer(TransferOp::Copy)
+                && x.extra.stream.pattern.as_deref() == Some("all-to-all")
+        }));
+        let a = aggregates(&r);
+        assert_eq!(a.len(), 1, "one pattern: no separate whole-run aggregate");
+        let (a, f) = (a[0], &a[0].extra.aggregate);
+        let bw: Vec<f64> = streams.iter().map(|x| x.bandwidth_gbps.unwrap()).collect();
+        let sum: f64 = bw.iter().sum();
+        assert!(
+            (f.aggregate_gbps.unwrap() - sum).abs() < 1e-3,
+            "{fid}: {f:?} vs {sum}"
+        );
+        let mut sorted = bw.clone();
+        sorted.sort_by(f64::total_cmp);
+        assert_eq!(f.min_gbps, Some(sorted[0]));
+        assert_eq!(f.median_gbps, Some(sorted[27]), "nearest rank of 56");
+        assert_eq!(f.max_gbps, Some(sorted[55]));
+        assert_eq!(f.streams, Some(56));
+        assert_eq!(a.extra.stream.pattern.as_deref(), Some("all-to-all"));
+        assert_eq!(a.size_bytes, 56 * (4 << 20));
+        assert_eq!(a.per_op_ns.len(), 56);
+        // the span is the slowest stream's time (all start at once), and
+        // bytes over the span is at most the sum of the streams
+        let slowest = streams.iter().map(|x| x.total_ns).fold(0.0, f64::max);
+        assert!((a.total_ns - slowest).abs() < 1e-3, "{fid}");
+        assert!(a.bandwidth_gbps.unwrap() <= sum + 1e-3);
+        // the cross-switch streams share the root complex: slower than the
+        // streams that stay below their switch (by far at flow fidelity; at
+        // TLP fidelity the cross-switch writes queued ahead in each GPU's
+        // egress hold the same-switch ones back too)
+        assert!(sorted[0] < 0.9 * sorted[55], "{fid}: {sorted:?}");
+        // the JSON keys of the section
+        let v = serde_json::to_value(&a.extra).unwrap();
+        for k in [
+            "aggregate_gbps",
+            "min_gbps",
+            "median_gbps",
+            "max_gbps",
+            "streams",
+            "pattern",
+        ] {
+            assert!(v.get(k).is_some(), "{k} in {v}");
+        }
+        assert_eq!(serde_json::to_value(a).unwrap()["algorithm"], "aggregate");
+    }
+}
+
+/// Several patterns (the shipped stagger +1..+7, one after another): an
+/// aggregate per pattern, then one over every stream of the run. Each
+/// distance runs alone in its millisecond: +k and +(8-k) look alike.
+#[test]
+fn staggered_patterns_get_an_aggregate_each_and_one_for_the_run() {
+    let sc = shipped("transfer-stagger-2switch.toml");
+    let r = run(&sc, Fidelity::Flow);
+    let a = aggregates(&r);
+    let labels: Vec<&str> = a
+        .iter()
+        .map(|x| x.extra.stream.pattern.as_deref().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "stagger +1",
+            "stagger +2",
+            "stagger +3",
+            "stagger +4",
+            "stagger +5",
+            "stagger +6",
+            "stagger +7",
+            "all"
+        ]
+    );
+    let sum = |x: &ResultRecord| x.extra.aggregate.aggregate_gbps.unwrap();
+    for k in 0..3 {
+        assert!((sum(a[k]) - sum(a[6 - k])).abs() < 1e-3 * sum(a[k]));
+    }
+    // distance 4 sends all eight streams through the root complex
+    assert!(a[3].extra.aggregate.max_gbps < a[0].extra.aggregate.max_gbps);
+    // every distance is done before the next one starts
+    for (k, x) in a[..7].iter().enumerate() {
+        assert!(x.total_ns < 1e6, "stagger +{}: {} ns", k + 1, x.total_ns);
+    }
+    let all = a[7];
+    assert_eq!(all.extra.aggregate.streams, Some(56));
+    let total: f64 = a[..7].iter().map(|x| sum(x)).sum();
+    assert!((sum(all) - total).abs() < 1e-2);
+    // from the first start to the last finish: past 6 ms
+    assert!(all.total_ns > 6e6 && all.total_ns < 7e6, "{}", all.total_ns);
 }
 
 /// A pattern's aggregate, and one over the run when the run is more than

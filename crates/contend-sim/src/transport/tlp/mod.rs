@@ -34,7 +34,8 @@ pub(crate) enum TlpEv {
     Wake(ChId),
     /// Twin of inline stages: a packet leaves a root-complex stage.
     Staged(PktId),
-    /// Twin of paced stores: an SM store is issued.
+    /// Twin of paced stores: an SM store is issued; a flag store has
+    /// become visible.
     Issued(PktId),
 }
 
@@ -60,6 +61,8 @@ pub(crate) struct Tlp {
     rule: CollapseRule,
     fc_delay: Picos,
     fc_coalesce: u32,
+    /// Store visibility latency of SM stores and flags.
+    visibility: Picos,
     opts: TlpOptions,
 }
 
@@ -76,6 +79,7 @@ impl Transport for Tlp {
             rule: CollapseRule::new(p),
             fc_delay: ns(p.pcie.fc_update_ns),
             fc_coalesce: p.pcie.fc_coalesce,
+            visibility: gpu::store_visibility(p),
             opts,
         }
     }
@@ -102,7 +106,12 @@ impl Transport for Tlp {
         let pk = self
             .pool
             .alloc(Pkt::new(PktKind::Flag { flag }, w.p.gpu.flag_bytes, path));
-        self.enqueue(w, pk);
+        // a flag is an SM store: it joins the egress queue once visible
+        if self.visibility > Picos::ZERO {
+            w.push(w.now + self.visibility, Ev::Net(TlpEv::Issued(pk)));
+        } else {
+            self.enqueue(w, pk);
+        }
     }
 
     fn poll<Q: EventQueue<Ev<TlpEv>>>(
