@@ -7,8 +7,11 @@
 //! - the simulator's transfer streams model no kernel launch, while the
 //!   hardware's per-op time of an SM probe (CUDA events between back-to-back
 //!   launches) holds one: the twin adds `gpu.launch_eager_ns` to SM probes;
-//! - the simulator's copy engine only pushes data, so a host-to-device copy
-//!   is twinned by its mirror, device to host (measured within 1 % of each other).
+//! - a host-to-device copy is twinned by its mirror, device to host
+//!   (measured within 1 % of each other), as the shipped calibration was
+//!   fitted; the simulator's `copy-read` from host memory (its copy engine
+//!   reading, H2D as the GPU sees it) is the direct twin, left for the next
+//!   refit. A peer pull (`copy-peer-read`) is twinned by `copy-read`.
 
 use crate::error::CalibError;
 use crate::measure::{AlgoRef, Kind, Measurement, ProbeOp, Role};
@@ -112,6 +115,7 @@ pub fn build_twin(m: &Measurement, topo: &Topology) -> Result<Option<Twin>, Cali
         } => {
             let (sim_op, iterations) = match op {
                 ProbeOp::CopyH2d | ProbeOp::CopyD2h | ProbeOp::CopyPeer => (TransferOp::Copy, 1),
+                ProbeOp::CopyPeerRead => (TransferOp::CopyRead, 1),
                 ProbeOp::SmLoad => (TransferOp::Load, 1),
                 ProbeOp::SmStore => (TransferOp::Store, 1),
                 ProbeOp::PingPong => (
@@ -134,10 +138,19 @@ pub fn build_twin(m: &Measurement, topo: &Topology) -> Result<Option<Twin>, Cali
                         kernel,
                         iterations,
                         fence: *fenced,
+                        start: Picos::ZERO,
+                        repeat: 1,
                     })
                 })
                 .collect::<Result<Vec<_>, CalibError>>()?;
-            let mut spec = ScenarioSpec::new("twin", topo.clone(), Workload::Transfer { streams });
+            let mut spec = ScenarioSpec::new(
+                "twin",
+                topo.clone(),
+                Workload::Transfer {
+                    streams,
+                    patterns: vec![],
+                },
+            );
             spec.kernel = kernel;
             (
                 spec,

@@ -25,8 +25,10 @@ pub enum Target {
 /// What a transfer does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
-    /// Copy engine, host to device (`to` is where the data lands: the GPU).
-    CopyH2d,
+    /// Copy engine of the GPU, the target's memory into the GPU's (host:
+    /// H2D; another GPU: `cuMemcpyPeerAsync` with the GPU as destination,
+    /// on its stream — a pull).
+    CopyIn,
     /// Copy engine from the GPU's memory to the target (host: D2H; other GPU: cuMemcpyPeerAsync).
     CopyOut,
     /// SM loads of the target's memory.
@@ -58,7 +60,8 @@ impl Spec {
     /// The probe this stream is (`copy-h2d`, `copy-d2h`, `copy-peer`, ...).
     pub fn probe(&self) -> ProbeOp {
         match (self.op, self.to) {
-            (Op::CopyH2d, _) => ProbeOp::CopyH2d,
+            (Op::CopyIn, Target::Host) => ProbeOp::CopyH2d,
+            (Op::CopyIn, Target::Gpu(_)) => ProbeOp::CopyPeerRead,
             (Op::CopyOut, Target::Host) => ProbeOp::CopyD2h,
             (Op::CopyOut, Target::Gpu(_)) => ProbeOp::CopyPeer,
             (Op::Load, _) => ProbeOp::SmLoad,
@@ -114,8 +117,12 @@ fn alloc(rig: &Rig, s: &Spec) -> Result<Bufs, HwError> {
         host_flags: None,
     };
     match (s.op, s.to) {
-        (Op::CopyH2d, _) => {
+        (Op::CopyIn, Target::Host) => {
             b.host = Some(HostMem::alloc(&rig.gpus, s.bytes)?);
+            b.dev_dst = Some(DevMem::alloc(g, s.bytes)?);
+        }
+        (Op::CopyIn, Target::Gpu(j)) => {
+            b.dev_src = Some(DevMem::alloc(&rig.gpus[j], s.bytes)?);
             b.dev_dst = Some(DevMem::alloc(g, s.bytes)?);
         }
         (Op::CopyOut, Target::Host) => {
@@ -190,7 +197,13 @@ fn enqueue(
     let nvec = (s.bytes / 16) as u64;
     let missing = || HwError::Unsupported(format!("{} without its buffers", s.label()));
     match (s.op, s.to) {
-        (Op::CopyH2d, _) => {
+        (Op::CopyIn, Target::Gpu(j)) => match (&b.dev_dst, &b.dev_src) {
+            (Some(dst), Some(src)) => {
+                driver::copy_peer_async(dst, g, src, &rig.gpus[j], s.bytes, stream)
+            }
+            _ => Err(missing()),
+        },
+        (Op::CopyIn, Target::Host) => {
             let (Some(h), Some(d)) = (&b.host, &b.dev_dst) else {
                 return Err(missing());
             };
@@ -203,7 +216,7 @@ fn enqueue(
             let (Some(d), Some(h)) = (&b.dev_src, &b.host) else {
                 return Err(missing());
             };
-            // SAFETY: as for CopyH2d, the other way.
+            // SAFETY: as for CopyIn from host memory, the other way.
             unsafe { driver::copy_dtoh_async(h.host, d.ptr, s.bytes, stream) }
         }
         (Op::CopyOut, Target::Gpu(j)) => match (&b.dev_dst, &b.dev_src) {

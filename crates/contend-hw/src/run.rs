@@ -273,7 +273,12 @@ pub fn run_scenario(
                     }
                 };
                 for &alg in &algs {
-                    let c = match Custom::new(&team, alg, *dtype, sc.kernel()) {
+                    if sc.launch_of(alg) == LaunchMode::Graph {
+                        sink.note(&format!(
+                            "{alg}: allreduce sizes are timed with eager launches (`launch = \"graph\"` applies to verify steps)"
+                        ));
+                    }
+                    let c = match Custom::new(&team, alg, *dtype, sc.kernel_of(alg)) {
                         Ok(c) => c,
                         Err(e) => {
                             soft(sink, &format!("{alg} {pl}"), e)?;
@@ -327,7 +332,8 @@ pub fn run_scenario(
             let (size, dtype) = (v.size().0 as usize, &v.dtype);
             let ops = v.allreduces() as usize;
             let delays = step_delays(sc, ops, ids.len(), v.gap, &v.skew);
-            sink.plan((sc.placements().len() * algs.len() * 2) as u64);
+            let modes: usize = algs.iter().map(|a| verify_modes(sc, *a).len()).sum();
+            sink.plan((sc.placements().len() * modes) as u64);
             for &pl in sc.placements() {
                 let team = match Team::new(rig, &ids, pl, size, group) {
                     Ok(t) => t,
@@ -337,14 +343,14 @@ pub fn run_scenario(
                     }
                 };
                 for &alg in &algs {
-                    let c = match Custom::new(&team, alg, *dtype, sc.kernel()) {
+                    let c = match Custom::new(&team, alg, *dtype, sc.kernel_of(alg)) {
                         Ok(c) => c,
                         Err(e) => {
                             soft(sink, &format!("{alg} {pl}"), e)?;
                             continue;
                         }
                     };
-                    for mode in [LaunchMode::Eager, LaunchMode::Graph] {
+                    for mode in verify_modes(sc, alg) {
                         verify_step_one(
                             rig,
                             sc,
@@ -364,9 +370,18 @@ pub fn run_scenario(
                 }
             }
         }
-        Workload::Transfer { streams } => {
+        Workload::Transfer { .. } => {
+            let streams = sc.streams();
             let mut specs = vec![];
             let gpus = sc.topology().gpus();
+            if streams
+                .iter()
+                .any(|s| s.start > contend_topo::Picos::ZERO || s.repeat > 1)
+            {
+                sink.note(
+                    "the hardware starts every stream at once and times each one `--repeats` times: `start_us` and `repeat` are the simulator's",
+                );
+            }
             for st in streams {
                 let from = gpus
                     .iter()
@@ -389,6 +404,7 @@ pub fn run_scenario(
                 }
                 let op = match st.op {
                     TransferOp::Copy => Op::CopyOut,
+                    TransferOp::CopyRead => Op::CopyIn,
                     TransferOp::Load => Op::Load,
                     TransferOp::Store => Op::Store,
                     TransferOp::PingPong => Op::PingPong,
@@ -411,6 +427,7 @@ pub fn run_scenario(
                 (2, opts.repeats.unwrap_or(20), 5)
             };
             let ms = probe::run_concurrent(rig, &specs, w, r, s)?;
+            let mut recs = vec![];
             for (st, (spec, m)) in streams.iter().zip(specs.iter().zip(&ms)) {
                 let ranks = vec![
                     sc.topology().node(st.from).id.0.clone(),
@@ -426,7 +443,16 @@ pub fn run_scenario(
                     "scenario",
                 );
                 sink.note(&transfer_line(&rec));
+                recs.push(rec.clone());
                 sink.write(rec)?;
+            }
+            // Aggregates are printed, not written: the records a calibration
+            // reads stay one per measured stream.
+            for g in sc.pattern_streams() {
+                let members: Vec<&ResultRecord> = recs[g.streams.clone()].iter().collect();
+                if let Some(a) = ResultRecord::aggregate(&g.label, &members) {
+                    sink.note(&aggregate_line(&a));
+                }
             }
             sink.step("transfer streams");
         }
@@ -728,6 +754,29 @@ fn transfer_record(
     )
 }
 
+fn aggregate_line(r: &ResultRecord) -> String {
+    let a = &r.extra.aggregate;
+    let g = |v: Option<f64>| v.unwrap_or(0.0);
+    format!(
+        "aggregate {}: {} streams, {:.1} GB/s together (per stream min {:.1}, median {:.1}, max {:.1} GB/s)",
+        r.extra.stream.pattern.as_deref().unwrap_or_default(),
+        a.streams.unwrap_or(0),
+        g(a.aggregate_gbps),
+        g(a.min_gbps),
+        g(a.median_gbps),
+        g(a.max_gbps)
+    )
+}
+
+/// The launch modes a verify step is measured with: the algorithm's own
+/// `launch` where the scenario gives one, else both (eager and CUDA graph).
+fn verify_modes(sc: &Scenario, alg: Algorithm) -> Vec<LaunchMode> {
+    match sc.algorithm_config(alg).and_then(|c| c.launch) {
+        Some(m) => vec![m],
+        None => vec![LaunchMode::Eager, LaunchMode::Graph],
+    }
+}
+
 fn transfer_line(r: &ResultRecord) -> String {
     let bw = r
         .bandwidth_gbps
@@ -788,7 +837,7 @@ pub fn run_probe(rig: &Rig, sink: &mut Sink, opts: &Options) -> Result<(), HwErr
     };
     // 1. Copy engines per direction and size.
     for &b in &copy_sizes {
-        jobs.push(("copy".into(), vec![one(Op::CopyH2d, Target::Host, b, 1)]));
+        jobs.push(("copy".into(), vec![one(Op::CopyIn, Target::Host, b, 1)]));
         jobs.push(("copy".into(), vec![one(Op::CopyOut, Target::Host, b, 1)]));
         if let Some(p) = peer {
             jobs.push(("copy".into(), vec![one(Op::CopyOut, Target::Gpu(p), b, 1)]));
@@ -872,7 +921,7 @@ pub fn run_probe(rig: &Rig, sink: &mut Sink, opts: &Options) -> Result<(), HwErr
         ));
         jobs.push((
             "concurrent-host".into(),
-            all(Op::CopyH2d, &|_| Target::Host, 1),
+            all(Op::CopyIn, &|_| Target::Host, 1),
         ));
         jobs.push((
             "concurrent-host".into(),

@@ -178,15 +178,19 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
                 let t = gpu::local_time(self.w.topo, p, gpu, bytes.0);
                 self.resume_after(a, t)
             }
-            Op::Fetch { parts, engine } => {
+            Op::Fetch {
+                parts,
+                engine,
+                loads_per_thread,
+            } => {
                 self.span(a, Some(SpanKind::Load));
                 let parts: Vec<(Access, Notify)> =
                     parts.iter().map(|x| (*x, Notify::None)).collect();
-                self.start_group(a, Dir::Read, &parts, *engine)
+                self.start_group(a, Dir::Read, &parts, *engine, *loads_per_thread)
             }
             Op::Post { parts, engine } => {
                 self.span(a, Some(SpanKind::Store));
-                self.start_group(a, Dir::Write, parts, *engine)
+                self.start_group(a, Dir::Write, parts, *engine, None)
             }
             Op::Signal { to, phase } => {
                 self.span(a, Some(SpanKind::Barrier));

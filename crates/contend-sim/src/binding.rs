@@ -7,8 +7,9 @@
 //! The order of the tests is the rule:
 //! 1. launches and barriers take more than half the ranks' busy time: `Sync`;
 //! 2. most writes through a collapsing port went collapsed: `Collapse`;
-//! 3. a resource was busy most of the time data moved: `Resource`;
-//! 4. cross-socket streams were held by their cap: `CrossSocketStream`;
+//! 3. most bytes across a socket link were held by their stream's cap:
+//!    `CrossSocketStream` (a capped stream leaves its link part-idle);
+//! 4. a resource was busy most of the time data moved: `Resource`;
 //! 5. nothing ran full: loads waited on their round trips (`ReadWindow`) or
 //!    stores on their issue rate and latency (`StoreIssue`), whichever the
 //!    ranks spent longer in.
@@ -119,18 +120,20 @@ pub(crate) fn binding(
             share: round3(share(u)),
         };
     }
+    // a cross-socket stage most of whose bytes its stream cap held
+    let held = uses.iter().find(|u| {
+        matches!(fabric.chans[u.spec].rule, StageRule::CrossSocket(_))
+            && share(u) >= COLLAPSED_SHARE
+    });
+    if let Some(u) = held {
+        return Binding::CrossSocketStream { resource: name(u) };
+    }
     let busiest = top(&mut rated());
     if let Some(u) = busiest.filter(|u| busy(u) >= BUSY) {
         return Binding::Resource {
             resource: name(&u),
             busy: round3(busy(&u)),
         };
-    }
-    let held = uses.iter().find(|u| {
-        matches!(fabric.chans[u.spec].rule, StageRule::CrossSocket(_)) && u.ruled_bytes > 0.0
-    });
-    if let Some(u) = held {
-        return Binding::CrossSocketStream { resource: name(u) };
     }
     let busiest = round3(busiest.map_or(0.0, |u| busy(&u)));
     if load >= store {

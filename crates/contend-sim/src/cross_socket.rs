@@ -77,14 +77,15 @@ impl CrossSocketRule {
     /// shared stage at `start` (when the stage is free). Returns how long it
     /// holds the shared stage (at the rate for the streams seen now) and
     /// when its stream's cap lets it through — the two are independent, so a
-    /// stream held by its own cap never holds the others.
+    /// stream held by its own cap never holds the others — and whether the
+    /// cap held it (its stream's previous packet was still passing).
     pub fn observe(
         &self,
         st: &mut CrossState,
         key: StreamKey,
         start: Picos,
         wire: u32,
-    ) -> (Picos, Picos) {
+    ) -> (Picos, Picos, bool) {
         let window = self.window;
         st.recent
             .retain(|&(_, t)| start.saturating_sub(t) <= window);
@@ -94,16 +95,17 @@ impl CrossSocketRule {
         }
         let b = Bytes(wire as u64);
         let ser = self.rate(st.recent.len()).time_for(b);
-        let through = match self.stream {
+        let (through, held) = match self.stream {
             Some(cap) => {
                 let free = st.stream_free.entry(key).or_insert(Picos::ZERO);
+                let held = *free > start;
                 let done = start.max(*free) + cap.time_for(b);
                 *free = done;
-                done
+                (done, held)
             }
-            None => start + ser,
+            None => (start + ser, false),
         };
-        (ser, through)
+        (ser, through, held)
     }
 
     /// Flow fidelity: the flows on the stage now, as (flow, stream). The
@@ -155,9 +157,14 @@ mod tests {
         assert_eq!(per, vec![(38e9, vec![0, 1])]);
         // TLP: back-to-back packets of one stream are spaced by its cap
         let mut st = CrossState::default();
-        let (_, t0) = r.observe(&mut st, (a, b), Picos::ZERO, 380);
-        let (_, t1) = r.observe(&mut st, (a, b), Picos::ZERO, 380);
+        let (_, t0, held0) = r.observe(&mut st, (a, b), Picos::ZERO, 380);
+        let (_, t1, held1) = r.observe(&mut st, (a, b), Picos::ZERO, 380);
         assert_eq!(t0, Picos(10_000)); // 380 B at 38 GB/s = 10 ns
         assert_eq!(t1, Picos(20_000));
+        // the second waited for the first: held by the cap
+        assert!(!held0 && held1);
+        // one that comes after its stream's last packet has passed is not
+        let (_, t2, held2) = r.observe(&mut st, (a, b), Picos(30_000), 380);
+        assert_eq!((t2, held2), (Picos(40_000), false));
     }
 }

@@ -1,7 +1,8 @@
-//! DESIGN 6 — the GPU side: SM loads and stores of 16 B per thread coalesced
-//! into requests, the outstanding-load window of the kernel's blocks, the
-//! rate its blocks issue stores at, local memory bandwidth for reduces and
-//! copies, the copy engine's requests, and memory latency behind a read.
+//! DESIGN 6, 11 — the GPU side: SM loads and stores of 16 B per thread
+//! coalesced into requests, the outstanding-load window of the kernel's
+//! blocks, the rate its blocks issue stores at and the latency before a
+//! store reaches the link, local memory bandwidth for reduces and copies,
+//! the copy engine's requests, and memory latency behind a read.
 
 use crate::params::{ModelParams, ns};
 use contend_topo::{Bytes, BytesPerSec, NodeIdx, NodeKind, Picos, Topology};
@@ -39,20 +40,27 @@ pub(crate) fn store_rate(topo: &Topology, p: &ModelParams, k: Kernel) -> BytesPe
     BytesPerSec::from_gbps(p.gpu.store_gbps_per_sm * k.blocks.min(sms(topo, k.gpu)) as f64)
 }
 
-/// Outstanding read requests of `req` bytes a kernel can keep in flight;
-/// PCIe tags bound it (`tags`: the fewest its paths allow; `None` when every
-/// path is NVLink).
+/// Outstanding read requests of `req` bytes a kernel can keep in flight
+/// when each thread keeps `loads_per_thread` 16-byte loads in flight (as
+/// the kernel unrolls them: one per peer for the allreduce kernels'
+/// `sum_ranks`; `None`, for transfer streams and NCCL's rings, takes
+/// `gpu.loads_in_flight_per_thread`); at most `gpu.max_outstanding_loads_per_sm`
+/// per block; PCIe tags bound it (`tags`: the fewest its paths allow; `None`
+/// when every path is NVLink).
 pub(crate) fn load_window(
     topo: &Topology,
     p: &ModelParams,
     k: Kernel,
     req: u32,
     tags: Option<u32>,
+    loads_per_thread: Option<u32>,
 ) -> u32 {
     let g = &p.gpu;
+    let loads = loads_per_thread
+        .unwrap_or(g.loads_in_flight_per_thread)
+        .clamp(1, ModelParams::MAX_LOADS_PER_THREAD);
     let per_block =
-        (k.threads as u64 * g.bytes_per_thread as u64 * g.loads_in_flight_per_thread as u64)
-            .div_ceil(req as u64) as u32;
+        (k.threads as u64 * g.bytes_per_thread as u64 * loads as u64).div_ceil(req as u64) as u32;
     let w = k.blocks.min(sms(topo, k.gpu)) * per_block.clamp(1, g.max_outstanding_loads_per_sm);
     match tags {
         None => w,
@@ -82,6 +90,7 @@ pub(crate) fn request_bytes(p: &ModelParams, dir: Dir, engine: Engine, mps: u32,
 }
 
 /// Requests (or store TLPs) a group of transfers may have outstanding.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn window(
     topo: &Topology,
     p: &ModelParams,
@@ -90,12 +99,29 @@ pub(crate) fn window(
     engine: Engine,
     req: u32,
     tags: Option<u32>,
+    loads_per_thread: Option<u32>,
 ) -> u32 {
     match (dir, engine) {
-        (Dir::Read, Engine::Sm) => load_window(topo, p, k, req, tags),
+        (Dir::Read, Engine::Sm) => load_window(topo, p, k, req, tags, loads_per_thread),
         (_, Engine::CopyEngine) => p.gpu.copy_outstanding,
         (Dir::Write, Engine::Sm) => p.gpu.store_window,
     }
+}
+
+/// The store visibility latency: an SM store (data or flag) enters the
+/// GPU's egress link this long after it is issued.
+pub(crate) fn store_visibility(p: &ModelParams) -> Picos {
+    ns(p.gpu.store_visibility_ns)
+}
+
+/// Store-window slots the visibility pipeline holds when stores of `req`
+/// bytes flow at `rate` (Little's law): the window grows by them, so the
+/// latency delays stores and never throttles them.
+pub(crate) fn store_pipeline_slots(p: &ModelParams, rate: BytesPerSec, req: u32) -> u32 {
+    let in_flight = rate.0 as f64 * store_visibility(p).0 as f64 / 1e12;
+    (in_flight / req.max(1) as f64)
+        .ceil()
+        .min(crate::params::ModelParams::MAX_WINDOW as f64) as u32
 }
 
 /// Copy-engine setup per transfer (none for SM traffic).

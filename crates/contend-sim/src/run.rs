@@ -55,7 +55,9 @@ impl RunSpec {
 #[derive(Clone, Debug, Serialize)]
 pub struct Run {
     pub spec: RunSpec,
-    /// One record for a collective workload, one per stream for transfers.
+    /// One record for a collective workload; for transfers one per stream,
+    /// then one aggregate per pattern (and one over every stream when the
+    /// run has more than one pattern, or patterns and streams).
     pub records: Vec<ResultRecord>,
     /// Busy fraction of every rate-limited channel over the run.
     pub utilisation: Vec<(Resource, f64)>,
@@ -225,9 +227,12 @@ fn run<Q: EventQueue<Ev<T::Event>> + Default, T: Transport>(
                 );
                 (a, n, v.size(), note)
             }
-            (Workload::Transfer { streams }, _) => {
-                (crate::script::streams(sc, streams), 0, Bytes::ZERO, None)
-            }
+            (Workload::Transfer { .. }, _) => (
+                crate::script::streams(sc, sc.streams()),
+                0,
+                Bytes::ZERO,
+                None,
+            ),
             _ => return Err(fail("a collective workload needs an algorithm".into())),
         };
     let mut eng: Engine<Q, T> = Engine::new(sc.topology(), params, actors, limits, topts);

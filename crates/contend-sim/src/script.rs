@@ -9,7 +9,7 @@ use crate::params::ModelParams;
 use contend_topo::{Bytes, NodeKind, Picos};
 use contend_workload::{
     Access, Algorithm, Engine as Mover, MemLoc, Notify, Op, Phase, Placement, Rank, Scenario, Skew,
-    Stream, TransferOp, lower,
+    Stream, TransferOp, groups, launch_grid, lower,
 };
 
 /// The actors of `count` collectives of `alg` at `size`, and the lowering's
@@ -34,7 +34,14 @@ pub(crate) fn collective(
         p.ring.config(),
     );
     let delays = skew.sample(sc.seed(), count, sc.ranks().len());
-    let eager = sc.launch() == contend_workload::LaunchMode::Eager;
+    let eager = sc.launch_of(alg) == contend_workload::LaunchMode::Eager;
+    // the grid the hardware backend launches for this size (fewer blocks
+    // when there is little work); NCCL's rings keep the configured shape
+    let mut kernel = sc.kernel_of(alg);
+    if alg.has_custom_kernel() {
+        let island = groups(sc.topology(), sc.ranks()).map_or(1, |g| g[0].len());
+        kernel.blocks = launch_grid(alg, sc.ranks().len(), island, size, kernel);
+    }
     let actors = sc
         .ranks()
         .iter()
@@ -52,8 +59,8 @@ pub(crate) fn collective(
             ActorSpec {
                 kernel: Kernel {
                     gpu,
-                    blocks: sc.kernel().blocks,
-                    threads: sc.kernel().threads,
+                    blocks: kernel.blocks,
+                    threads: kernel.threads,
                 },
                 flag_loc: c.flag_loc[r],
                 script,
@@ -77,6 +84,7 @@ pub(crate) fn stream_actor_count(sc: &Scenario, s: &Stream) -> usize {
 
 /// The actors of every stream, in order (a ping-pong's partner right after it).
 pub(crate) fn streams(sc: &Scenario, streams: &[Stream]) -> Vec<ActorSpec> {
+    // transfer streams have no algorithm: the scenario-wide launch mode
     let eager = sc.launch() == contend_workload::LaunchMode::Eager;
     let mut out = vec![];
     for s in streams {
@@ -97,11 +105,18 @@ fn stream(sc: &Scenario, s: &Stream, base: u32, eager: bool) -> Vec<ActorSpec> {
         mem,
         bytes: s.bytes,
     };
-    // An actor that times its ops as collective 0.
+    // An actor that waits for the stream's start, then times each repeat
+    // of its ops as collective k.
     let me = |ops: Vec<Op>| {
-        let mut script = vec![Step::Begin(0)];
-        script.extend((0..ops.len() as u32).map(Step::Op));
-        script.push(Step::End);
+        let mut script = Vec::with_capacity(s.repeat as usize * (ops.len() + 2) + 1);
+        if s.start > Picos::ZERO {
+            script.push(Step::Delay(s.start));
+        }
+        for k in 0..s.repeat {
+            script.push(Step::Begin(k));
+            script.extend((0..ops.len() as u32).map(Step::Op));
+            script.push(Step::End);
+        }
         ActorSpec {
             kernel: Kernel {
                 gpu: s.from,
@@ -120,9 +135,18 @@ fn stream(sc: &Scenario, s: &Stream, base: u32, eager: bool) -> Vec<ActorSpec> {
     };
     match s.op {
         TransferOp::Copy => vec![me(vec![post(Mover::CopyEngine)])],
+        // the copy engine of `from` reads `to`'s memory: read requests out,
+        // completions back over the reverse direction
+        TransferOp::CopyRead => vec![me(vec![Op::Fetch {
+            parts: vec![acc],
+            engine: Mover::CopyEngine,
+            loads_per_thread: None,
+        }])],
+        // the model's loads in flight per thread (what the probes were fitted with)
         TransferOp::Load => vec![me(vec![Op::Fetch {
             parts: vec![acc],
             engine: Mover::Sm,
+            loads_per_thread: None,
         }])],
         TransferOp::Store => vec![me(vec![post(Mover::Sm)])],
         TransferOp::PingPong if matches!(mem, MemLoc::Host(_)) => {
@@ -134,6 +158,7 @@ fn stream(sc: &Scenario, s: &Stream, base: u32, eager: bool) -> Vec<ActorSpec> {
                 ops.push(Op::Fetch {
                     parts: vec![acc],
                     engine: Mover::Sm,
+                    loads_per_thread: None,
                 });
             }
             vec![me(ops)]
@@ -171,6 +196,18 @@ fn stream(sc: &Scenario, s: &Stream, base: u32, eager: bool) -> Vec<ActorSpec> {
                     phase: Phase(i),
                 });
             }
+            // the partner answers every repeat (its flags carry the
+            // repeat's epoch, so it counts repeats as the initiator does)
+            let mut script = Vec::with_capacity(s.repeat as usize * (pb.len() + 2));
+            for k in 0..s.repeat {
+                if s.repeat > 1 {
+                    script.push(Step::Begin(k));
+                }
+                script.extend((0..pb.len() as u32).map(Step::Op));
+                if s.repeat > 1 {
+                    script.push(Step::End);
+                }
+            }
             let partner = ActorSpec {
                 kernel: Kernel {
                     gpu: s.to,
@@ -178,7 +215,7 @@ fn stream(sc: &Scenario, s: &Stream, base: u32, eager: bool) -> Vec<ActorSpec> {
                     threads: 32,
                 },
                 flag_loc: MemLoc::Device(s.to),
-                script: (0..pb.len() as u32).map(Step::Op).collect(),
+                script,
                 ops: pb.into(),
                 eager,
             };

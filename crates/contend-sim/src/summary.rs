@@ -1,7 +1,8 @@
 //! The summary of a run in the shared result schema: per collective the
-//! slowest rank's time from its arrival to its finish (per stream for
-//! transfers), the whole run's time, the busiest resource and the facts a
-//! reader needs to reproduce it.
+//! slowest rank's time from its arrival to its finish (per stream and
+//! repeat for transfers, with one aggregate record per pattern), the whole
+//! run's time, the busiest resource and the facts a reader needs to
+//! reproduce it.
 
 use crate::ids::ActorId;
 use crate::run::RunSpec;
@@ -11,6 +12,9 @@ use contend_workload::{
     Algorithm, Binding, Extra, LinkUse, Measured, Resource, ResultRecord, Scenario, Source, Stats,
     TransferOp, Workload,
 };
+
+/// What the aggregate over every stream of a run is called.
+pub(crate) const ALL_STREAMS: &str = "all";
 
 /// What the engine leaves behind that the summary reads.
 pub(crate) struct Ran<'a> {
@@ -44,8 +48,9 @@ fn busiest(util: &[(Resource, f64)]) -> Option<LinkUse> {
         })
 }
 
-/// The records of one run: one for a collective workload, one per stream
-/// for transfers.
+/// The records of one run: one for a collective workload; for transfers
+/// one per stream, then one aggregate per pattern, then one over every
+/// stream when there is more than one pattern, or patterns and streams.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn records(
     sc: &Scenario,
@@ -69,7 +74,7 @@ pub(crate) fn records(
         algorithm,
         placement: spec.algorithm.map(|_| spec.placement),
         fidelity: Some(spec.fidelity),
-        launch: sc.launch(),
+        launch: alg.map_or(sc.launch(), |a| sc.launch_of(a)),
         ranks: sc.rank_names(),
         size_bytes: size,
         total_ns: round3(total),
@@ -109,20 +114,33 @@ pub(crate) fn records(
                 extra,
             ));
         }
-        (None, Workload::Transfer { streams }) => {
+        (None, Workload::Transfer { .. }) => {
+            let streams = sc.streams();
             let mut a = 0;
             for s in streams {
                 let (b, e) = ran.times[ActorId::from(a).ix()];
-                let t = match (b.first(), e.first()) {
+                let per = |k: usize| match (b.get(k), e.get(k)) {
                     (Some(b), Some(e)) => *e - *b,
                     _ => Picos::ZERO,
                 };
+                // first begin to last end; one entry per repeat
+                let t = match (b.first(), e.last()) {
+                    (Some(b), Some(e)) if e >= b => *e - *b,
+                    _ => Picos::ZERO,
+                };
+                let repeats = s.repeat as usize;
                 let (per_op, bw) = if s.op == TransferOp::PingPong {
-                    (vec![round3(t.as_ns_f64() / s.iterations as f64)], None)
-                } else {
                     (
-                        vec![round3(t.as_ns_f64())],
-                        Some(round3(s.bytes.0 as f64 / t.as_ns_f64().max(1e-9))),
+                        (0..repeats)
+                            .map(|k| round3(per(k).as_ns_f64() / s.iterations as f64))
+                            .collect(),
+                        None,
+                    )
+                } else {
+                    let moved = s.bytes.0 as f64 * repeats as f64;
+                    (
+                        (0..repeats).map(|k| round3(per(k).as_ns_f64())).collect(),
+                        Some(round3(moved / t.as_ns_f64().max(1e-9))),
                     )
                 };
                 let mut extra = Extra::default();
@@ -132,6 +150,9 @@ pub(crate) fn records(
                 extra.kernel.threads = Some(s.kernel.threads);
                 if s.op == TransferOp::PingPong {
                     extra.stream.iterations = Some(s.iterations);
+                }
+                if s.start > Picos::ZERO {
+                    extra.stream.start_us = Some(round6(s.start.as_us_f64()));
                 }
                 records.push(base(
                     Measured::Transfer(s.op),
@@ -143,6 +164,25 @@ pub(crate) fn records(
                 ));
                 a += stream_actor_count(sc, s);
             }
+            let groups = sc.pattern_streams();
+            for g in groups {
+                for r in &mut records[g.streams.clone()] {
+                    r.extra.stream.pattern = Some(g.label.clone());
+                }
+            }
+            let mut aggregates = vec![];
+            for g in groups {
+                let members: Vec<&ResultRecord> = records[g.streams.clone()].iter().collect();
+                aggregates.extend(ResultRecord::aggregate(&g.label, &members));
+            }
+            // the run as a whole, where it is more than one pattern's streams
+            let explicit = groups.first().map_or(streams.len(), |g| g.streams.start);
+            let explicit_bw = streams[..explicit].iter().any(|s| s.op.moves_bytes());
+            if !groups.is_empty() && groups.len() + usize::from(explicit_bw) > 1 {
+                let all: Vec<&ResultRecord> = records.iter().collect();
+                aggregates.extend(ResultRecord::aggregate(ALL_STREAMS, &all));
+            }
+            records.extend(aggregates);
         }
         (None, _) => {}
     }

@@ -73,14 +73,16 @@ pub(crate) struct Group {
 }
 
 impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
-    /// Starts the transfers of a Fetch (`dir` Read) or Post (Write); true
-    /// if the actor now blocks.
+    /// Starts the transfers of a Fetch (`dir` Read, each thread keeping
+    /// `loads_per_thread` loads in flight where the kernel says) or Post
+    /// (Write); true if the actor now blocks.
     pub(crate) fn start_group(
         &mut self,
         a: ActorId,
         dir: Dir,
         parts: &[(Access, Notify)],
         mover: Mover,
+        loads_per_thread: Option<u32>,
     ) -> bool {
         let k: Kernel = self.actors[a].spec.kernel;
         let epoch = self.actors[a].epoch;
@@ -146,11 +148,23 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
             return false;
         };
         let req0 = w.xfers[first].req;
-        group.window = gpu::window(w.topo, w.p, k, dir, mover, req0, tags);
-        group.window_init = group.window;
-        if (dir, mover) == (Dir::Write, Mover::Sm) {
-            group.issue_rate = Some(gpu::store_rate(w.topo, w.p, k));
+        group.window = gpu::window(w.topo, w.p, k, dir, mover, req0, tags, loads_per_thread);
+        let sm_stores = (dir, mover) == (Dir::Write, Mover::Sm);
+        if sm_stores {
+            let rate = gpu::store_rate(w.topo, w.p, k);
+            group.issue_rate = Some(rate);
+            // the stores the visibility pipeline holds, at the pace the
+            // GPU's egress link takes them: the window grows by them
+            let egress = group
+                .xfers
+                .iter()
+                .find_map(|&x| w.xfers[x].paths)
+                .and_then(|(fwd, _)| w.fabric.paths[fwd].chans.first().copied())
+                .and_then(|c| w.fabric.chans[c].rate);
+            let pace = egress.map_or(rate, |e| BytesPerSec(e.0.min(rate.0)));
+            group.window += gpu::store_pipeline_slots(w.p, pace, req0);
         }
+        group.window_init = group.window;
         let xs = group.xfers.clone();
         if group.remote > 0 {
             group.moving = true;
@@ -158,6 +172,13 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
         }
         w.groups.push(group);
         let setup = gpu::setup(w.p, mover);
+        // remote SM stores reach the link one visibility latency after they
+        // are issued (the TLP transport charges it per store, in `issue`)
+        let start = if sm_stores {
+            setup + gpu::store_visibility(w.p)
+        } else {
+            setup
+        };
         for x in xs {
             let xf = &self.w.xfers[x];
             if xf.local() || xf.total == 0 {
@@ -165,7 +186,7 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
                 let at = self.w.now + setup + t;
                 self.w.push(at, Ev::XferDone(x));
             } else {
-                self.net(|t, w| t.begin_xfer(w, x, setup));
+                self.net(|t, w| t.begin_xfer(w, x, start));
             }
         }
         self.net(|t, w| t.begin_group(w, g, setup));

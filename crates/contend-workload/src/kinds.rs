@@ -125,16 +125,54 @@ named_enum!(
 );
 
 named_enum!(
-    /// What a transfer stream of a scenario does.
+    /// What a transfer stream of a scenario does. `from` is always the GPU
+    /// whose engine (copy engine or SMs) drives the stream; the op says
+    /// which way the bytes go.
+    ///
+    /// In CUDA terms: `copy` is `cudaMemcpyPeerAsync(dst on to, src on
+    /// from)` enqueued on a stream of `from` (a push), or a device-to-host
+    /// copy when `to` is host memory (D2H); `copy-read` is
+    /// `cudaMemcpyPeerAsync(dst on from, src on to)` on a stream of `from`
+    /// (a pull), or a host-to-device copy when `to` is host memory — H2D as
+    /// the GPU sees it: its copy engine reads host memory.
     TransferOp {
-        /// Copy-engine DMA from `from`'s memory to `to`.
+        /// The copy engine of `from` writes `from`'s memory into `to`'s
+        /// (posted writes from `from`).
         Copy = "copy",
+        /// The copy engine of `from` reads `to`'s memory into its own
+        /// (read requests from `from`, completions back from `to`).
+        CopyRead = "copy-read",
         /// SM loads by `from` of `to`'s memory.
         Load = "load",
         /// SM stores by `from` into `to`'s memory.
         Store = "store",
         /// Flag ping-pong: `from` writes a flag at `to`, `to` answers; `iterations` round trips.
         PingPong = "ping-pong",
+    }
+);
+
+impl TransferOp {
+    /// Whether the op moves bytes (every op but `ping-pong`): its records
+    /// carry a bandwidth and patterns may use it.
+    pub fn moves_bytes(self) -> bool {
+        self != TransferOp::PingPong
+    }
+}
+
+named_enum!(
+    /// A pattern of transfer streams (`[[workload.pattern]]`), expanded into
+    /// one stream per ordered pair of GPUs it names.
+    PatternKind {
+        /// Every ordered pair of `gpus`.
+        AllToAll = "all-to-all",
+        /// GPU i to GPU (i + distance) mod n over `gpus` (p2pmark's staggered writes).
+        Stagger = "stagger",
+        /// `source` to every other GPU of `gpus`.
+        OneToMany = "one-to-many",
+        /// Every other GPU of `gpus` to `sink`.
+        ManyToOne = "many-to-one",
+        /// Both directions of each of `pairs`.
+        BidirectionalPairs = "bidirectional-pairs",
     }
 );
 
@@ -147,6 +185,9 @@ named_enum!(
         CopyD2h = "copy-d2h",
         /// Copy engine, device to a peer device.
         CopyPeer = "copy-peer",
+        /// Copy engine, a peer device's memory pulled into this device's
+        /// (`cudaMemcpyPeerAsync` on a stream of the destination).
+        CopyPeerRead = "copy-peer-read",
         /// SM loads of host or peer memory.
         SmLoad = "sm-load",
         /// SM stores into host or peer memory.

@@ -34,17 +34,19 @@ mod skew;
 
 pub use grid::{FLAG_BLOCKS, kernel_work, launch_grid};
 pub use kinds::{
-    Algorithm, Dtype, Fidelity, LaunchMode, Placement, ProbeOp, TransferOp, WorkloadKind,
+    Algorithm, Dtype, Fidelity, LaunchMode, PatternKind, Placement, ProbeOp, TransferOp,
+    WorkloadKind,
 };
-pub use ladder::{LadderError, ladder};
+pub use ladder::{LadderError, ladder, size_list};
 pub use lower::{Collective, RingConfig, chunks, groups, lower};
 pub use program::{Access, Engine, MemLoc, Notify, Op, Phase, Program, Rank};
 pub use record::{
-    Binding, Extra, GroupTag, ImportFacts, KernelFacts, LinkUse, Machine, Measured, NcclFacts,
-    Resource, ResultRecord, SimFacts, Source, Stats, StreamFacts, TimingFacts, Way,
+    AggregateFacts, Binding, Extra, GroupTag, ImportFacts, KernelFacts, LinkUse, Machine, Measured,
+    NcclFacts, Resource, ResultRecord, SimFacts, Source, Stats, StreamFacts, TimingFacts, Way,
 };
 pub use scenario::{
-    DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME, KernelConfig, Scenario, ScenarioError, ScenarioSpec,
-    Stream, VerifyStep, Workload, default_scenario, load_scenario, parse_scenario,
+    AlgorithmConfig, DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME, KernelConfig, Pattern,
+    PatternStreams, Scenario, ScenarioError, ScenarioSpec, Shape, Stream, VerifyStep, Workload,
+    default_scenario, load_scenario, parse_scenario,
 };
 pub use skew::Skew;

@@ -16,12 +16,20 @@ pub const MAX_FACTOR: u64 = 1024;
 /// Most collectives one run simulates back to back (repeats, or the
 /// allreduces of a verify step).
 pub const MAX_COLLECTIVES: u64 = 100_000;
-/// Longest compute gap between two collectives, and largest skew parameter: 1 s.
+/// Longest compute gap between two collectives, largest skew parameter,
+/// and latest start of a transfer stream (`start_us`): 1 s.
 pub const MAX_GAP: Picos = Picos(1_000_000_000_000);
 /// Most ping-pong round trips of one stream.
 pub const MAX_ITERATIONS: u32 = 1_000_000;
-/// Most streams in one transfer workload.
+/// Most streams in one transfer workload (patterns' streams included).
 pub const MAX_STREAMS: usize = 4096;
+/// Most times one stream runs its op back to back (`repeat`): as many as
+/// the collectives of one run.
+pub const MAX_REPEAT: u32 = 100_000;
+/// Most ops the streams of one transfer workload run in all: the sum over
+/// streams of `repeat` (times `iterations` for a ping-pong), so the
+/// simulator's scripts stay bounded whatever the stream count.
+pub const MAX_TRANSFER_OPS: u64 = 10_000_000;
 /// Most blocks a kernel may be given (CUDA allows more; no collective
 /// kernel needs more than a few per SM).
 pub const MAX_BLOCKS: u32 = 65_536;

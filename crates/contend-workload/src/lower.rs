@@ -44,6 +44,21 @@ pub struct Collective {
     pub note: Option<String>,
 }
 
+/// How many loads each thread of the kernel keeps in flight in a fetch, as
+/// `kernels/allreduce.cu` writes it.
+#[derive(Clone, Copy)]
+enum Loads {
+    /// One per part: the kernel loads every peer's (or slot's) vector, then
+    /// adds them (`sum_ranks`, unrolled over the ranks).
+    EveryPart,
+    /// One: a grid loop over one source at a time, or a loop whose trip
+    /// count is only known at run time storing into a per-thread array
+    /// (the hierarchical kernel).
+    One,
+    /// Not our kernel (NCCL's rings): the model's default.
+    Model,
+}
+
 struct Ctx<'a> {
     topo: &'a Topology,
     gpus: &'a [NodeIdx],
@@ -109,17 +124,24 @@ impl Ctx<'_> {
         });
         p.ops.push(Op::Fence);
     }
-    /// One load op for all `parts`, in flight together (none if empty).
-    fn fetch_parts(&self, parts: Vec<Access>, p: &mut Program) {
+    /// One load op for all `parts`, in flight together (none if empty),
+    /// each thread keeping `loads` loads in flight.
+    fn fetch_parts(&self, parts: Vec<Access>, loads: Loads, p: &mut Program) {
         if !parts.is_empty() {
+            let loads_per_thread = match loads {
+                Loads::EveryPart => Some(parts.len() as u32),
+                Loads::One => Some(1),
+                Loads::Model => None,
+            };
             p.ops.push(Op::Fetch {
                 parts,
                 engine: Engine::Sm,
+                loads_per_thread,
             });
         }
     }
     /// Loads `size(j)` bytes from the exchange buffer of every rank j in `from`.
-    fn fetch(&self, from: &[usize], size: impl Fn(usize) -> Bytes, p: &mut Program) {
+    fn fetch(&self, from: &[usize], size: impl Fn(usize) -> Bytes, loads: Loads, p: &mut Program) {
         let parts = from
             .iter()
             .map(|&j| Access {
@@ -127,11 +149,17 @@ impl Ctx<'_> {
                 bytes: size(j),
             })
             .collect();
-        self.fetch_parts(parts, p);
+        self.fetch_parts(parts, loads, p);
     }
     /// After flags arrived: with host placement the pushed data sits in host
     /// memory and must be loaded.
-    fn fetch_pushed(&self, r: usize, sizes: impl Iterator<Item = Bytes>, p: &mut Program) {
+    fn fetch_pushed(
+        &self,
+        r: usize,
+        sizes: impl Iterator<Item = Bytes>,
+        loads: Loads,
+        p: &mut Program,
+    ) {
         if self.host() {
             let parts = sizes
                 .map(|bytes| Access {
@@ -139,19 +167,21 @@ impl Ctx<'_> {
                     bytes,
                 })
                 .collect();
-            self.fetch_parts(parts, p);
+            self.fetch_parts(parts, loads, p);
         }
     }
     /// The push kernels' exchange: store `out(j)` bytes into every peer j's
     /// buffer with a flag behind them (after the release fence), wait for
     /// every peer's flag, acquire fence; with host placement, load back what
     /// the peers pushed (`incoming(j)` bytes from each).
+    #[allow(clippy::too_many_arguments)]
     fn push_exchange(
         &self,
         r: usize,
         peers: &[usize],
         out: impl Fn(usize) -> Bytes,
         incoming: impl Fn(usize) -> Bytes,
+        loads: Loads,
         phase: u32,
         p: &mut Program,
     ) {
@@ -179,7 +209,7 @@ impl Ctx<'_> {
             count: peers.len() as u32,
         });
         p.ops.push(Op::Fence); // the kernel's acquire fence after its wait
-        self.fetch_pushed(r, peers.iter().map(|&j| incoming(j)), p);
+        self.fetch_pushed(r, peers.iter().map(|&j| incoming(j)), loads, p);
     }
 }
 
@@ -279,7 +309,8 @@ fn one_shot_pull(cx: &Ctx, r: usize, s: Bytes) -> Program {
     let peers: Vec<usize> = cx.peers(r).collect();
     cx.stage(r, s, &mut p);
     cx.barrier(&peers, 0, &mut p);
-    cx.fetch(&peers, |_| s, &mut p);
+    // sum_ranks: every peer's vector loaded, then added
+    cx.fetch(&peers, |_| s, Loads::EveryPart, &mut p);
     p.ops.push(Op::Reduce {
         bytes: Bytes(2 * s.0),
     });
@@ -291,7 +322,8 @@ fn one_shot_push(cx: &Ctx, r: usize, s: Bytes) -> Program {
         ops: vec![Op::Launch],
     };
     let peers: Vec<usize> = cx.peers(r).collect();
-    cx.push_exchange(r, &peers, |_| s, |_| s, 0, &mut p);
+    // host placement: the reduce's sum_ranks loads every slot, then adds
+    cx.push_exchange(r, &peers, |_| s, |_| s, Loads::EveryPart, 0, &mut p);
     let local = if cx.host() { 2 } else { cx.n() as u64 + 1 };
     p.ops.push(Op::Reduce {
         bytes: Bytes(local * s.0),
@@ -308,13 +340,14 @@ fn two_shot_pull(cx: &Ctx, r: usize, s: Bytes) -> Program {
     // stage only the chunks the peers reduce (not my own)
     cx.stage(r, Bytes(s.0 - c[r].0), &mut p);
     cx.barrier(&peers, 0, &mut p);
-    cx.fetch(&peers, |_| c[r], &mut p);
+    // reduce-scatter by sum_ranks; the all-gather copies one peer at a time
+    cx.fetch(&peers, |_| c[r], Loads::EveryPart, &mut p);
     p.ops.push(Op::Reduce {
         bytes: Bytes(2 * c[r].0),
     });
     cx.stage(r, c[r], &mut p);
     cx.barrier(&peers, 1, &mut p);
-    cx.fetch(&peers, |j| c[j], &mut p);
+    cx.fetch(&peers, |j| c[j], Loads::One, &mut p);
     p.ops.push(Op::LocalCopy { bytes: s });
     p
 }
@@ -326,13 +359,15 @@ fn two_shot_push(cx: &Ctx, r: usize, s: Bytes) -> Program {
     let peers: Vec<usize> = cx.peers(r).collect();
     let c = chunks(s, cx.n());
     // reduce-scatter: chunk j of my input to rank j
-    cx.push_exchange(r, &peers, |j| c[j], |_| c[r], 0, &mut p);
+    // host placement: the reduce loads every slot (sum_ranks), the final
+    // copy-out one peer's chunk at a time
+    cx.push_exchange(r, &peers, |j| c[j], |_| c[r], Loads::EveryPart, 0, &mut p);
     let local = if cx.host() { 2 } else { cx.n() as u64 + 1 };
     p.ops.push(Op::Reduce {
         bytes: Bytes(local * c[r].0),
     });
     // all-gather: my reduced chunk to every peer
-    cx.push_exchange(r, &peers, |_| c[r], |j| c[j], 1, &mut p);
+    cx.push_exchange(r, &peers, |_| c[r], |j| c[j], Loads::One, 1, &mut p);
     p.ops.push(Op::LocalCopy { bytes: s });
     p
 }
@@ -361,7 +396,7 @@ fn ring(cx: &Ctx, r: usize, s: Bytes, slice: Bytes, ll: bool) -> Program {
                     phase: phase(step - 1, j),
                     count: 1,
                 });
-                cx.fetch_pushed(r, std::iter::once(incoming), &mut p);
+                cx.fetch_pushed(r, std::iter::once(incoming), Loads::Model, &mut p);
                 if step < n {
                     p.ops.push(Op::Reduce {
                         bytes: Bytes(3 * incoming.0),
@@ -402,7 +437,7 @@ fn ring(cx: &Ctx, r: usize, s: Bytes, slice: Bytes, ll: bool) -> Program {
             phase: phase(steps - 1, j),
             count: 1,
         });
-        cx.fetch_pushed(r, std::iter::once(incoming), &mut p);
+        cx.fetch_pushed(r, std::iter::once(incoming), Loads::Model, &mut p);
         p.ops.push(Op::LocalCopy { bytes: incoming });
     }
     p
@@ -457,7 +492,7 @@ fn hierarchical(cx: &Ctx, r: usize, s: Bytes, groups: &[Vec<usize>]) -> Program 
     if !mates.is_empty() {
         cx.stage(r, s, &mut p);
         cx.barrier(&mates, 0, &mut p);
-        cx.fetch(&mates, |_| s, &mut p);
+        cx.fetch(&mates, |_| s, Loads::One, &mut p);
     }
     p.ops.push(Op::Reduce {
         bytes: Bytes(2 * s.0),
@@ -469,7 +504,7 @@ fn hierarchical(cx: &Ctx, r: usize, s: Bytes, groups: &[Vec<usize>]) -> Program 
     if cx.host() {
         inter.push(r);
     }
-    cx.fetch(&inter, |_| s, &mut p);
+    cx.fetch(&inter, |_| s, Loads::One, &mut p);
     p.ops.push(Op::Reduce {
         bytes: Bytes(2 * s.0),
     });
@@ -511,20 +546,52 @@ fn island_two_shot(cx: &Ctx, r: usize, s: Bytes, groups: &[Vec<usize>]) -> Progr
     let d = chunks(c[pos], m);
     let local = |ranks: usize| if cx.host() { 2 } else { ranks as u64 + 1 };
     if !mates.is_empty() {
-        cx.push_exchange(r, &mates, |j| c[position(j)], |_| c[pos], 0, &mut p);
+        cx.push_exchange(
+            r,
+            &mates,
+            |j| c[position(j)],
+            |_| c[pos],
+            Loads::One,
+            0,
+            &mut p,
+        );
         p.ops.push(Op::Reduce {
             bytes: Bytes(local(k) * c[pos].0),
         });
     }
     if !counterparts.is_empty() {
-        cx.push_exchange(r, &counterparts, |j| d[island_of(j)], |_| d[gi], 1, &mut p);
+        cx.push_exchange(
+            r,
+            &counterparts,
+            |j| d[island_of(j)],
+            |_| d[gi],
+            Loads::One,
+            1,
+            &mut p,
+        );
         p.ops.push(Op::Reduce {
             bytes: Bytes(local(m) * d[gi].0),
         });
-        cx.push_exchange(r, &counterparts, |_| d[gi], |j| d[island_of(j)], 2, &mut p);
+        cx.push_exchange(
+            r,
+            &counterparts,
+            |_| d[gi],
+            |j| d[island_of(j)],
+            Loads::One,
+            2,
+            &mut p,
+        );
     }
     if !mates.is_empty() {
-        cx.push_exchange(r, &mates, |_| c[pos], |j| c[position(j)], 3, &mut p);
+        cx.push_exchange(
+            r,
+            &mates,
+            |_| c[pos],
+            |j| c[position(j)],
+            Loads::One,
+            3,
+            &mut p,
+        );
     }
     p.ops.push(Op::LocalCopy { bytes: s });
     p
@@ -561,7 +628,7 @@ fn staged_push(cx: &Ctx, r: usize, s: Bytes) -> Program {
         store(t, c[t], &mut p);
         cx.barrier(&peers, round as u32, &mut p);
     }
-    cx.fetch_pushed(r, peers.iter().map(|_| c[r]), &mut p);
+    cx.fetch_pushed(r, peers.iter().map(|_| c[r]), Loads::EveryPart, &mut p);
     let local = if cx.host() { 2 } else { n as u64 + 1 };
     p.ops.push(Op::Reduce {
         bytes: Bytes(local * c[r].0),
@@ -572,7 +639,7 @@ fn staged_push(cx: &Ctx, r: usize, s: Bytes) -> Program {
         store(t, c[r], &mut p);
         cx.barrier(&peers, (n - 1 + round) as u32, &mut p);
     }
-    cx.fetch_pushed(r, peers.iter().map(|&j| c[j]), &mut p);
+    cx.fetch_pushed(r, peers.iter().map(|&j| c[j]), Loads::One, &mut p);
     p.ops.push(Op::LocalCopy { bytes: s });
     p
 }
@@ -618,7 +685,7 @@ fn ce_ring(cx: &Ctx, r: usize, s: Bytes) -> Program {
     for t in 0..n - 1 {
         step(&mut p, chunk(t), t);
         let recv = chunk(t + 1);
-        cx.fetch_pushed(r, std::iter::once(recv), &mut p);
+        cx.fetch_pushed(r, std::iter::once(recv), Loads::One, &mut p);
         let local = if cx.host() { 2 } else { 3 };
         p.ops.push(Op::Reduce {
             bytes: Bytes(local * recv.0),
@@ -629,7 +696,7 @@ fn ce_ring(cx: &Ctx, r: usize, s: Bytes) -> Program {
         step(&mut p, c[(r + 1 + n - t) % n], n - 1 + t);
         if cx.host() {
             let recv = chunk(t);
-            cx.fetch_pushed(r, std::iter::once(recv), &mut p);
+            cx.fetch_pushed(r, std::iter::once(recv), Loads::One, &mut p);
             p.ops.push(Op::LocalCopy { bytes: recv });
         }
     }

@@ -63,8 +63,16 @@ pub enum Op {
     /// A kernel launch (eager or graph node, per the scenario).
     Launch,
     /// Loads from one or more locations, all in flight together; the op ends
-    /// when every byte has arrived.
-    Fetch { parts: Vec<Access>, engine: Engine },
+    /// when every byte has arrived. `loads_per_thread`: the 16-byte loads
+    /// each thread of the kernel keeps in flight, as the kernel unrolls them
+    /// (one per peer where it loads every peer's vector before it adds
+    /// them); `None` where no kernel of this repository says (transfer
+    /// streams, NCCL's rings): the model's `gpu.loads_in_flight_per_thread`.
+    Fetch {
+        parts: Vec<Access>,
+        engine: Engine,
+        loads_per_thread: Option<u32>,
+    },
     /// Stores to one or more locations, all in flight together; the op ends
     /// when every store has been issued (posted writes). Each part may carry
     /// a flag for its receiver.

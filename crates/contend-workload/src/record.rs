@@ -82,8 +82,9 @@ macro_rules! string_serde {
 }
 
 /// What a result measured: one of contend's allreduce algorithms, NCCL's
-/// allreduce, a simulated transfer stream or a hardware microbenchmark.
-/// In JSON the plain name (`one-shot-pull`, `nccl`, `store`, `copy-h2d`).
+/// allreduce, a simulated transfer stream, a hardware microbenchmark, or
+/// the aggregate of several streams. In JSON the plain name
+/// (`one-shot-pull`, `nccl`, `store`, `copy-h2d`, `aggregate`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Measured {
     Allreduce(Algorithm),
@@ -92,6 +93,9 @@ pub enum Measured {
     Transfer(TransferOp),
     /// A hardware probe whose label says more than the stream op (`copy-h2d`).
     Probe(ProbeOp),
+    /// The streams of one pattern, or of a whole transfer run, summed
+    /// (`extra.pattern` says which; [`AggregateFacts`] the numbers).
+    Aggregate,
 }
 
 impl Measured {
@@ -101,6 +105,7 @@ impl Measured {
             Measured::Nccl => "nccl",
             Measured::Transfer(t) => t.name(),
             Measured::Probe(p) => p.name(),
+            Measured::Aggregate => "aggregate",
         }
     }
     /// The allreduce algorithm, if this is one of contend's.
@@ -139,6 +144,9 @@ impl FromStr for Measured {
         if s == "nccl" {
             return Ok(Measured::Nccl);
         }
+        if s == "aggregate" {
+            return Ok(Measured::Aggregate);
+        }
         if let Ok(a) = Algorithm::from_str(s) {
             return Ok(Measured::Allreduce(a));
         }
@@ -154,6 +162,7 @@ impl FromStr for Measured {
             .chain(["nccl"])
             .chain(TransferOp::ALL.iter().map(|t| t.name()))
             .chain(ProbeOp::ALL.iter().map(|p| p.name()))
+            .chain(["aggregate"])
             .filter(|n| *n != "ping-pong" || s != "ping-pong")
             .collect();
         Err(format!(
@@ -459,6 +468,28 @@ pub struct StreamFacts {
     pub per_op: Option<String>,
     /// Streams measured at the same time as this one (itself included).
     pub concurrent_streams: Option<u32>,
+    /// The pattern a stream came from, or the streams an aggregate record
+    /// sums: a pattern's label (`all-to-all`, `stagger +3`), or `all` for
+    /// every stream of the run.
+    pub pattern: Option<String>,
+    /// When the stream started after the run began, us (absent: at once).
+    pub start_us: Option<f64>,
+}
+
+/// The numbers of an aggregate record ([`Measured::Aggregate`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AggregateFacts {
+    /// Streams summed.
+    pub streams: Option<u32>,
+    /// Sum of the streams' bandwidths, GB/s (what p2pmark-style tools call
+    /// the aggregate; the record's `bandwidth_gbps` is every byte over the
+    /// span instead).
+    pub aggregate_gbps: Option<f64>,
+    /// The slowest stream's bandwidth, the median stream's (nearest rank,
+    /// as [`Stats`]) and the fastest's, GB/s.
+    pub min_gbps: Option<f64>,
+    pub median_gbps: Option<f64>,
+    pub max_gbps: Option<f64>,
 }
 
 /// How the hardware timed a measurement.
@@ -527,6 +558,7 @@ pub struct Extra {
     pub sim: SimFacts,
     pub kernel: KernelFacts,
     pub stream: StreamFacts,
+    pub aggregate: AggregateFacts,
     pub timing: TimingFacts,
     pub import: ImportFacts,
     pub nccl: NcclFacts,
@@ -541,6 +573,8 @@ struct ExtraWire {
     kernel: KernelFacts,
     #[serde(flatten)]
     stream: StreamFacts,
+    #[serde(flatten)]
+    aggregate: AggregateFacts,
     #[serde(flatten)]
     timing: TimingFacts,
     #[serde(flatten)]
@@ -557,6 +591,7 @@ impl Serialize for Extra {
             sim: self.sim.clone(),
             kernel: self.kernel.clone(),
             stream: self.stream.clone(),
+            aggregate: self.aggregate.clone(),
             timing: self.timing.clone(),
             import: self.import.clone(),
             nccl_version: self.nccl.nccl_version.clone(),
@@ -598,6 +633,7 @@ impl<'de> Deserialize<'de> for Extra {
             sim: w.sim,
             kernel: w.kernel,
             stream: w.stream,
+            aggregate: w.aggregate,
             timing: w.timing,
             import: w.import,
             nccl: NcclFacts {
@@ -620,6 +656,7 @@ impl Extra {
         first::<SimFacts>(v)
             .or_else(|| first::<KernelFacts>(v))
             .or_else(|| first::<StreamFacts>(v))
+            .or_else(|| first::<AggregateFacts>(v))
             .or_else(|| first::<TimingFacts>(v))
             .or_else(|| first::<ImportFacts>(v))
             .or_else(|| {
@@ -627,6 +664,7 @@ impl Extra {
                     sim: SimFacts::default(),
                     kernel: KernelFacts::default(),
                     stream: StreamFacts::default(),
+                    aggregate: AggregateFacts::default(),
                     timing: TimingFacts::default(),
                     import: ImportFacts::default(),
                     nccl_version: None,
@@ -677,6 +715,69 @@ pub struct ResultRecord {
     pub extra: Extra,
 }
 
+impl ResultRecord {
+    /// The aggregate of transfer-stream records (one pattern's, or a whole
+    /// run's): `extra.aggregate_gbps` the sum of their bandwidths, the
+    /// slowest, median and fastest stream, the stream count; `size_bytes`
+    /// every byte they moved, `total_ns` from the first start to the last
+    /// finish and `bandwidth_gbps` the one over the other (below the sum
+    /// when streams end at different times); one `per_op_ns` entry per
+    /// stream (its own time).
+    /// Records without a bandwidth (ping-pong) are left out; `None` when no
+    /// record has one. The common fields come from the first record.
+    pub fn aggregate(pattern: &str, streams: &[&ResultRecord]) -> Option<ResultRecord> {
+        let with_bw: Vec<&ResultRecord> = streams
+            .iter()
+            .copied()
+            .filter(|r| r.bandwidth_gbps.is_some())
+            .collect();
+        let first = *with_bw.first()?;
+        let mut bw: Vec<f64> = with_bw.iter().filter_map(|r| r.bandwidth_gbps).collect();
+        let sum = round3(bw.iter().sum());
+        bw.sort_by(f64::total_cmp);
+        let median = bw[(bw.len().div_ceil(2)).max(1) - 1];
+        let start = |r: &ResultRecord| r.extra.stream.start_us.unwrap_or(0.0) * 1e3;
+        let begin = with_bw
+            .iter()
+            .map(|r| start(r))
+            .fold(f64::INFINITY, f64::min);
+        let end = with_bw
+            .iter()
+            .map(|r| start(r) + r.total_ns)
+            .fold(0.0, f64::max);
+        let per_op: Vec<f64> = with_bw.iter().map(|r| r.total_ns).collect();
+        let bytes = with_bw.iter().fold(0u64, |b, r| {
+            b.saturating_add(r.size_bytes.saturating_mul(r.per_op_ns.len().max(1) as u64))
+        });
+        let mut extra = Extra::default();
+        extra.stream.pattern = Some(pattern.to_string());
+        extra.aggregate = AggregateFacts {
+            streams: Some(with_bw.len().min(u32::MAX as usize) as u32),
+            aggregate_gbps: Some(sum),
+            min_gbps: Some(bw[0]),
+            median_gbps: Some(median),
+            max_gbps: Some(bw[bw.len() - 1]),
+        };
+        let span = end - begin;
+        Some(ResultRecord {
+            algorithm: Measured::Aggregate,
+            size_bytes: bytes,
+            total_ns: round3(span),
+            stats: Stats::of(&per_op),
+            per_op_ns: per_op,
+            bandwidth_gbps: Some(round3(bytes as f64 / span.max(1e-9))),
+            verified: None,
+            machine: None,
+            extra,
+            ..first.clone()
+        })
+    }
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -703,6 +804,8 @@ mod tests {
             "ping-pong",
             "copy-h2d",
             "sm-load",
+            "copy-read",
+            "aggregate",
         ] {
             assert_eq!(Measured::from_str(s).unwrap().to_string(), s);
         }
@@ -756,5 +859,69 @@ mod tests {
         );
         // out of range for the field's type: an error, never a truncation
         assert!(serde_json::from_str::<Extra>(r#"{"grid":4294967297}"#).is_err());
+    }
+
+    fn stream(bw: Option<f64>, total_ns: f64, start_us: Option<f64>) -> ResultRecord {
+        ResultRecord {
+            source: Source::Sim,
+            scenario: "s".into(),
+            topology: "t".into(),
+            workload: WorkloadKind::Transfer,
+            algorithm: Measured::Transfer(TransferOp::Copy),
+            placement: None,
+            fidelity: Some(Fidelity::Flow),
+            launch: LaunchMode::Eager,
+            ranks: vec![],
+            size_bytes: 1000,
+            total_ns,
+            per_op_ns: vec![total_ns / 2.0; 2],
+            stats: Stats::default(),
+            bandwidth_gbps: bw,
+            verified: None,
+            events: Some(7),
+            wall_ns: None,
+            busiest_link: None,
+            machine: None,
+            extra: Extra {
+                stream: StreamFacts {
+                    start_us,
+                    ..StreamFacts::default()
+                },
+                ..Extra::default()
+            },
+        }
+    }
+
+    #[test]
+    fn aggregates_sum_streams_and_span_their_offsets() {
+        let (a, b, c) = (
+            stream(Some(2.0), 1000.0, None),
+            stream(Some(4.0), 500.0, Some(1.0)),
+            stream(None, 100.0, None), // a ping-pong: no bandwidth, left out
+        );
+        let agg = ResultRecord::aggregate("p", &[&a, &b, &c]).unwrap();
+        let f = &agg.extra.aggregate;
+        assert_eq!(agg.algorithm, Measured::Aggregate);
+        assert_eq!(
+            (
+                f.streams,
+                f.aggregate_gbps,
+                f.min_gbps,
+                f.median_gbps,
+                f.max_gbps
+            ),
+            (Some(2), Some(6.0), Some(2.0), Some(2.0), Some(4.0))
+        );
+        // 2 repeats x 1000 B each; from 0 to 1 us + 500 ns
+        assert_eq!((agg.size_bytes, agg.total_ns), (4000, 1500.0));
+        assert_eq!(agg.bandwidth_gbps, Some(2.667));
+        assert_eq!(agg.per_op_ns, [1000.0, 500.0]);
+        assert_eq!(agg.events, Some(7));
+        assert_eq!(agg.extra.stream.pattern.as_deref(), Some("p"));
+        assert!(ResultRecord::aggregate("p", &[&c]).is_none());
+        // the record round-trips through JSON with its new keys
+        let text = serde_json::to_string(&agg).unwrap();
+        assert!(text.contains(r#""aggregate_gbps":6.0"#) && text.contains(r#""pattern":"p""#));
+        assert_eq!(serde_json::from_str::<ResultRecord>(&text).unwrap(), agg);
     }
 }

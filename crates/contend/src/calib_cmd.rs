@@ -245,7 +245,7 @@ pub fn advise(a: AdviseArgs) -> Result<()> {
         None => ModelParams::default(),
     };
     // the one checked ladder, doubling: a bad bound names its flag
-    let sizes: Vec<u64> = contend_workload::ladder(a.from, a.to, 2)
+    let sizes: Vec<u64> = contend_workload::ladder(a.from, a.to, 2.0)
         .map_err(|e| anyhow::anyhow!("--{}: {e}", e.field))?
         .into_iter()
         .map(|b| b.0)

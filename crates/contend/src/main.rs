@@ -104,9 +104,14 @@ struct SweepArgs {
     /// Largest size.
     #[arg(long, default_value = "64MiB", value_parser = parse_bytes)]
     to: Bytes,
-    /// Step factor between sizes.
-    #[arg(long, default_value_t = 2)]
-    factor: u64,
+    /// Step factor between sizes: any number above 1 (`1.5`, `1.414`);
+    /// sizes round to whole bytes, repeats dropped.
+    #[arg(long, default_value_t = 2.0)]
+    factor: f64,
+    /// These sizes instead of `--from`/`--to`/`--factor` (`1KiB,43008,64KiB`);
+    /// sorted, repeats dropped.
+    #[arg(long, value_delimiter = ',', value_parser = parse_bytes, conflicts_with_all = ["from", "to", "factor"])]
+    sizes: Vec<Bytes>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = SweepFormat::Table)]
     format: SweepFormat,
@@ -254,16 +259,12 @@ fn simulate(a: SimulateArgs) -> Result<()> {
 
 fn sweep(a: SweepArgs) -> Result<()> {
     let (sc, params, fids) = load(a.scenario.as_deref(), &a.model)?;
-    let sizes = contend_workload::ladder(a.from, a.to, a.factor).map_err(|e| {
-        anyhow::anyhow!(
-            "--{}: {e}",
-            match e.field {
-                "from" => "from",
-                "to" => "to",
-                _ => "factor",
-            }
-        )
-    })?;
+    let sizes = if a.sizes.is_empty() {
+        contend_workload::ladder(a.from, a.to, a.factor)
+    } else {
+        contend_workload::size_list(&a.sizes)
+    }
+    .map_err(|e| anyhow::anyhow!("--{}: {e}", e.field))?;
     let Some((gap, skew)) = sc.workload().gap_and_skew() else {
         bail!(
             "{}: a sweep needs a collective scenario, not a transfer scenario",

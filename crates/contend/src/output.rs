@@ -80,7 +80,29 @@ fn header(sc: &Scenario) -> String {
             "allreduce: {} sizes, {repeats} back to back each",
             sizes.len()
         ),
-        Workload::Transfer { streams } => format!("transfer: {} streams at once", streams.len()),
+        Workload::Transfer { patterns, .. } => {
+            let streams = sc.streams();
+            let latest = streams.iter().map(|s| s.start).max().unwrap_or_default();
+            let when = if latest.0 == 0 {
+                "at once".to_string()
+            } else {
+                format!("starting within {}", us(latest.as_ns_f64()))
+            };
+            let from = if patterns.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " ({} from {} pattern{})",
+                    sc.pattern_streams()
+                        .iter()
+                        .map(|g| g.streams.len())
+                        .sum::<usize>(),
+                    patterns.len(),
+                    if patterns.len() == 1 { "" } else { "s" }
+                )
+            };
+            format!("transfer: {} streams{from} {when}", streams.len())
+        }
     };
     let _ = writeln!(
         s,
@@ -89,6 +111,18 @@ fn header(sc: &Scenario) -> String {
         sc.kernel().blocks,
         sc.kernel().threads
     );
+    for &a in sc.algorithms() {
+        if sc.algorithm_config(a).is_some() && sc.workload().gap_and_skew().is_some() {
+            let k = sc.kernel_of(a);
+            let _ = writeln!(
+                s,
+                "          {a}: launch {}; kernel {} blocks x {} threads",
+                sc.launch_of(a),
+                k.blocks,
+                k.threads
+            );
+        }
+    }
     s
 }
 
@@ -115,7 +149,11 @@ pub fn table(sc: &Scenario, runs: &[Run]) -> String {
                 "op", "from", "to", "bytes", "time", "GB/s"
             );
             for r in runs.iter().filter(|r| r.spec.fidelity == fid) {
-                for rec in &r.records {
+                let (aggregates, streams): (Vec<&ResultRecord>, Vec<&ResultRecord>) = r
+                    .records
+                    .iter()
+                    .partition(|rec| rec.algorithm == Measured::Aggregate);
+                for rec in streams {
                     let g = |v: &Option<String>| v.as_deref().unwrap_or("?").to_string();
                     let bw = rec
                         .bandwidth_gbps
@@ -135,6 +173,30 @@ pub fn table(sc: &Scenario, runs: &[Run]) -> String {
                         rec.size_bytes,
                         what,
                         bw
+                    );
+                }
+                if !aggregates.is_empty() {
+                    let _ = writeln!(
+                        s,
+                        "  {:<20} {:>7} {:>10} {:>10} {:>10} {:>9}   per stream min / median / max GB/s",
+                        "aggregate", "streams", "bytes", "span", "bytes/span", "sum GB/s"
+                    );
+                }
+                for rec in aggregates {
+                    let a = &rec.extra.aggregate;
+                    let g = |v: Option<f64>| v.map_or_else(|| "-".into(), |b| format!("{b:.2}"));
+                    let _ = writeln!(
+                        s,
+                        "  {:<20} {:>7} {:>10} {:>10} {:>10} {:>9}   {} / {} / {}",
+                        rec.extra.stream.pattern.as_deref().unwrap_or("?"),
+                        a.streams.unwrap_or(0),
+                        rec.size_bytes,
+                        dur(rec.total_ns),
+                        g(rec.bandwidth_gbps),
+                        g(a.aggregate_gbps),
+                        g(a.min_gbps),
+                        g(a.median_gbps),
+                        g(a.max_gbps)
                     );
                 }
                 if let Some(b) = &r.record().busiest_link {

@@ -129,6 +129,45 @@ fn sweep_marks_crossovers() {
 }
 
 #[test]
+fn sweep_takes_any_factor_above_one_or_a_list_of_sizes() {
+    let sizes = |args: &[&str]| {
+        let mut a = vec!["sweep", "--format", "csv"];
+        a.extend_from_slice(args);
+        let (ok, csv, err) = contend(&a);
+        assert!(ok, "{args:?}: {err}");
+        let mut v: Vec<u64> = csv
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').next().unwrap().parse().unwrap())
+            .collect();
+        v.dedup();
+        v
+    };
+    assert_eq!(
+        sizes(&["--from", "1KiB", "--to", "4KiB", "--factor", "1.5"]),
+        [1024, 1536, 2304, 3456]
+    );
+    assert_eq!(
+        sizes(&["--sizes", "64KiB,1KiB,43008"]),
+        [1024, 43008, 65536]
+    );
+    for (args, want) in [
+        (
+            vec!["sweep", "--factor", "1"],
+            "--factor: factor must be above 1",
+        ),
+        (vec!["sweep", "--sizes", "1KiB,0"], "--sizes: size 0"),
+        (
+            vec!["sweep", "--sizes", "1KiB", "--factor", "3"],
+            "cannot be used with",
+        ),
+    ] {
+        let (ok, _, err) = contend(&args);
+        assert!(!ok && err.contains(want), "{args:?}: {err}");
+    }
+}
+
+#[test]
 fn bad_input_is_one_clear_error_and_no_panic() {
     for (args, want) in [
         (

@@ -33,6 +33,7 @@ impl ModelParams {
             ("gpu.local_poll_ns", g.local_poll_ns),
             ("gpu.memory_latency_ns", g.memory_latency_ns),
             ("gpu.copy_setup_ns", g.copy_setup_ns),
+            ("gpu.store_visibility_ns", g.store_visibility_ns),
         ] {
             real(f, v, 0.0, Self::MAX_NS, " ns (at most 1 s)")?;
         }

@@ -212,7 +212,11 @@ pub struct GpuParams {
     pub load_request_bytes: u32,
     /// Payload of the write TLPs that coalesced SM stores become. Typical.
     pub store_tlp_bytes: u32,
-    /// Loads each thread keeps in flight (unrolling).
+    /// Loads each thread keeps in flight where the program does not say:
+    /// transfer streams (the twins of the `sm_load` probe, whose kernel
+    /// unrolls 4) and NCCL's rings. The allreduce kernels' fetches carry
+    /// their own, as `kernels/allreduce.cu` unrolls them
+    /// (`Op::Fetch::loads_per_thread`: one per peer in `sum_ranks`).
     pub loads_in_flight_per_thread: u32,
     /// Upper bound on outstanding remote load requests per SM. Typical.
     pub max_outstanding_loads_per_sm: u32,
@@ -241,6 +245,18 @@ pub struct GpuParams {
     pub copy_setup_ns: f64,
     /// Payload of a flag write, bytes.
     pub flag_bytes: u32,
+    /// Store visibility latency, ns: from an SM store (data or flag) being
+    /// issued to its TLP entering the GPU's egress link (the SM's memory
+    /// pipeline, L2 and the GPU's PCIe/NVLink interface). A pipeline
+    /// latency: it delays every SM store and never throttles them (the
+    /// store window grows by the stores one latency holds). Typical: the
+    /// GPU-resident ping-pong between two RTX PRO 6000 under one PCIe
+    /// switch takes 633–727 ns one way (rtx6kpro,
+    /// `hardware/wrx90-cpayne-8gpu-root-topology-comparison.md`, kernel
+    /// ping-pong, 4-byte volatile flags), while the model's links, switch
+    /// and local poll give ~345 ns: 330 ns lands the shipped
+    /// `pro6000-8x-2switch` same-switch ping-pong at ~675 ns one way.
+    pub store_visibility_ns: f64,
 }
 
 impl Default for GpuParams {
@@ -263,6 +279,7 @@ impl Default for GpuParams {
             copy_outstanding: 256,
             copy_setup_ns: 2000.0,
             flag_bytes: 8,
+            store_visibility_ns: 330.0,
         }
     }
 }

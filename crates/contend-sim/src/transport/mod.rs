@@ -28,7 +28,9 @@ pub(crate) trait Transport: Sized {
 
     fn new(fabric: &Fabric, p: &ModelParams, opts: Self::Options) -> Self;
 
-    /// A remote transfer of a starting group, `setup` after now.
+    /// A remote transfer of a starting group, its first byte `setup` after
+    /// now (copy-engine setup; for SM stores also the store visibility
+    /// latency, which the TLP transport charges per store instead).
     fn begin_xfer<Q: EventQueue<Ev<Self::Event>>>(
         &mut self,
         w: &mut World<'_, Q>,
@@ -45,7 +47,8 @@ pub(crate) trait Transport: Sized {
         setup: Picos,
     );
 
-    /// A flag write from `from` (on GPU `gpu`) to the memory at `dst`.
+    /// A flag write from `from` (on GPU `gpu`) to the memory at `dst`: an
+    /// SM store, on the link one store visibility latency from now.
     fn send_flag<Q: EventQueue<Ev<Self::Event>>>(
         &mut self,
         w: &mut World<'_, Q>,

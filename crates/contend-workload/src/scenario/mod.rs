@@ -9,6 +9,7 @@
 //! are private, so every scenario in the program is a valid one. To vary
 //! one, take its spec ([`Scenario::spec`]), change it and build again.
 
+mod pattern;
 mod toml;
 mod validate;
 
@@ -16,8 +17,10 @@ use crate::kinds::{Algorithm, Dtype, Fidelity, LaunchMode, Placement, TransferOp
 use crate::skew::Skew;
 use contend_topo::{Bytes, Location, NodeIdx, Picos, TopoError, Topology};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use thiserror::Error;
 
+pub use self::pattern::{Pattern, PatternStreams, Shape};
 pub use self::toml::{
     DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME, default_scenario, load_scenario, parse_scenario,
 };
@@ -65,18 +68,63 @@ impl Default for KernelConfig {
     }
 }
 
-/// One stream of a `transfer` workload.
+/// What a scenario says of one algorithm beyond the scenario-wide
+/// choices (`[algorithm.one-shot-push]`): its launch mode and kernel
+/// shape. What it leaves out is the scenario's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct AlgorithmConfig {
+    pub launch: Option<LaunchMode>,
+    pub blocks: Option<u32>,
+    pub threads: Option<u32>,
+}
+
+/// One stream of a `transfer` workload: GPU `from` drives `op` against
+/// `to`, starting `start` after the run begins, `repeat` times back to back.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Stream {
     pub from: NodeIdx,
     pub to: NodeIdx,
     pub op: TransferOp,
+    /// Bytes per op (ping-pong: the flag).
     pub bytes: Bytes,
     pub kernel: KernelConfig,
     pub iterations: u32,
     /// Ping-pong only: a system fence before every flag and after every wait,
     /// as the allreduce kernels' barriers do.
     pub fence: bool,
+    /// Offset from the start of the run (`start_us`).
+    pub start: Picos,
+    /// The op this many times back to back, each repeat a per-op time of
+    /// the stream's record (`repeat`; a ping-pong repeats its `iterations`
+    /// round trips).
+    pub repeat: u32,
+}
+
+impl Stream {
+    /// A stream that starts with the run and runs its op once, the kernel
+    /// and iterations left at the scenario defaults (36 x 512, 100).
+    pub fn new(from: NodeIdx, to: NodeIdx, op: TransferOp, bytes: Bytes) -> Stream {
+        Stream {
+            from,
+            to,
+            op,
+            bytes,
+            kernel: KernelConfig::default(),
+            iterations: 100,
+            fence: false,
+            start: Picos::ZERO,
+            repeat: 1,
+        }
+    }
+    /// Ops the stream runs in all (what [`crate::limits::MAX_TRANSFER_OPS`] bounds).
+    pub fn ops(&self) -> u64 {
+        let per = if self.op == TransferOp::PingPong {
+            u64::from(self.iterations)
+        } else {
+            1
+        };
+        u64::from(self.repeat).saturating_mul(per)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -92,8 +140,12 @@ pub enum Workload {
     },
     /// An EAGLE verify step.
     VerifyStep(VerifyStep),
-    /// Point-to-point streams, all started together.
-    Transfer { streams: Vec<Stream> },
+    /// Point-to-point streams, each from its start offset, and patterns of
+    /// streams (expanded when the scenario is built: [`Scenario::streams`]).
+    Transfer {
+        streams: Vec<Stream>,
+        patterns: Vec<Pattern>,
+    },
 }
 
 /// An EAGLE verify step: layers × allreduces_per_layer allreduces of
@@ -180,6 +232,9 @@ pub struct ScenarioSpec {
     pub seed: u64,
     pub kernel: KernelConfig,
     pub launch: LaunchMode,
+    /// Launch mode and kernel shape of single algorithms
+    /// (`[algorithm.NAME]`), over `launch` and `kernel`.
+    pub per_algorithm: BTreeMap<Algorithm, AlgorithmConfig>,
     pub workload: Workload,
 }
 
@@ -199,6 +254,7 @@ impl ScenarioSpec {
             seed: 0,
             kernel: KernelConfig::default(),
             launch: LaunchMode::Eager,
+            per_algorithm: BTreeMap::new(),
             workload,
         }
     }
@@ -209,18 +265,31 @@ impl ScenarioSpec {
 #[derive(Clone, Debug)]
 pub struct Scenario {
     spec: ScenarioSpec,
+    /// A transfer workload's streams, patterns expanded.
+    streams: Vec<Stream>,
+    patterns: Vec<PatternStreams>,
 }
 
 impl Scenario {
     /// Checks `spec` and builds the scenario; an error names the field.
     pub fn new(spec: ScenarioSpec) -> Result<Scenario, ScenarioError> {
         validate::check(&spec).map_err(|e| e.unlocated(&spec.name))?;
-        Ok(Scenario { spec })
+        Ok(Scenario::from_checked(spec))
     }
 
-    /// A spec the loader has already checked.
+    /// A spec the checks have passed.
     pub(super) fn from_checked(spec: ScenarioSpec) -> Scenario {
-        Scenario { spec }
+        let (streams, patterns) = match &spec.workload {
+            Workload::Transfer { streams, patterns } => {
+                pattern::expand(&spec.topology, streams, patterns)
+            }
+            _ => (vec![], vec![]),
+        };
+        Scenario {
+            spec,
+            streams,
+            patterns,
+        }
     }
 
     /// A copy of what the scenario says, to change and build again.
@@ -263,11 +332,41 @@ impl Scenario {
     pub fn seed(&self) -> u64 {
         self.spec.seed
     }
+    /// The scenario-wide kernel shape (see [`Scenario::kernel_of`]).
     pub fn kernel(&self) -> KernelConfig {
         self.spec.kernel
     }
+    /// The scenario-wide launch mode (see [`Scenario::launch_of`]).
     pub fn launch(&self) -> LaunchMode {
         self.spec.launch
+    }
+    /// What `[algorithm.NAME]` says of `alg`, if anything.
+    pub fn algorithm_config(&self, alg: Algorithm) -> Option<&AlgorithmConfig> {
+        self.spec.per_algorithm.get(&alg)
+    }
+    /// How `alg`'s kernels are launched: its own `launch`, else the scenario's.
+    pub fn launch_of(&self, alg: Algorithm) -> LaunchMode {
+        self.algorithm_config(alg)
+            .and_then(|c| c.launch)
+            .unwrap_or(self.spec.launch)
+    }
+    /// `alg`'s kernel shape: its own `blocks` and `threads`, else the scenario's.
+    pub fn kernel_of(&self, alg: Algorithm) -> KernelConfig {
+        let c = self.algorithm_config(alg).copied().unwrap_or_default();
+        KernelConfig {
+            blocks: c.blocks.unwrap_or(self.spec.kernel.blocks),
+            threads: c.threads.unwrap_or(self.spec.kernel.threads),
+        }
+    }
+    /// A transfer workload's streams: its `[[workload.stream]]`s in order,
+    /// then every pattern's streams in pattern order (empty for collectives).
+    pub fn streams(&self) -> &[Stream] {
+        &self.streams
+    }
+    /// Where each pattern's streams are in [`Scenario::streams`], with the
+    /// label its aggregate record carries.
+    pub fn pattern_streams(&self) -> &[PatternStreams] {
+        &self.patterns
     }
     pub fn workload(&self) -> &Workload {
         &self.spec.workload

@@ -4,13 +4,16 @@
 //! of the field it names.
 
 use super::validate::{self, FieldError};
-use super::{KernelConfig, Scenario, ScenarioError, ScenarioSpec, Stream, VerifyStep, Workload};
-use crate::kinds::{Algorithm, Dtype, Fidelity, LaunchMode, Placement, TransferOp};
+use super::{
+    AlgorithmConfig, KernelConfig, Pattern, Scenario, ScenarioError, ScenarioSpec, Shape, Stream,
+    VerifyStep, Workload,
+};
+use crate::kinds::{Algorithm, Dtype, Fidelity, LaunchMode, PatternKind, Placement, TransferOp};
 use crate::ladder::ladder;
 use crate::skew::Skew;
 use contend_topo::{Bytes, Location, NodeIdx, Picos, TopoError, Topology, load_topology, shipped};
 use serde::Deserialize;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -34,7 +37,20 @@ struct RawScenario {
     #[serde(default)]
     kernel: Option<Spanned<KernelConfig>>,
     launch: Option<Spanned<String>>,
+    /// `[algorithm.NAME]` tables.
+    algorithm: Option<Spanned<RawAlgorithms>>,
     workload: Spanned<RawWorkload>,
+}
+
+/// The `[algorithm.NAME]` tables by name.
+type RawAlgorithms = BTreeMap<Spanned<String>, Spanned<RawAlgorithm>>;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAlgorithm {
+    launch: Option<Spanned<String>>,
+    blocks: Option<Spanned<u32>>,
+    threads: Option<Spanned<u32>>,
 }
 
 #[derive(Deserialize)]
@@ -42,7 +58,7 @@ struct RawScenario {
 struct RawSweep {
     from: Spanned<Bytes>,
     to: Spanned<Bytes>,
-    factor: Option<Spanned<u64>>,
+    factor: Option<Spanned<f64>>,
 }
 
 #[derive(Deserialize)]
@@ -56,6 +72,29 @@ struct RawStream {
     threads: Option<Spanned<u32>>,
     iterations: Option<Spanned<u32>>,
     fence: Option<Spanned<bool>>,
+    start_us: Option<Spanned<f64>>,
+    repeat: Option<Spanned<u32>>,
+}
+
+/// `["gpu0", "gpu1"]` of a pattern's `pairs`.
+type RawPair = Spanned<Vec<Spanned<String>>>;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPattern {
+    kind: Spanned<String>,
+    name: Option<Spanned<String>>,
+    gpus: Option<OneOrMany>,
+    distance: Option<Spanned<u32>>,
+    source: Option<Spanned<String>>,
+    sink: Option<Spanned<String>>,
+    pairs: Option<Spanned<Vec<RawPair>>>,
+    op: Spanned<String>,
+    bytes: Option<Spanned<Bytes>>,
+    blocks: Option<Spanned<u32>>,
+    threads: Option<Spanned<u32>>,
+    start_us: Option<Spanned<f64>>,
+    repeat: Option<Spanned<u32>>,
 }
 
 #[derive(Deserialize)]
@@ -74,6 +113,8 @@ struct RawWorkload {
     skew: Option<Spanned<Skew>>,
     #[serde(default, rename = "stream")]
     streams: Vec<Spanned<RawStream>>,
+    #[serde(default, rename = "pattern")]
+    patterns: Vec<Spanned<RawPattern>>,
 }
 
 /// The file being read and where each field of it is.
@@ -227,6 +268,7 @@ pub fn parse_scenario(
         .kernel
         .as_ref()
         .map_or_else(KernelConfig::default, |k| *k.get_ref());
+    let per_algorithm = parse_per_algorithm(&mut cx, &raw.algorithm)?;
     let workload = parse_workload(&mut cx, &raw.workload, &topology, kernel)?;
     let spec = ScenarioSpec {
         name: raw.name.get_ref().clone(),
@@ -240,10 +282,48 @@ pub fn parse_scenario(
         seed: raw.seed.map_or(0, |s| *s.get_ref()),
         kernel,
         launch,
+        per_algorithm,
         workload,
     };
     validate::check(&spec).map_err(|e| cx.locate(e))?;
     Ok(Scenario::from_checked(spec))
+}
+
+/// `[algorithm.NAME]` tables: launch mode and kernel shape per algorithm.
+fn parse_per_algorithm(
+    cx: &mut Cx,
+    v: &Option<Spanned<RawAlgorithms>>,
+) -> Result<BTreeMap<Algorithm, AlgorithmConfig>, ScenarioError> {
+    let mut out = BTreeMap::new();
+    let Some(v) = v else {
+        return Ok(out);
+    };
+    cx.note("algorithm", v);
+    for (name, t) in v.get_ref() {
+        let alg = Algorithm::from_str(name.get_ref())
+            .map_err(|e| cx.err(name, &format!("algorithm.{}", name.get_ref()), e))?;
+        let f = |x: &str| format!("algorithm.{alg}.{x}");
+        cx.note(&format!("algorithm.{alg}"), t);
+        let r = t.get_ref();
+        cx.note_opt(&f("blocks"), &r.blocks);
+        cx.note_opt(&f("threads"), &r.threads);
+        let launch = match &r.launch {
+            None => None,
+            Some(s) => {
+                cx.note(&f("launch"), s);
+                Some(LaunchMode::from_str(s.get_ref()).map_err(|e| cx.err(s, &f("launch"), e))?)
+            }
+        };
+        out.insert(
+            alg,
+            AlgorithmConfig {
+                launch,
+                blocks: r.blocks.as_ref().map(|b| *b.get_ref()),
+                threads: r.threads.as_ref().map(|b| *b.get_ref()),
+            },
+        );
+    }
+    Ok(out)
 }
 
 fn parse_ranks(
@@ -345,6 +425,9 @@ fn parse_workload(
     if let Some(s) = &r.streams.first() {
         cx.note("workload.stream", s);
     }
+    if let Some(s) = &r.patterns.first() {
+        cx.note("workload.pattern", s);
+    }
     let dtype = match &r.dtype {
         None => Dtype::Bf16,
         Some(s) => Dtype::from_str(s.get_ref()).map_err(|e| cx.err(s, "workload.dtype", e))?,
@@ -359,7 +442,7 @@ fn parse_workload(
     };
     let skew = r.skew.as_ref().map_or(Skew::None, |s| *s.get_ref());
     let only = |allowed: &[&str]| -> Result<(), ScenarioError> {
-        let present: [(&str, bool); 9] = [
+        let present: [(&str, bool); 10] = [
             ("sizes", r.sizes.is_some()),
             ("sweep", r.sweep.is_some()),
             ("repeats", r.repeats.is_some()),
@@ -368,6 +451,7 @@ fn parse_workload(
             ("hidden", r.hidden.is_some()),
             ("tokens", r.tokens.is_some()),
             ("stream", !r.streams.is_empty()),
+            ("pattern", !r.patterns.is_empty()),
             ("skew", r.skew.is_some()),
         ];
         for (f, p) in present {
@@ -388,7 +472,7 @@ fn parse_workload(
                 (Some(s), None) => s.get_ref().clone(),
                 (None, Some(sw)) => {
                     let s = sw.get_ref();
-                    let factor = s.factor.as_ref().map_or(2, |f| *f.get_ref());
+                    let factor = s.factor.as_ref().map_or(2.0, |f| *f.get_ref());
                     ladder(*s.from.get_ref(), *s.to.get_ref(), factor).map_err(|e| {
                         let span = match e.field {
                             "from" => s.from.span(),
@@ -435,12 +519,16 @@ fn parse_workload(
             }))
         }
         "transfer" => {
-            only(&["stream"])?;
+            only(&["stream", "pattern"])?;
             let mut streams = Vec::new();
             for (i, s) in r.streams.iter().enumerate() {
                 streams.push(parse_stream(cx, i, s, topo, kernel)?);
             }
-            Ok(Workload::Transfer { streams })
+            let mut patterns = Vec::new();
+            for (j, p) in r.patterns.iter().enumerate() {
+                patterns.push(parse_pattern(cx, j, p, topo, kernel)?);
+            }
+            Ok(Workload::Transfer { streams, patterns })
         }
         other => Err(cx.err(
             &r.kind,
@@ -466,6 +554,9 @@ fn parse_stream(
     cx.note_opt(&f("blocks"), &sr.blocks);
     cx.note_opt(&f("threads"), &sr.threads);
     cx.note_opt(&f("iterations"), &sr.iterations);
+    cx.note_opt(&f("repeat"), &sr.repeat);
+    cx.note_opt(&f("start_us"), &sr.start_us);
+    let start = start_offset(cx, &sr.start_us, &f("start_us"))?;
     let node = |n: &Spanned<String>, field: &str| -> Result<NodeIdx, ScenarioError> {
         topo.lookup(n.get_ref()).ok_or_else(|| {
             cx.err(
@@ -485,10 +576,7 @@ fn parse_stream(
         cx.err(
             &sr.op,
             &f("op"),
-            format!(
-                "unknown op `{}` (copy, load, store, ping-pong)",
-                sr.op.get_ref()
-            ),
+            format!("unknown op `{}` ({})", sr.op.get_ref(), op_names()),
         )
     })?;
     if let Some(fence) = &sr.fence
@@ -519,6 +607,206 @@ fn parse_stream(
         },
         iterations: sr.iterations.as_ref().map_or(100, |n| *n.get_ref()),
         fence: sr.fence.as_ref().is_some_and(|f| *f.get_ref()),
+        start,
+        repeat: sr.repeat.as_ref().map_or(1, |n| *n.get_ref()),
+    })
+}
+
+fn op_names() -> String {
+    TransferOp::ALL
+        .iter()
+        .map(|o| o.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `start_us`: zero or more microseconds (bounded by the checks).
+fn start_offset(cx: &Cx, v: &Option<Spanned<f64>>, field: &str) -> Result<Picos, ScenarioError> {
+    match v {
+        None => Ok(Picos::ZERO),
+        // saturates far above the limit the checks hold it to
+        Some(g) if g.get_ref().is_finite() && *g.get_ref() >= 0.0 => {
+            Ok(Picos::from_ns_f64(g.get_ref() * 1000.0))
+        }
+        Some(g) => Err(cx.err(g, field, "must be zero or more microseconds")),
+    }
+}
+
+/// A GPU list: `"all"` (every GPU of the topology, in its order) or GPU ids.
+fn parse_gpus(
+    cx: &mut Cx,
+    v: &Option<OneOrMany>,
+    field: &str,
+    topo: &Topology,
+) -> Result<Vec<NodeIdx>, ScenarioError> {
+    let Some(v) = v else {
+        return Ok(topo.gpus());
+    };
+    cx.note(field, v);
+    if let toml::Value::String(s) = v.get_ref() {
+        if s == "all" {
+            return Ok(topo.gpus());
+        }
+        return Err(cx.err(
+            v,
+            field,
+            format!("`{field}` is \"all\" or a list of GPU ids"),
+        ));
+    }
+    let mut out = vec![];
+    for s in &strings(cx, v, field)? {
+        let idx = topo.lookup(s.get_ref()).ok_or_else(|| {
+            cx.err(
+                s,
+                field,
+                format!(
+                    "`{}` is not a node of topology `{}`",
+                    s.get_ref(),
+                    topo.name
+                ),
+            )
+        })?;
+        out.push(idx);
+    }
+    Ok(out)
+}
+
+fn parse_pattern(
+    cx: &mut Cx,
+    j: usize,
+    p: &Spanned<RawPattern>,
+    topo: &Topology,
+    kernel: KernelConfig,
+) -> Result<Pattern, ScenarioError> {
+    let r = p.get_ref();
+    let f = |x: &str| format!("workload.pattern[{j}].{x}");
+    cx.note(&format!("workload.pattern[{j}]"), p);
+    cx.note(&f("kind"), &r.kind);
+    cx.note(&f("op"), &r.op);
+    for (name, v) in [
+        ("bytes", r.bytes.as_ref().map(|s| s.span())),
+        ("blocks", r.blocks.as_ref().map(|s| s.span())),
+        ("threads", r.threads.as_ref().map(|s| s.span())),
+        ("repeat", r.repeat.as_ref().map(|s| s.span())),
+        ("start_us", r.start_us.as_ref().map(|s| s.span())),
+        ("distance", r.distance.as_ref().map(|s| s.span())),
+        ("source", r.source.as_ref().map(|s| s.span())),
+        ("sink", r.sink.as_ref().map(|s| s.span())),
+        ("pairs", r.pairs.as_ref().map(|s| s.span())),
+        ("name", r.name.as_ref().map(|s| s.span())),
+    ] {
+        if let Some(span) = v {
+            cx.spans.insert(f(name), span);
+        }
+    }
+    let kind =
+        PatternKind::from_str(r.kind.get_ref()).map_err(|e| cx.err(&r.kind, &f("kind"), e))?;
+    // fields that do not apply to this kind
+    let present = [
+        ("gpus", r.gpus.as_ref().map(|s| s.span())),
+        ("distance", r.distance.as_ref().map(|s| s.span())),
+        ("source", r.source.as_ref().map(|s| s.span())),
+        ("sink", r.sink.as_ref().map(|s| s.span())),
+        ("pairs", r.pairs.as_ref().map(|s| s.span())),
+    ];
+    let allowed: &[&str] = match kind {
+        PatternKind::AllToAll => &["gpus"],
+        PatternKind::Stagger => &["gpus", "distance"],
+        PatternKind::OneToMany => &["gpus", "source"],
+        PatternKind::ManyToOne => &["gpus", "sink"],
+        PatternKind::BidirectionalPairs => &["pairs"],
+    };
+    for (name, span) in present {
+        if let Some(span) = span
+            && !allowed.contains(&name)
+        {
+            return Err(ScenarioError::Invalid {
+                location: Some(cx.at(span.start, &f(name))),
+                message: format!("`{name}` does not apply to a `{kind}` pattern"),
+            });
+        }
+    }
+    let need = |what: &str| cx.err(p, &f(what), format!("a `{kind}` pattern needs `{what}`"));
+    let node = |n: &Spanned<String>, field: &str| -> Result<NodeIdx, ScenarioError> {
+        topo.lookup(n.get_ref()).ok_or_else(|| {
+            cx.err(
+                n,
+                field,
+                format!(
+                    "`{}` is not a node of topology `{}`",
+                    n.get_ref(),
+                    topo.name
+                ),
+            )
+        })
+    };
+    let shape = match kind {
+        PatternKind::AllToAll => Shape::AllToAll {
+            gpus: parse_gpus(cx, &r.gpus, &f("gpus"), topo)?,
+        },
+        PatternKind::Stagger => {
+            let distance = *r
+                .distance
+                .as_ref()
+                .ok_or_else(|| need("distance"))?
+                .get_ref();
+            Shape::Stagger {
+                gpus: parse_gpus(cx, &r.gpus, &f("gpus"), topo)?,
+                distance,
+            }
+        }
+        PatternKind::OneToMany => {
+            let source = node(
+                r.source.as_ref().ok_or_else(|| need("source"))?,
+                &f("source"),
+            )?;
+            Shape::OneToMany {
+                source,
+                gpus: parse_gpus(cx, &r.gpus, &f("gpus"), topo)?,
+            }
+        }
+        PatternKind::ManyToOne => {
+            let sink = node(r.sink.as_ref().ok_or_else(|| need("sink"))?, &f("sink"))?;
+            Shape::ManyToOne {
+                sink,
+                gpus: parse_gpus(cx, &r.gpus, &f("gpus"), topo)?,
+            }
+        }
+        PatternKind::BidirectionalPairs => {
+            let list = r.pairs.as_ref().ok_or_else(|| need("pairs"))?;
+            let mut pairs = vec![];
+            for pair in list.get_ref() {
+                let [a, b] = pair.get_ref().as_slice() else {
+                    return Err(cx.err(
+                        pair,
+                        &f("pairs"),
+                        "each pair is two GPU ids: [\"gpu0\", \"gpu1\"]",
+                    ));
+                };
+                pairs.push((node(a, &f("pairs"))?, node(b, &f("pairs"))?));
+            }
+            Shape::BidirectionalPairs { pairs }
+        }
+    };
+    let op = TransferOp::from_str(r.op.get_ref()).map_err(|_| {
+        cx.err(
+            &r.op,
+            &f("op"),
+            format!("unknown op `{}` ({})", r.op.get_ref(), op_names()),
+        )
+    })?;
+    let start = start_offset(cx, &r.start_us, &f("start_us"))?;
+    Ok(Pattern {
+        shape,
+        name: r.name.as_ref().map(|n| n.get_ref().clone()),
+        op,
+        bytes: r.bytes.as_ref().map_or(Bytes(64 << 20), |b| *b.get_ref()),
+        kernel: KernelConfig {
+            blocks: r.blocks.as_ref().map_or(kernel.blocks, |b| *b.get_ref()),
+            threads: r.threads.as_ref().map_or(kernel.threads, |t| *t.get_ref()),
+        },
+        repeat: r.repeat.as_ref().map_or(1, |n| *n.get_ref()),
+        start,
     })
 }
 

@@ -3,11 +3,11 @@
 //! inside the stated [`limits`](crate::limits). One place for each rule; the
 //! TOML loader maps the field an error names back to its line and column.
 
-use super::{ScenarioError, ScenarioSpec, Stream, Workload};
+use super::{Pattern, ScenarioError, ScenarioSpec, Shape, Stream, Workload};
 use crate::kinds::TransferOp;
 use crate::limits::{
-    MAX_BLOCKS, MAX_COLLECTIVES, MAX_GAP, MAX_ITERATIONS, MAX_SIZE, MAX_SIZES, MAX_STREAMS,
-    launchable,
+    MAX_BLOCKS, MAX_COLLECTIVES, MAX_GAP, MAX_ITERATIONS, MAX_REPEAT, MAX_SIZE, MAX_SIZES,
+    MAX_STREAMS, MAX_TRANSFER_OPS, launchable,
 };
 use crate::skew::Skew;
 use contend_topo::{Location, NodeIdx, NodeKind, Topology};
@@ -53,6 +53,13 @@ pub(crate) fn check(s: &ScenarioSpec) -> Check {
     distinct("placement", &s.placements)?;
     distinct("fidelity", &s.fidelities)?;
     kernel("kernel", s.kernel.blocks, s.kernel.threads)?;
+    for (alg, c) in &s.per_algorithm {
+        kernel(
+            &format!("algorithm.{alg}.blocks"),
+            c.blocks.unwrap_or(s.kernel.blocks),
+            c.threads.unwrap_or(s.kernel.threads),
+        )?;
+    }
     match &s.workload {
         Workload::Allreduce {
             sizes,
@@ -131,25 +138,209 @@ pub(crate) fn check(s: &ScenarioSpec) -> Check {
             }
             gap_skew(v.gap, &v.skew)
         }
-        Workload::Transfer { streams } => {
-            if streams.is_empty() {
-                return Err(FieldError::new(
-                    "workload.stream",
-                    "a transfer workload needs at least one [[workload.stream]]",
-                ));
-            }
-            if streams.len() > MAX_STREAMS {
-                return Err(FieldError::new(
-                    "workload.stream",
-                    format!("{} streams: at most {MAX_STREAMS}", streams.len()),
-                ));
-            }
-            for (i, st) in streams.iter().enumerate() {
-                stream(topo, i, st)?;
-            }
-            Ok(())
+        Workload::Transfer { streams, patterns } => transfer(topo, streams, patterns),
+    }
+}
+
+/// A transfer workload: its streams, its patterns and the streams they
+/// expand into, and the bounds on all of them together.
+fn transfer(topo: &Topology, streams: &[Stream], patterns: &[Pattern]) -> Check {
+    if streams.is_empty() && patterns.is_empty() {
+        return Err(FieldError::new(
+            "workload.stream",
+            "a transfer workload needs at least one [[workload.stream]] or [[workload.pattern]]",
+        ));
+    }
+    let mut total = streams.len() as u64;
+    for (j, p) in patterns.iter().enumerate() {
+        pattern(topo, j, p)?;
+        total = total.saturating_add(p.shape.count());
+        if total > MAX_STREAMS as u64 {
+            return Err(FieldError::new(
+                format!("workload.pattern[{j}]"),
+                format!(
+                    "the streams and patterns up to this one make {total} streams: at most {MAX_STREAMS}"
+                ),
+            ));
         }
     }
+    if total > MAX_STREAMS as u64 {
+        return Err(FieldError::new(
+            "workload.stream",
+            format!("{total} streams: at most {MAX_STREAMS}"),
+        ));
+    }
+    let mut ops: u64 = 0;
+    let mut add_ops = |field: &dyn Fn() -> String, s: &Stream| {
+        ops = ops.saturating_add(s.ops());
+        if ops > MAX_TRANSFER_OPS {
+            return Err(FieldError::new(
+                field(),
+                format!(
+                    "the streams up to this one run {ops} ops (repeat x iterations): at most {MAX_TRANSFER_OPS} in one workload"
+                ),
+            ));
+        }
+        Ok(())
+    };
+    for (i, st) in streams.iter().enumerate() {
+        let f = |x: &str| format!("workload.stream[{i}].{x}");
+        stream(topo, st, &f)?;
+        add_ops(&|| f("repeat"), st)?;
+    }
+    for (j, p) in patterns.iter().enumerate() {
+        // the fields a stream's check names, as the pattern writes them
+        let (from, to) = match p.shape {
+            Shape::AllToAll { .. } | Shape::Stagger { .. } => ("gpus", "gpus"),
+            Shape::OneToMany { .. } => ("source", "gpus"),
+            Shape::ManyToOne { .. } => ("gpus", "sink"),
+            Shape::BidirectionalPairs { .. } => ("pairs", "pairs"),
+        };
+        let f = |x: &str| {
+            let x = match x {
+                "from" => from,
+                "to" => to,
+                x => x,
+            };
+            format!("workload.pattern[{j}].{x}")
+        };
+        for st in p.streams() {
+            stream(topo, &st, &f)?;
+            add_ops(&|| f("repeat"), &st)?;
+        }
+    }
+    Ok(())
+}
+
+/// A pattern's own rules: GPUs that are GPUs, listed once; a shape that
+/// yields streams; a bandwidth op.
+fn pattern(topo: &Topology, j: usize, p: &Pattern) -> Check {
+    let f = |x: &str| format!("workload.pattern[{j}].{x}");
+    if !p.op.moves_bytes() {
+        return Err(FieldError::new(
+            f("op"),
+            format!(
+                "a pattern moves bytes: op is copy, copy-read, load or store, not `{}`",
+                p.op
+            ),
+        ));
+    }
+    let gpu_list = |field: &str, gpus: &[NodeIdx], min: usize| -> Check {
+        for (i, g) in gpus.iter().enumerate() {
+            if !matches!(kind_of(topo, *g), Some(NodeKind::Gpu(_))) {
+                return Err(FieldError::new(
+                    f(field),
+                    format!(
+                        "`{}` is not a GPU of topology `{}`",
+                        node_name(topo, *g),
+                        topo.name
+                    ),
+                ));
+            }
+            if gpus[..i].contains(g) {
+                return Err(FieldError::new(
+                    f(field),
+                    format!("`{}` is listed twice", node_name(topo, *g)),
+                ));
+            }
+        }
+        if gpus.len() < min {
+            return Err(FieldError::new(
+                f(field),
+                format!(
+                    "a `{}` pattern needs at least {min} GPUs, `{field}` has {}",
+                    p.kind(),
+                    gpus.len()
+                ),
+            ));
+        }
+        Ok(())
+    };
+    match &p.shape {
+        Shape::AllToAll { gpus } => gpu_list("gpus", gpus, 2)?,
+        Shape::Stagger { gpus, distance } => {
+            gpu_list("gpus", gpus, 2)?;
+            let n = gpus.len() as u64;
+            if *distance == 0 || u64::from(*distance) >= n {
+                return Err(FieldError::new(
+                    f("distance"),
+                    format!(
+                        "distance must be 1 to {} (one less than the {n} GPUs), not {distance}",
+                        n - 1
+                    ),
+                ));
+            }
+        }
+        Shape::OneToMany { source, gpus } => {
+            gpu_list("gpus", gpus, 1)?;
+            if !matches!(kind_of(topo, *source), Some(NodeKind::Gpu(_))) {
+                return Err(FieldError::new(
+                    f("source"),
+                    format!(
+                        "`{}` is not a GPU of topology `{}`: a stream is driven by a GPU",
+                        node_name(topo, *source),
+                        topo.name
+                    ),
+                ));
+            }
+        }
+        Shape::ManyToOne { sink, gpus } => {
+            gpu_list("gpus", gpus, 1)?;
+            if kind_of(topo, *sink).is_none() {
+                return Err(FieldError::new(
+                    f("sink"),
+                    format!("node #{} is not a node of topology `{}`", sink.0, topo.name),
+                ));
+            }
+        }
+        Shape::BidirectionalPairs { pairs } => {
+            if pairs.is_empty() {
+                return Err(FieldError::new(f("pairs"), "`pairs` is an empty list"));
+            }
+            for (i, &(a, b)) in pairs.iter().enumerate() {
+                for g in [a, b] {
+                    if !matches!(kind_of(topo, g), Some(NodeKind::Gpu(_))) {
+                        return Err(FieldError::new(
+                            f("pairs"),
+                            format!(
+                                "`{}` is not a GPU of topology `{}`: both ends of a pair drive a stream",
+                                node_name(topo, g),
+                                topo.name
+                            ),
+                        ));
+                    }
+                }
+                if pairs[..i]
+                    .iter()
+                    .any(|&(c, d)| (c, d) == (a, b) || (c, d) == (b, a))
+                {
+                    return Err(FieldError::new(
+                        f("pairs"),
+                        format!(
+                            "the pair `{}`, `{}` is listed twice",
+                            node_name(topo, a),
+                            node_name(topo, b)
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    if p.shape.count() == 0 {
+        return Err(FieldError::new(
+            f("gpus"),
+            format!("this `{}` pattern expands to no streams", p.kind()),
+        ));
+    }
+    if let Some(name) = &p.name
+        && (name.is_empty() || name.len() > 200)
+    {
+        return Err(FieldError::new(
+            f("name"),
+            "a pattern's name is 1 to 200 characters",
+        ));
+    }
+    Ok(())
 }
 
 fn node_name(topo: &Topology, n: NodeIdx) -> String {
@@ -258,8 +449,9 @@ fn gap_skew(gap: contend_topo::Picos, skew: &Skew) -> Check {
     Ok(())
 }
 
-fn stream(topo: &Topology, i: usize, s: &Stream) -> Check {
-    let f = |x: &str| format!("workload.stream[{i}].{x}");
+/// One stream's rules; `f` names a field as the file writes it (a stream's
+/// own, or the pattern's it came from).
+fn stream(topo: &Topology, s: &Stream, f: &dyn Fn(&str) -> String) -> Check {
     for (name, n) in [("from", s.from), ("to", s.to)] {
         match kind_of(topo, n) {
             None => {
@@ -313,6 +505,22 @@ fn stream(topo: &Topology, i: usize, s: &Stream) -> Check {
         return Err(FieldError::new(
             f("fence"),
             "`fence` applies to ping-pong streams only",
+        ));
+    }
+    if s.repeat == 0 || s.repeat > MAX_REPEAT {
+        return Err(FieldError::new(
+            f("repeat"),
+            format!("repeat must be 1 to {MAX_REPEAT}, not {}", s.repeat),
+        ));
+    }
+    if s.start > MAX_GAP {
+        return Err(FieldError::new(
+            f("start_us"),
+            format!(
+                "a start offset of {} us is above the limit of {} us",
+                s.start.as_us_f64(),
+                MAX_GAP.as_us_f64()
+            ),
         ));
     }
     Ok(())

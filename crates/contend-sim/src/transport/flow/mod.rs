@@ -128,7 +128,8 @@ impl Transport for Flow {
         flag: FlagAddr,
     ) {
         let path = w.fabric.route(w.topo, gpu, dst);
-        let t = w.fabric.one_way(path, TlpKind::Write, w.p.gpu.flag_bytes);
+        let t =
+            gpu::store_visibility(w.p) + w.fabric.one_way(path, TlpKind::Write, w.p.gpu.flag_bytes);
         w.push(w.now + t, Ev::FlagAt(flag));
     }
 

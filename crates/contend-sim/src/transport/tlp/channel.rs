@@ -76,9 +76,9 @@ impl Chan {
                 }
             }
             (StageRule::CrossSocket(rule), Some(key)) => {
-                let (s, t) = rule.observe(&mut self.cross, key, start, wire);
+                let (s, t, held) = rule.observe(&mut self.cross, key, start, wire);
                 ser = s;
-                if t > start + s {
+                if held {
                     self.ruled += wire as u64;
                 }
                 through = Some(t);
@@ -106,24 +106,40 @@ impl Tlp {
         self.chans[c].credits.collect(now);
         loop {
             let ch = &self.chans[c];
+            // a packet is taken once it is ready by the time the channel
+            // frees: one that becomes ready later (a paced store, a store
+            // not yet visible) is left queued, holding neither the channel
+            // nor credits, and wakes the channel when ready
+            let free = ch.busy_until.max(now);
             let mut best: Option<(u64, Class)> = None;
+            let mut ready_at: Option<Picos> = None;
             for class in 0..3 {
                 if let Some(&pk) = ch.q[class].front() {
                     let p = &self.pool.pkts[pk];
-                    if ch.credits.allows(class, p.data()) && best.is_none_or(|(s, _)| p.seq < s) {
+                    if p.ready > free {
+                        ready_at = Some(ready_at.map_or(p.ready, |t| t.min(p.ready)));
+                    } else if ch.credits.allows(class, p.data())
+                        && best.is_none_or(|(s, _)| p.seq < s)
+                    {
                         best = Some((p.seq, class));
                     }
                 }
             }
             let Some((_, class)) = best else {
-                // Blocked on credits: a credit return wakes the channel.
+                // Blocked on credits (a credit return wakes the channel) or
+                // waiting for a packet to become ready.
                 let ch = &mut self.chans[c];
-                if ch.waiting() && ch.credits.has_returns() {
-                    let t = ch.credits.coalesced_return(self.fc_coalesce);
-                    if ch.wake.is_none_or(|w| w > t) {
-                        ch.wake = Some(t);
-                        w.push(t, Ev::Net(TlpEv::Wake(c)));
-                    }
+                let credit = (ch.waiting() && ch.credits.has_returns())
+                    .then(|| ch.credits.coalesced_return(self.fc_coalesce));
+                let t = match (credit, ready_at) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                if let Some(t) = t
+                    && ch.wake.is_none_or(|w| w > t)
+                {
+                    ch.wake = Some(t);
+                    w.push(t, Ev::Net(TlpEv::Wake(c)));
                 }
                 return;
             };
@@ -179,10 +195,12 @@ impl Tlp {
         let ch = &mut self.chans[c];
         ch.credits.returning(t, class, data);
         // A non-empty queue means the channel waits for credits.
-        if ch.wake.is_none() && ch.waiting() {
+        if ch.waiting() {
             let t = ch.credits.coalesced_return(self.fc_coalesce);
-            ch.wake = Some(t);
-            w.push(t, Ev::Net(TlpEv::Wake(c)));
+            if ch.wake.is_none_or(|w| w > t) {
+                ch.wake = Some(t);
+                w.push(t, Ev::Net(TlpEv::Wake(c)));
+            }
         }
     }
 
@@ -203,7 +221,15 @@ impl Tlp {
                     w.push(p.ready, Ev::Net(TlpEv::Staged(pk)));
                     return;
                 }
-                self.chans[c].q[p.kind.class()].push_back(pk);
+                // in order of readiness: a store that carries a later ready
+                // time (paced, not yet visible) does not hold back a packet
+                // ready before it, as if each joined the queue when ready
+                let q = &mut self.chans[c].q[p.kind.class()];
+                let mut at = q.len();
+                while at > 0 && self.pool.pkts[q[at - 1]].ready > p.ready {
+                    at -= 1;
+                }
+                q.insert(at, pk);
                 self.try_start(w, c);
                 return;
             }

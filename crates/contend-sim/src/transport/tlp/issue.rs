@@ -1,8 +1,9 @@
 //! DESIGN 2, 6 — issuing requests and stores at TLP fidelity: a group
 //! issues round robin over its transfers while its window allows; reads
 //! get a window slot back with their last completion, SM stores when the
-//! TLP leaves the GPU (the store buffer). Paced SM stores become ready at
-//! the rate the kernel's blocks issue them and carry that time to the link.
+//! TLP leaves the GPU (the store buffer). Paced SM stores are issued at
+//! the rate the kernel's blocks issue them and become ready one store
+//! visibility latency later, and carry that time to the link.
 
 use super::packet::{Pkt, PktKind};
 use super::{Tlp, TlpEv};
@@ -55,10 +56,12 @@ impl Tlp {
             xf.issued += size as u64;
             let now = w.now;
             let ready = match w.groups[g].issue_rate {
+                // an SM store: issued at the blocks' pace, on the link one
+                // visibility latency later
                 Some(rate) => {
                     let sb = &mut self.stores[g.ix()];
                     sb.next_issue = sb.next_issue.max(now) + rate.time_for(Bytes(size as u64));
-                    sb.next_issue
+                    sb.next_issue + self.visibility
                 }
                 None => now,
             };

@@ -34,7 +34,8 @@ pub(crate) enum TlpEv {
     /// A packet is out of the root-complex stages it passed inline and joins
     /// its next link's queue (the plain twin: it leaves one stage).
     Staged(PktId),
-    /// Twin of paced stores: an SM store is issued.
+    /// Twin of paced stores: an SM store is issued; a flag store has
+    /// become visible.
     Issued(PktId),
     /// A copy engine's setup is over: its group starts issuing.
     Begin(GroupId),
@@ -61,6 +62,8 @@ pub(crate) struct Tlp {
     stores: Vec<StoreBuffer>,
     fc_delay: Picos,
     fc_coalesce: u32,
+    /// Store visibility latency of SM stores and flags.
+    visibility: Picos,
     opts: TlpOptions,
 }
 
@@ -76,6 +79,7 @@ impl Transport for Tlp {
             stores: vec![],
             fc_delay: ns(p.pcie.fc_update_ns),
             fc_coalesce: p.pcie.fc_coalesce,
+            visibility: gpu::store_visibility(p),
             opts,
         }
     }
@@ -111,7 +115,12 @@ impl Transport for Tlp {
         let pk = self
             .pool
             .alloc(Pkt::new(PktKind::Flag { flag }, w.p.gpu.flag_bytes, path));
-        self.enqueue(w, pk);
+        // a flag is an SM store: it joins the egress queue once visible
+        if self.visibility > Picos::ZERO {
+            w.push(w.now + self.visibility, Ev::Net(TlpEv::Issued(pk)));
+        } else {
+            self.enqueue(w, pk);
+        }
     }
 
     fn poll<Q: EventQueue<Ev<TlpEv>>>(
