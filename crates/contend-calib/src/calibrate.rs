@@ -296,22 +296,27 @@ pub fn calibrate(
         })
         .collect::<Result<_, _>>()?;
     progress("pairing", 0, ms.len());
-    let default_pred: Vec<Option<f64>> = ms
-        .par_iter()
-        .zip(twins.par_iter())
-        .map(|(m, t)| match t {
-            None => Ok(None),
-            Some(t) => t
-                .predict(base, opts.fit.fidelity)
-                .map(Some)
-                .map_err(|e| CalibError::Twin {
-                    file: m.file.clone(),
-                    line: m.line,
-                    message: e,
-                }),
-        })
-        .collect::<Result<_, _>>()?;
-    progress("pairing", ms.len(), ms.len());
+    let paired = std::sync::atomic::AtomicUsize::new(0);
+    let default_pred: Vec<Option<f64>> =
+        ms.par_iter()
+            .zip(twins.par_iter())
+            .map(|(m, t)| {
+                let p =
+                    match t {
+                        None => Ok(None),
+                        Some(t) => t.predict(base, opts.fit.fidelity).map(Some).map_err(|e| {
+                            CalibError::Twin {
+                                file: m.file.clone(),
+                                line: m.line,
+                                message: e,
+                            }
+                        }),
+                    };
+                let done = paired.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                progress("pairing", done, ms.len());
+                p
+            })
+            .collect::<Result<_, _>>()?;
 
     let mut fam_count: BTreeMap<String, usize> = BTreeMap::new();
     for m in ms.iter().filter(|m| m.role == Role::Fit) {

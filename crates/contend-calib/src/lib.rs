@@ -28,6 +28,7 @@ pub mod calibrate;
 mod error;
 pub mod eval;
 pub mod fit;
+pub mod large_size;
 pub mod measure;
 pub mod nccl_tests;
 pub mod report;

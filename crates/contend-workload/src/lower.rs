@@ -32,6 +32,26 @@ impl Default for RingConfig {
     }
 }
 
+impl RingConfig {
+    /// The slice a ring protocol cuts its chunks into (`None`: not a ring).
+    pub fn slice_of(&self, alg: Algorithm) -> Option<Bytes> {
+        match alg {
+            Algorithm::RingLl => Some(self.ll_slice),
+            Algorithm::RingSimple => Some(self.simple_slice),
+            _ => None,
+        }
+    }
+}
+
+/// Slices per chunk of a ring over `ranks` ranks at `size`: the largest
+/// chunk ([`chunks`]) cut into pieces of at most `slice` bytes (at least
+/// 16, the kernels' vector). The ring's program holds 2(N-1) steps of this
+/// many slices per rank.
+pub fn ring_slices(size: Bytes, ranks: usize, slice: Bytes) -> u64 {
+    let max_chunk = chunk_of(size, ranks.max(1), 0).0.max(1);
+    max_chunk.div_ceil(slice.0.max(16))
+}
+
 /// One collective lowered: a program per rank and where each rank's flags live.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Collective {
@@ -228,6 +248,20 @@ pub fn chunks(size: Bytes, n: usize) -> Vec<Bytes> {
         .collect()
 }
 
+/// Chunk `i` of [`chunks`]`(size, n)` without building the others: the
+/// first `units % n` chunks hold one 16-byte unit more, the last ones may
+/// be cut short by the size. O(1), for rings that cut every chunk into
+/// thousands of slices (tests hold it to `chunks`).
+pub fn chunk_of(size: Bytes, n: usize, i: usize) -> Bytes {
+    let n = n.max(1) as u64;
+    let i = i as u64;
+    let units = size.0.div_ceil(16);
+    let (base, extra) = (units / n, units % n);
+    let before = (i * base + i.min(extra)).saturating_mul(16).min(size.0);
+    let mine = (base + u64::from(i < extra)) * 16;
+    Bytes(mine.min(size.0 - before))
+}
+
 /// Lowers one allreduce of `size` bytes over `gpus` (rank order).
 pub fn lower(
     algorithm: Algorithm,
@@ -379,9 +413,8 @@ fn ring(cx: &Ctx, r: usize, s: Bytes, slice: Bytes, ll: bool) -> Program {
     let n = cx.n();
     let next = (r + 1) % n;
     let c = chunks(s, n);
-    let max_chunk = c.iter().map(|b| b.0).max().unwrap_or(0).max(1);
-    let m = max_chunk.div_ceil(slice.0.max(16)) as usize;
-    let slice_of = |chunk: Bytes, j: usize| chunks(chunk, m)[j];
+    let m = ring_slices(s, n, slice) as usize;
+    let slice_of = |chunk: Bytes, j: usize| chunk_of(chunk, m, j);
     let steps = 2 * (n - 1);
     let chunk_at = |s: usize| c[(r + n - s % n) % n];
     let mut p = Program {
