@@ -381,9 +381,11 @@ fn ring(cx: &Ctx, r: usize, s: Bytes, slice: Bytes, ll: bool) -> Program {
     let c = chunks(s, n);
     let max_chunk = c.iter().map(|b| b.0).max().unwrap_or(0).max(1);
     let m = max_chunk.div_ceil(slice.0.max(16)) as usize;
-    let slice_of = |chunk: Bytes, j: usize| chunks(chunk, m)[j];
+    // the m slices of every chunk, cut once
+    let slices: Vec<Vec<Bytes>> = c.iter().map(|&k| chunks(k, m)).collect();
     let steps = 2 * (n - 1);
-    let chunk_at = |s: usize| c[(r + n - s % n) % n];
+    let chunk_at = |s: usize| (r + n - s % n) % n;
+    let slice_of = |chunk: usize, j: usize| slices[chunk][j];
     let mut p = Program {
         ops: vec![Op::Launch],
     };
