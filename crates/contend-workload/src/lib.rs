@@ -47,6 +47,6 @@ pub use record::{
 pub use scenario::{
     AlgorithmConfig, DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME, KernelConfig, Pattern,
     PatternStreams, Scenario, ScenarioError, ScenarioSpec, Shape, Stream, VerifyStep, Workload,
-    default_scenario, load_scenario, parse_scenario,
+    default_scenario, load_scenario, parse_scenario, shipped_scenario_names,
 };
 pub use skew::Skew;

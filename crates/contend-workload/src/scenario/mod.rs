@@ -23,6 +23,7 @@ use thiserror::Error;
 pub use self::pattern::{Pattern, PatternStreams, Shape};
 pub use self::toml::{
     DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME, default_scenario, load_scenario, parse_scenario,
+    shipped_scenario_names,
 };
 
 /// A scenario that cannot be used, and where.

@@ -810,22 +810,69 @@ fn parse_pattern(
     })
 }
 
-/// Reads and parses a scenario file; relative topology paths resolve from its folder.
+/// Reads and parses a scenario file; relative topology paths resolve from its
+/// folder. A bare name that is no file (`transfer-gen5-write`, with or
+/// without `.toml`) is the shipped scenario of that name.
 pub fn load_scenario(
     path: &Path,
     topology_override: Option<Topology>,
 ) -> Result<Scenario, ScenarioError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError::Invalid {
-        location: Some(Location {
-            file: name.clone(),
-            line: 0,
-            column: 0,
-            field: None,
-        }),
-        message: format!("cannot read scenario file: {e}"),
-    })?;
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return match shipped_scenario(path) {
+                Some((stem, text)) => parse_scenario(
+                    &format!("scenarios/{stem}.toml"),
+                    text,
+                    Some(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios")),
+                    topology_override,
+                ),
+                None => Err(ScenarioError::Invalid {
+                    location: Some(Location {
+                        file: name,
+                        line: 0,
+                        column: 0,
+                        field: None,
+                    }),
+                    message: format!(
+                        "no such scenario file, and no shipped scenario of that name (shipped: {})",
+                        shipped_scenario_names().join(", ")
+                    ),
+                }),
+            };
+        }
+        Err(e) => {
+            return Err(ScenarioError::Invalid {
+                location: Some(Location {
+                    file: name,
+                    line: 0,
+                    column: 0,
+                    field: None,
+                }),
+                message: format!("cannot read scenario file: {e}"),
+            });
+        }
+    };
     parse_scenario(&name, &text, path.parent(), topology_override)
+}
+
+include!(concat!(env!("OUT_DIR"), "/shipped_scenarios.rs"));
+
+/// The stems of the scenarios shipped in `scenarios/`, sorted.
+pub fn shipped_scenario_names() -> Vec<&'static str> {
+    SHIPPED_SCENARIOS.iter().map(|(s, _)| *s).collect()
+}
+
+/// The shipped scenario a bare `path` names (its stem, `.toml` optional):
+/// (stem, TOML text). A path with a folder in it names a file, never this.
+fn shipped_scenario(path: &Path) -> Option<(&'static str, &'static str)> {
+    let s = path.to_str()?;
+    if s.contains('/') || s.contains('\\') {
+        return None;
+    }
+    let stem = s.strip_suffix(".toml").unwrap_or(s);
+    SHIPPED_SCENARIOS.iter().find(|(n, _)| *n == stem).copied()
 }
 
 /// The embedded default: the EAGLE-3 verify step on 8× RTX PRO 6000, two sockets.
