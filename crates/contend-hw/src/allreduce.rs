@@ -907,7 +907,7 @@ mod tests {
         assert_eq!(fit_queue(20, 20, 1, 8), (20, 20));
         assert_eq!(fit_queue(20, 20, 12, 4), (20, 20));
         let (w, r) = fit_queue(20, 20, 28, 8);
-        assert!(w >= 1 && r >= 1 && r < 20, "{w} {r}");
+        assert!(w >= 1 && (1..20).contains(&r), "{w} {r}");
         assert!(8 * 28 * (w + 2 * r) as usize + 8 * (r as usize + 3) <= QUEUE_BUDGET);
         // never more than asked
         assert_eq!(fit_queue(2, 1, 1000, 8), (1, 1));

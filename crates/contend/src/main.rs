@@ -378,40 +378,6 @@ fn topo(cmd: TopoCommand) -> Result<()> {
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::longest_first;
-
-    /// Results come back in the order of the jobs whatever order they ran
-    /// in, and the costliest job is the first one started.
-    #[test]
-    fn longest_jobs_start_first_and_results_keep_their_order() {
-        let jobs: Vec<u64> = vec![3, 50, 7, 1, 50, 9];
-        // on one thread the start order is the whole story
-        let one = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .unwrap();
-        let started = std::sync::Mutex::new(vec![]);
-        let out = one.install(|| {
-            longest_first(
-                &jobs,
-                |&j| j,
-                |&j| {
-                    started.lock().unwrap().push(j);
-                    j * 10
-                },
-            )
-        });
-        assert_eq!(out, vec![30, 500, 70, 10, 500, 90]);
-        assert_eq!(started.into_inner().unwrap(), vec![50, 50, 9, 7, 3, 1]);
-        // on several, every job runs once and the order of results holds
-        let many: Vec<u64> = (0..200).map(|i| (i * 7919) % 101).collect();
-        let out = longest_first(&many, |&j| j, |&j| j + 1);
-        assert_eq!(out, many.iter().map(|j| j + 1).collect::<Vec<_>>());
-    }
-}
-
 fn bench(a: BenchArgs) -> Result<()> {
     let model = ModelOpts {
         topology: None,
@@ -445,4 +411,38 @@ fn bench(a: BenchArgs) -> Result<()> {
     }
     let _ = Placement::Peer;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::longest_first;
+
+    /// Results come back in the order of the jobs whatever order they ran
+    /// in, and the costliest job is the first one started.
+    #[test]
+    fn longest_jobs_start_first_and_results_keep_their_order() {
+        let jobs: Vec<u64> = vec![3, 50, 7, 1, 50, 9];
+        // on one thread the start order is the whole story
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let started = std::sync::Mutex::new(vec![]);
+        let out = one.install(|| {
+            longest_first(
+                &jobs,
+                |&j| j,
+                |&j| {
+                    started.lock().unwrap().push(j);
+                    j * 10
+                },
+            )
+        });
+        assert_eq!(out, vec![30, 500, 70, 10, 500, 90]);
+        assert_eq!(started.into_inner().unwrap(), vec![50, 50, 9, 7, 3, 1]);
+        // on several, every job runs once and the order of results holds
+        let many: Vec<u64> = (0..200).map(|i| (i * 7919) % 101).collect();
+        let out = longest_first(&many, |&j| j, |&j| j + 1);
+        assert_eq!(out, many.iter().map(|j| j + 1).collect::<Vec<_>>());
+    }
 }
