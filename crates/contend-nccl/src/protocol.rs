@@ -123,6 +123,27 @@ pub fn trip_bytes(p: Protocol, threads: u32) -> Bytes {
     }
 }
 
+/// 16-byte loads each thread keeps in flight when a primitive reads what
+/// arrived: Simple's `reduceCopy` unrolls `ncclCollUnroll` (4 below
+/// compute capability 8.0, 6 on 12.x, else 8: `src/include/device.h`,
+/// equal at v2.27.7-1, v2.28.9-1 and v2.29.7-1); LL polls one line per
+/// thread at a time (`readLL`, `src/device/prims_ll.h`); LL128 loads a
+/// thread's `NCCL_LL128_SHMEM_ELEMS_PER_THREAD` (8) words before it checks
+/// their flag (`src/device/prims_ll128.h`), taken here as 8 loads in flight.
+pub fn loads_in_flight(p: Protocol, compute_capability: u32) -> u32 {
+    match p {
+        Protocol::Simple => {
+            if compute_capability >= 80 {
+                if compute_capability / 10 == 12 { 6 } else { 8 }
+            } else {
+                4
+            }
+        }
+        Protocol::Ll => 1,
+        Protocol::Ll128 => LL128_SHMEM_ELEMS_PER_THREAD as u32,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -164,5 +185,9 @@ mod tests {
         assert_eq!(credit_lag(Algorithm::Tree, Protocol::Simple), 8);
         assert_eq!(credit_lag(Algorithm::Ring, Protocol::Ll), 8);
         assert_eq!(trip_bytes(Protocol::Ll, 512), Bytes(4096));
+        assert_eq!(loads_in_flight(Protocol::Simple, 90), 8);
+        assert_eq!(loads_in_flight(Protocol::Simple, 120), 6);
+        assert_eq!(loads_in_flight(Protocol::Simple, 75), 4);
+        assert_eq!(loads_in_flight(Protocol::Ll, 90), 1);
     }
 }
