@@ -101,6 +101,12 @@ impl NcclOpts {
         if self.env.is_empty() && self.version.is_none() {
             return Ok(sc);
         }
+        if sc.workload().gap_and_skew().is_none() {
+            bail!(
+                "--nccl-env/--nccl-version change the `nccl` algorithm, which scenario `{}` does not run (a transfer workload runs no algorithm)",
+                sc.name()
+            );
+        }
         if !sc.algorithms().contains(&Algorithm::Nccl) {
             bail!(
                 "--nccl-env/--nccl-version change the `nccl` algorithm, which scenario `{}` does not run (its algorithms: {})",

@@ -45,7 +45,8 @@ fn field_of(e: &NcclError) -> &'static str {
 /// (`None` otherwise), checked to leave an algorithm and protocol for every
 /// size the workload runs.
 pub(crate) fn plan(s: &ScenarioSpec) -> Result<Option<Arc<NcclPlan>>, FieldError> {
-    if !s.algorithms.contains(&Algorithm::Nccl) {
+    // transfers run no algorithm
+    if !s.algorithms.contains(&Algorithm::Nccl) || matches!(s.workload, Workload::Transfer { .. }) {
         return Ok(None);
     }
     let p =
