@@ -263,7 +263,7 @@ pub fn parse_nccl_tests(file: &str, text: &str) -> Result<Vec<(usize, ResultReco
                 scenario: cx.scenario.clone().unwrap_or_else(|| "nccl-tests".into()),
                 topology: String::new(),
                 workload: WorkloadKind::Allreduce,
-                algorithm: cx.algorithm.unwrap_or(Measured::Nccl),
+                algorithm: cx.algorithm.unwrap_or(Measured::NCCL),
                 placement: cx.placement,
                 fidelity: None,
                 launch: if cx.graph {

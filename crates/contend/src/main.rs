@@ -80,12 +80,68 @@ struct ModelOpts {
     fidelity: Vec<FidelityArg>,
 }
 
+/// NCCL's release and environment for the `nccl` algorithm, over the scenario's `[nccl]`.
+#[derive(Args, Debug, Clone, Default)]
+struct NcclOpts {
+    /// An NCCL variable the replica models, NAME=value (repeatable), over the
+    /// scenario's `[nccl]` table: NCCL_P2P_LEVEL=SYS, NCCL_PROTO=LL, NCCL_MAX_NCHANNELS=4.
+    #[arg(long = "nccl-env", value_name = "NAME=VALUE")]
+    env: Vec<String>,
+    /// The NCCL release whose rules the `nccl` algorithm follows: 2.27, 2.28 or 2.29
+    /// (default: the scenario's, else 2.28).
+    #[arg(long = "nccl-version", value_name = "VERSION")]
+    version: Option<contend_nccl::NcclVersion>,
+}
+
+impl NcclOpts {
+    /// The scenario under these overrides; an error when there are
+    /// overrides and the scenario does not run `nccl`.
+    fn apply(&self, sc: Scenario) -> Result<Scenario> {
+        if self.env.is_empty() && self.version.is_none() {
+            return Ok(sc);
+        }
+        if sc.workload().gap_and_skew().is_none() {
+            bail!(
+                "--nccl-env/--nccl-version change the `nccl` algorithm, which scenario `{}` does not run (a transfer workload runs no algorithm)",
+                sc.name()
+            );
+        }
+        if !sc.algorithms().contains(&Algorithm::Nccl) {
+            bail!(
+                "--nccl-env/--nccl-version change the `nccl` algorithm, which scenario `{}` does not run (its algorithms: {})",
+                sc.name(),
+                sc.algorithms()
+                    .iter()
+                    .map(|a| a.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        let mut setup = sc.nccl().clone();
+        if let Some(v) = self.version {
+            setup.version = v;
+        }
+        for item in &self.env {
+            let Some((k, v)) = item.split_once('=') else {
+                bail!("--nccl-env {item}: write NAME=value");
+            };
+            setup
+                .env
+                .set_modelled(k.trim(), v)
+                .map_err(|e| anyhow::anyhow!("--nccl-env {e}"))?;
+        }
+        Ok(sc.with_nccl(setup)?)
+    }
+}
+
 #[derive(Args, Debug)]
 struct SimulateArgs {
     /// Scenario file (TOML). Without it, the embedded default scenario.
     scenario: Option<PathBuf>,
     #[command(flatten)]
     model: ModelOpts,
+    #[command(flatten)]
+    nccl: NcclOpts,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
@@ -97,6 +153,8 @@ struct SweepArgs {
     scenario: Option<PathBuf>,
     #[command(flatten)]
     model: ModelOpts,
+    #[command(flatten)]
+    nccl: NcclOpts,
     /// Smallest size.
     #[arg(long, default_value = "1KiB", value_parser = parse_bytes)]
     from: Bytes,
@@ -300,6 +358,7 @@ fn longest_first<J: Sync, R: Send>(
 
 fn simulate(a: SimulateArgs) -> Result<()> {
     let (sc, params, fids) = load(a.scenario.as_deref(), &a.model)?;
+    let sc = a.nccl.apply(sc)?;
     let runs = run_all(&sc, &params, runs_of(&sc, &fids))?;
     match a.format {
         Format::Json => println!("{}", output::json(&sc, &runs)?),
@@ -310,6 +369,7 @@ fn simulate(a: SimulateArgs) -> Result<()> {
 
 fn sweep(a: SweepArgs) -> Result<()> {
     let (sc, params, fids) = load(a.scenario.as_deref(), &a.model)?;
+    let sc = a.nccl.apply(sc)?;
     let sizes = if a.sizes.is_empty() {
         contend_workload::ladder(a.from, a.to, a.factor)
     } else {
