@@ -28,6 +28,7 @@ pub fn family(a: Algorithm) -> &'static str {
         Algorithm::StagedPush => "staged-push",
         Algorithm::CeRing => "ce-ring",
         Algorithm::RingLl | Algorithm::RingSimple => "nccl-ring",
+        Algorithm::Nccl => "nccl",
     }
 }
 
@@ -37,7 +38,7 @@ pub struct Range {
     pub from_bytes: u64,
     pub to_bytes: u64,
     /// `one-shot`, `two-shot`, `hierarchical`, `island-two-shot`,
-    /// `staged-push`, `ce-ring`, `nccl-ring`.
+    /// `staged-push`, `ce-ring`, `nccl-ring`, `nccl`.
     pub family: String,
     /// The fastest algorithm of the family at each size of the range, in order (deduplicated).
     pub algorithms: Vec<String>,

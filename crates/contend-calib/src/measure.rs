@@ -36,8 +36,8 @@ impl AlgoRef {
     /// The allreduce a record measured, if it is one.
     pub fn of(m: Measured) -> Option<AlgoRef> {
         match m {
+            Measured::Allreduce(Algorithm::Nccl) => Some(AlgoRef::Nccl),
             Measured::Allreduce(a) => Some(AlgoRef::Custom(a)),
-            Measured::Nccl => Some(AlgoRef::Nccl),
             _ => None,
         }
     }

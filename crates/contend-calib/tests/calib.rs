@@ -148,7 +148,7 @@ fn nccl_tests_log_round_trips() {
     assert_eq!(a.len(), 17);
     assert_eq!(a[0].size_bytes, 1024);
     assert_eq!(a[0].ranks, vec!["gpu0", "gpu1"]);
-    assert_eq!(a[0].algorithm, contend_workload::Measured::Nccl);
+    assert_eq!(a[0].algorithm, contend_workload::Measured::NCCL);
     assert_eq!(a[16].stats.median_ns, 250_910.0);
     assert_eq!(a[0].machine.as_ref().unwrap().gpus.len(), 2);
     let out = nccl_tests_table(&a);

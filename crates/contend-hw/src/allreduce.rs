@@ -225,6 +225,36 @@ pub trait Collective: Sync {
     }
     /// Facts for the record's `extra` (grid, protocol...).
     fn describe(&self, _bytes: usize, _extra: &mut contend_workload::Extra) {}
+    /// Stream operations (copies, kernel launches) one allreduce enqueues
+    /// on a rank's stream: one kernel, except for schedules of many.
+    fn queued_ops(&self) -> usize {
+        1
+    }
+}
+
+/// Stream operations one GPU's queues take behind the `hold` kernel of
+/// [`time`]. A host thread that enqueues more blocks in the driver until
+/// the GPU drains some, and the hold then lets the streams go with the other
+/// ranks' work not yet queued: their flag waits time out. Measured on the
+/// lent H200 with `--emulate-ranks` (calibration/h200x1/emulate-*.log): the
+/// copy-engine ring queued 2,880 operations per GPU at N = 4 and ran, and
+/// 13,440 at N = 8 and hung.
+pub(crate) const QUEUE_BUDGET: usize = 4096;
+
+/// `(warmup, repeats)` for [`time`] within [`QUEUE_BUDGET`]: unchanged when
+/// they fit, else both cut (warmup to at most a third of what fits), each at
+/// least 1. `ranks_here` ranks share the GPU, each enqueuing `ops` stream
+/// operations per allreduce and an event per timed repeat.
+pub(crate) fn fit_queue(warmup: u32, repeats: u32, ops: usize, ranks_here: usize) -> (u32, u32) {
+    let per = ops.max(1) * ranks_here.max(1);
+    let need = |w: u32, r: u32| per * (w + 2 * r) as usize + ranks_here * (r as usize + 3);
+    if need(warmup, repeats) <= QUEUE_BUDGET {
+        return (warmup, repeats);
+    }
+    let fits = (QUEUE_BUDGET / (per + ranks_here)).max(3) as u32;
+    let w = warmup.min(fits / 3).max(1);
+    let r = ((fits - w) / 2).clamp(1, repeats.max(1));
+    (w, r)
 }
 
 /// One of the custom kernels on a team.
@@ -440,6 +470,14 @@ impl Collective for Custom<'_, '_> {
     }
     fn output(&self, rank: usize) -> &DevMem {
         &self.team.output[rank]
+    }
+    fn queued_ops(&self) -> usize {
+        if self.algorithm == Algorithm::CeRing {
+            // a copy and a kernel per step, 2(N - 1) steps
+            4 * (self.team.ids.len() - 1)
+        } else {
+            1
+        }
     }
     fn launch(
         &self,
@@ -687,6 +725,12 @@ pub fn time(
     let t = &rig.timeouts;
     c.ready(bytes)?;
     let ids = c.gpu_ids().to_vec();
+    let most_here = ids
+        .iter()
+        .map(|g| ids.iter().filter(|h| *h == g).count())
+        .max()
+        .unwrap_or(1);
+    let (warmup, repeats) = fit_queue(warmup, repeats, c.queued_ops(), most_here);
     let r = repeats.max(1) as usize;
     let release = HostMem::alloc(&rig.gpus, 64)?;
     let per_rank = rig.par(&ids, |rank, g, gate| {
@@ -854,6 +898,20 @@ pub fn default_repeats(bytes: usize) -> (u32, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What ran on the lent H200 keeps its counts; the copy-engine ring of 8
+    /// emulated ranks (28 operations per allreduce each, 13,440 in all,
+    /// which hung) is cut to fit, and what is cut still fits.
+    #[test]
+    fn queued_work_fits_the_budget() {
+        assert_eq!(fit_queue(20, 20, 1, 8), (20, 20));
+        assert_eq!(fit_queue(20, 20, 12, 4), (20, 20));
+        let (w, r) = fit_queue(20, 20, 28, 8);
+        assert!(w >= 1 && (1..20).contains(&r), "{w} {r}");
+        assert!(8 * 28 * (w + 2 * r) as usize + 8 * (r as usize + 3) <= QUEUE_BUDGET);
+        // never more than asked
+        assert_eq!(fit_queue(2, 1, 1000, 8), (1, 1));
+    }
 
     /// Every custom algorithm names a kernel the backend loads, in both types.
     #[test]

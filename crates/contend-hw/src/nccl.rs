@@ -101,7 +101,7 @@ impl NcclTeam {
 
 impl Collective for NcclTeam {
     fn algorithm(&self) -> contend_workload::Measured {
-        contend_workload::Measured::Nccl
+        contend_workload::Measured::NCCL
     }
     fn gpu_ids(&self) -> &[usize] {
         &self.ids

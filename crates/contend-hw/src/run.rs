@@ -642,7 +642,7 @@ pub fn run_nccl(rig: &Rig, sc: &Scenario, sink: &mut Sink, opts: &Options) -> Re
                             sc.name(),
                             sc.topology_ref(),
                             WorkloadKind::Allreduce,
-                            Measured::Nccl,
+                            Measured::NCCL,
                             None,
                             LaunchMode::Eager,
                             names.clone(),

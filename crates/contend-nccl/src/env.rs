@@ -345,6 +345,33 @@ pub struct NcclEnv {
     pub unreplicated: Vec<(String, String)>,
 }
 
+/// The variables the replica models: what a scenario's `[nccl]` table and
+/// `contend simulate --nccl-env` accept (NCCL itself ignores names it does
+/// not know, so a misspelt one there would silently do nothing; here it is
+/// an error). [`NcclEnv::set`] handles each of them.
+pub const MODELLED: [&str; 20] = [
+    "NCCL_P2P_LEVEL",
+    "NCCL_P2P_DISABLE",
+    "NCCL_SHM_DISABLE",
+    "NCCL_MIN_NCHANNELS",
+    "NCCL_MAX_NCHANNELS",
+    "NCCL_MIN_NRINGS",
+    "NCCL_MAX_NRINGS",
+    "NCCL_MIN_CTAS",
+    "NCCL_MAX_CTAS",
+    "NCCL_ALGO",
+    "NCCL_PROTO",
+    "NCCL_BUFFSIZE",
+    "NCCL_LL_BUFFSIZE",
+    "NCCL_LL128_BUFFSIZE",
+    "NCCL_NTHREADS",
+    "NCCL_LL128_NTHREADS",
+    "NCCL_GRAPH_FILE",
+    "NCCL_P2P_READ_ENABLE",
+    "NCCL_P2P_DIRECT_DISABLE",
+    "NCCL_CUMEM_ENABLE",
+];
+
 fn int(name: &str, v: &str) -> Result<i64, EnvError> {
     let t = v.trim();
     let parsed = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
@@ -399,6 +426,23 @@ impl NcclEnv {
             e.set(k.trim(), v)?;
         }
         Ok(e)
+    }
+
+    /// Sets one of the variables the replica models ([`MODELLED`], plus
+    /// `NCCL_NVB_DISABLE`); any other name is an error naming them.
+    pub fn set_modelled(&mut self, name: &str, v: &str) -> Result<(), EnvError> {
+        if !MODELLED.contains(&name) && name != "NCCL_NVB_DISABLE" {
+            return Err(EnvError::new(
+                name,
+                v,
+                format!(
+                    "is not a variable the NCCL replica models ({}, NCCL_NVB_DISABLE); \
+                     NCCL ignores names it does not know, so a misspelt one would do nothing",
+                    MODELLED.join(", ")
+                ),
+            ));
+        }
+        self.set(name, v)
     }
 
     /// Sets one variable.
@@ -547,6 +591,31 @@ mod tests {
             NcclEnv::from_assignments(["NCCL_SOCKET_IFNAME=eth0", "NCCL_P2P_DISABLE=1"]).unwrap();
         assert!(ok.p2p_disable);
         assert_eq!(ok.unreplicated.len(), 1);
+    }
+
+    #[test]
+    fn every_modelled_name_is_handled_and_others_are_refused() {
+        for name in MODELLED.iter().chain(["NCCL_NVB_DISABLE"].iter()) {
+            let value = match *name {
+                "NCCL_P2P_LEVEL" => "SYS",
+                "NCCL_ALGO" => "Ring",
+                "NCCL_PROTO" => "Simple",
+                "NCCL_GRAPH_FILE" => "graph.xml",
+                _ => "1",
+            };
+            let mut e = NcclEnv::default();
+            e.set_modelled(name, value).unwrap();
+            assert!(
+                e.unreplicated.is_empty(),
+                "{name} fell through to unreplicated"
+            );
+            assert_ne!(e, NcclEnv::default(), "{name}={value} changed nothing");
+        }
+        let mut e = NcclEnv::default();
+        let err = e.set_modelled("NCCL_P2P_LEVLE", "SYS").unwrap_err();
+        assert!(err.to_string().contains("does not know"), "{err}");
+        let err = e.set_modelled("NCCL_SOCKET_IFNAME", "eth0").unwrap_err();
+        assert!(err.to_string().contains("NCCL_P2P_LEVEL"), "{err}");
     }
 
     #[test]

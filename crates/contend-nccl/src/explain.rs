@@ -117,6 +117,46 @@ pub fn summary(plan: &NcclPlan) -> String {
     parts.join("; ")
 }
 
+/// NCCL's choices for one call in a line, as `contend simulate` prints
+/// them: `nccl 2.28: SHM on 8 connections; ring Simple on 2 of 2 channels
+/// (ring LL to 3.8 KiB, then Simple); gpu0→gpu4: SHM, path SYS above P2P
+/// level PXB (NCCL's default)`.
+pub fn call_line(plan: &NcclPlan, s: &crate::schedule::CallSchedule) -> String {
+    let f = crate::facts::CallFacts::from_plan(plan, s);
+    let mut line = format!(
+        "nccl {}: {}; {} {} on {} of {} channel{}",
+        plan.version,
+        f.transports(),
+        f.algorithm,
+        f.protocol,
+        f.channels_used(),
+        plan.channels.n_channels,
+        if plan.channels.n_channels == 1 {
+            ""
+        } else {
+            "s"
+        },
+    );
+    let r = switch_points(plan);
+    if r.len() > 1 {
+        let _ = write!(line, " ({})", ranges_sentence(&r));
+    }
+    if let Some(far) = plan
+        .pairs
+        .iter()
+        .max_by_key(|p| (p.path, std::cmp::Reverse((p.from, p.to))))
+    {
+        let _ = write!(
+            line,
+            "; {}→{}: {}",
+            rank_name(plan, far.from),
+            rank_name(plan, far.to),
+            far.reason
+        );
+    }
+    line
+}
+
 /// Renders the plan's decisions with their reasons, and NCCL's choice for
 /// each size asked.
 pub fn explain(plan: &NcclPlan, sizes: &[Bytes]) -> String {

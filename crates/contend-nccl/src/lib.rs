@@ -7,7 +7,10 @@
 //! per peer ([`transport`]), the ring and tree search with NCCL's bandwidth
 //! constants ([`search`]), the channels ([`channels`]) and, per message
 //! size, the algorithm and protocol NCCL's cost model picks ([`tuning`]).
-//! [`plan`] runs the pipeline; [`explain`] says what NCCL does and why;
+//! [`plan`] runs the pipeline; [`schedule`] says what one call runs
+//! (channels, chunks, loops) and [`protocol`] how each protocol frames and
+//! steps its data; [`explain`] says what NCCL does and why; [`facts`]
+//! keeps one call's decisions for a result record;
 //! [`log`] reads `NCCL_DEBUG=INFO` logs so the replica can be checked
 //! against what NCCL printed.
 //!
@@ -29,11 +32,14 @@ pub mod channels;
 mod env;
 mod error;
 pub mod explain;
+pub mod facts;
 mod graph_file;
 pub mod log;
 pub mod p2p;
 pub mod paths;
 mod plan;
+pub mod protocol;
+pub mod schedule;
 pub mod search;
 pub mod system;
 pub mod transport;
@@ -42,17 +48,19 @@ mod version;
 
 pub use channels::{Channels, TreeNode};
 pub use env::{
-    CpuArch, EnableList, FUNCTIONS, GpuP2p, HostFacts, NcclEnv, P2pLevel, P2pLevelSpelling,
-    ProcessModel,
+    CpuArch, EnableList, FUNCTIONS, GpuP2p, HostFacts, MODELLED, NcclEnv, P2pLevel,
+    P2pLevelSpelling, ProcessModel,
 };
 pub use error::{EnvError, LogError, NcclError};
-pub use explain::{explain, summary};
+pub use explain::{call_line, explain, summary};
+pub use facts::{CallFacts, Connection, DecidedBy};
 pub use p2p::{LevelSource, P2pPolicy, P2pVerdict};
 pub use paths::PathType;
 pub use plan::{
     Buffers, NcclPlan, PeerDecision, RankInfo, SizeRange, SystemSummary, all_gpus, plan,
 };
+pub use schedule::{CallSchedule, ChannelPart};
 pub use search::{Pattern, SearchGraph};
-pub use transport::{P2pMechanism, Transport};
+pub use transport::{BufferAt, P2pMechanism, Transport, TransportKind};
 pub use tuning::{Algorithm, CostModel, ModelEntry, Protocol, SizeChoice};
 pub use version::NcclVersion;

@@ -11,7 +11,8 @@
 
 use crate::env::{NcclEnv, ProcessModel};
 use crate::p2p::P2pVerdict;
-use serde::Serialize;
+use crate::tuning::Protocol;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// How NCCL maps the peer's buffer for P2P (`p2pSendSetup`).
@@ -85,6 +86,80 @@ impl fmt::Display for Transport {
             Transport::P2p { .. } => f.write_str("P2P write"),
             Transport::Shm => f.write_str("SHM"),
             Transport::Net => f.write_str("NET"),
+        }
+    }
+}
+
+/// Where a connection's receive buffer lives: who writes across a link
+/// and who reads across one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum BufferAt {
+    /// The receiver's device memory: the sender stores across, the
+    /// receiver reads locally (P2P write; LL and LL128 of every P2P
+    /// connection).
+    Receiver,
+    /// The sender's device memory: the sender stores locally, the receiver
+    /// loads across (P2P read, Simple only: `p2pSendSetup` allocates the
+    /// Simple buffer on the sender when `read` is set, `src/transport/p2p.cc`
+    /// v2.28.9-1).
+    Sender,
+    /// Host memory on the receiver's side: the sender stores into host
+    /// memory, the receiver loads it back (SHM: `NCCL_SHM_LOCALITY`
+    /// defaults to the receive side and `NCCL_SHM_USE_CUDA_MEMCPY` to 0,
+    /// so the kernels move the data themselves, `src/transport/shm.cc`
+    /// v2.28.9-1).
+    ReceiverHost,
+}
+
+/// A transport as results record it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TransportKind {
+    P2pWrite,
+    P2pRead,
+    Shm,
+    Net,
+}
+
+impl TransportKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            TransportKind::P2pWrite => "P2P write",
+            TransportKind::P2pRead => "P2P read",
+            TransportKind::Shm => "SHM",
+            TransportKind::Net => "NET",
+        }
+    }
+}
+
+impl fmt::Display for TransportKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Transport {
+    /// Where the receive buffer of protocol `p` lives.
+    pub fn buffer(&self, p: Protocol) -> BufferAt {
+        match self {
+            Transport::P2p { read: true, .. } if p == Protocol::Simple => BufferAt::Sender,
+            Transport::P2p { .. } | Transport::Net => BufferAt::Receiver,
+            Transport::Shm => BufferAt::ReceiverHost,
+        }
+    }
+    /// Whether the connection's step counters live in host memory (SHM:
+    /// the receiver's `ncclRecvMem` and the sender's `ncclSendMem` are host
+    /// allocations, each on its owner's side, `src/transport/shm.cc`
+    /// v2.28.9-1); P2P keeps each in its owner's device memory.
+    pub fn flags_in_host(&self) -> bool {
+        matches!(self, Transport::Shm)
+    }
+    pub fn transport_kind(&self) -> TransportKind {
+        match self {
+            Transport::P2p { read: true, .. } => TransportKind::P2pRead,
+            Transport::P2p { .. } => TransportKind::P2pWrite,
+            Transport::Shm => TransportKind::Shm,
+            Transport::Net => TransportKind::Net,
         }
     }
 }

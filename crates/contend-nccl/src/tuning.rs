@@ -18,11 +18,11 @@ use crate::paths::PathType;
 use crate::search::SearchGraph;
 use crate::version::NcclVersion;
 use contend_topo::{Bytes, BytesPerSec, Picos};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// NCCL's algorithms (`NCCL_ALGO_*`, `src/include/nccl_common.h`, in order).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Algorithm {
     Tree,
     Ring,
@@ -92,7 +92,7 @@ impl fmt::Display for Algorithm {
 }
 
 /// NCCL's protocols (`NCCL_PROTO_*`, in order).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Protocol {
     Ll,
     Ll128,
@@ -237,8 +237,15 @@ fn nthreads(env: Option<i64>, min: i64, max: i64, default: i64) -> i64 {
 pub struct ModelEntry {
     pub algorithm: Algorithm,
     pub protocol: Protocol,
-    /// `comm->latencies`, as NCCL's float µs.
+    /// `comm->latencies`, as NCCL's float µs: `base_latency_us` plus
+    /// the steps times `step_latency_us`.
     pub latency_us: f32,
+    /// `baseLat[algorithm][protocol]`, µs: NCCL's fixed cost of a call.
+    pub base_latency_us: f32,
+    /// `hwLat[link][algorithm][protocol]`, µs: what NCCL charges per step
+    /// (per ring step; per hop up and down a tree), by the graph's link
+    /// type (NVLink or PCI).
+    pub step_latency_us: f32,
     /// `comm->bandwidths` (0: disabled), NCCL's float GB/s.
     pub bandwidth_gbps: f32,
     /// `comm->maxThreads`.
@@ -250,6 +257,10 @@ pub struct ModelEntry {
 impl ModelEntry {
     pub fn latency(&self) -> Picos {
         Picos::from_ns_f64(f64::from(self.latency_us) * 1000.0)
+    }
+    /// NCCL's per-step hardware latency as a time.
+    pub fn step_latency(&self) -> Picos {
+        Picos::from_ns_f64(f64::from(self.step_latency_us) * 1000.0)
     }
     pub fn bandwidth(&self) -> BytesPerSec {
         BytesPerSec::from_gbps(f64::from(self.bandwidth_gbps))
@@ -405,7 +416,8 @@ pub(crate) fn model(
                 0.5
             };
             bus *= ratio;
-            let mut lat = BASE_LAT[a][p];
+            let base = BASE_LAT[a][p];
+            let mut lat = base;
             let mut hw = HW_LAT[intra_hw][a][p];
             // POWER: Tree Simple gets Ring Simple's PCI latency, to favour Tree.
             if power_cpu && intra_hw == 1 && a == TREE && p == SIMPLE {
@@ -452,6 +464,8 @@ pub(crate) fn model(
                 algorithm: Algorithm::from_index(a).expect("tree or ring"),
                 protocol: Protocol::from_index(p).expect("three protocols"),
                 latency_us: lat,
+                base_latency_us: base,
+                step_latency_us: hw,
                 bandwidth_gbps: bus,
                 max_threads: max_threads[a][p] as u32,
                 disabled,
@@ -551,9 +565,8 @@ impl CostModel {
 }
 
 /// The channels `scheduleCollTasksToPlan` (`src/enqueue.cc` v2.28.9-1)
-/// gives one AllReduce launched alone: traffic of 2 bytes per byte (×4 for
-/// LL) in cells of 16 KiB of traffic, spread so each channel carries the
-/// call's traffic over its channel count.
+/// gives one AllReduce launched alone, first and last
+/// ([`crate::schedule::channel_counts`] holds the rule).
 fn spread(
     bytes: Bytes,
     elem: Bytes,
@@ -561,63 +574,9 @@ fn spread(
     comm_channels: usize,
     p: Protocol,
 ) -> (usize, usize) {
-    const MIN_TRAFFIC: u64 = 16 << 10;
-    let elem = elem.0.max(1);
-    let count = bytes.0 / elem;
-    if count == 0 {
-        return (0, 0);
-    }
-    let n_max = comm_channels as u64;
-    let traffic_bytes = MIN_TRAFFIC.max(count * elem * 2);
-    let kind_channels = (task_channels as u64).min(n_max).max(1);
-    let per_channel = MIN_TRAFFIC.max(traffic_bytes / kind_channels);
-    let channel_id: u64 = 0;
-    let current: u64 = 0;
-    let mut tpb: u64 = 2;
-    if p == Protocol::Ll {
-        tpb *= 4;
-    }
-    let cell = MIN_TRAFFIC.div_ceil(tpb).div_ceil(16) * 16;
-    let per_cell_elems = cell / elem;
-    if per_cell_elems == 0 {
-        return (0, 0);
-    }
-    let cells = (count * elem).div_ceil(cell);
-    let traffic_per_cell = cell * tpb;
-    let mut cells_per_channel = cells.min(per_channel.div_ceil(traffic_per_cell));
-    let cells_lo = if channel_id + 1 == n_max {
-        cells
-    } else {
-        cells.min((per_channel - current).div_ceil(traffic_per_cell))
-    };
-    let mut n_mid = (cells - cells_lo) / cells_per_channel.max(1);
-    let mut cells_hi = (cells - cells_lo) % cells_per_channel.max(1);
-    let mut n_ch = u64::from(cells_lo != 0) + n_mid + u64::from(cells_hi != 0);
-    if n_max < channel_id + n_ch {
-        n_mid = n_max.saturating_sub(channel_id + 2);
-        cells_per_channel = (cells - cells_lo) / (n_mid + 1);
-        cells_hi = cells_per_channel + (cells - cells_lo) % (n_mid + 1);
-    }
-    if cells_hi == 0 && n_mid != 0 {
-        cells_hi = cells_per_channel;
-        n_mid -= 1;
-    }
-    let mut lo_id = channel_id;
-    let mut cells_lo = cells_lo;
-    if cells_lo == 0 {
-        lo_id += 1;
-        if n_mid == 0 {
-            cells_lo = cells_hi;
-            cells_hi = 0;
-        } else {
-            cells_lo = cells_per_channel;
-            n_mid -= 1;
-        }
-    }
-    let count_lo = cells_lo * per_cell_elems;
-    n_ch = u64::from(count_lo != 0) + n_mid + u64::from(cells_hi != 0);
-    n_ch = n_ch.max(1);
-    (lo_id as usize, (lo_id + n_ch - 1) as usize)
+    let (lo, counts) =
+        crate::schedule::channel_counts(bytes, elem, task_channels, comm_channels, p);
+    (lo, lo + counts.len().max(1) - 1)
 }
 
 #[cfg(test)]

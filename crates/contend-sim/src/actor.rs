@@ -26,6 +26,10 @@ pub(crate) enum Step {
     Begin(u32),
     /// The actor finishes collective `k`.
     End,
+    /// Wait for the other programs of this rank's kernel launch to finish
+    /// the collective too: a launch ends when its last block does, and the
+    /// next one on the GPU's stream starts after it (NCCL's channels).
+    Join,
     /// Index into the actor's op table.
     Op(u32),
 }
@@ -60,6 +64,9 @@ pub(crate) struct ActorSpec {
     /// The ops `Step::Op` indexes (shared by every repetition of a program).
     pub ops: Rc<[Op]>,
     pub eager: bool,
+    /// The kernel launch this actor is a block of (its rank), and how many
+    /// actors that launch has (1: it alone).
+    pub launch: (u32, u32),
 }
 
 #[derive(Debug)]
@@ -69,6 +76,8 @@ pub(crate) struct Actor {
     pub epoch: u32,
     pub waiting: Option<Waiting>,
     pub wait_since: Picos,
+    /// Transfer groups of the current op still running (two for a stream op).
+    pub groups_open: u32,
     span_start: Picos,
     span_kind: Option<SpanKind>,
     /// When each collective began and ended.
@@ -84,6 +93,7 @@ impl Actor {
             epoch: 0,
             waiting: None,
             wait_since: Picos::ZERO,
+            groups_open: 0,
             span_start: Picos::ZERO,
             span_kind: None,
             begin: vec![],
@@ -149,6 +159,23 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
                     let now = self.w.now;
                     self.actors[a].end.push(now);
                 }
+                Step::Join => {
+                    let (group, size) = self.actors[a].spec.launch;
+                    if size > 1 {
+                        self.span(a, Some(SpanKind::Barrier));
+                        let epoch = self.actors[a].epoch;
+                        let waiting = self.joins.entry((group, epoch)).or_default();
+                        waiting.push(a);
+                        if waiting.len() < size as usize {
+                            return;
+                        }
+                        let all = self.joins.remove(&(group, epoch)).unwrap_or_default();
+                        let now = self.w.now;
+                        for b in all.into_iter().filter(|b| *b != a) {
+                            self.w.push(now, Ev::Resume(b));
+                        }
+                    }
+                }
                 Step::Op(i) => {
                     let ops = self.actors[a].spec.ops.clone();
                     if self.exec(a, &ops[i as usize]) {
@@ -192,6 +219,19 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
                 self.span(a, Some(SpanKind::Store));
                 self.start_group(a, Dir::Write, parts, *engine, None)
             }
+            Op::Stream {
+                fetch,
+                post,
+                engine,
+                loads_per_thread,
+            } => {
+                self.span(a, Some(SpanKind::Store));
+                let reads: Vec<(Access, Notify)> =
+                    fetch.iter().map(|x| (*x, Notify::None)).collect();
+                let r = self.start_group(a, Dir::Read, &reads, *engine, *loads_per_thread);
+                let w = self.start_group(a, Dir::Write, post, *engine, None);
+                r || w
+            }
             Op::Signal { to, phase } => {
                 self.span(a, Some(SpanKind::Barrier));
                 let epoch = self.actors[a].epoch;
@@ -201,6 +241,10 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
             Op::Fence => {
                 self.span(a, Some(SpanKind::Barrier));
                 self.resume_after(a, ns(p.gpu.fence_ns))
+            }
+            Op::Overhead { time } => {
+                self.span(a, Some(SpanKind::Barrier));
+                self.resume_after(a, *time)
             }
             Op::Wait { phase, count } => {
                 self.span(a, Some(SpanKind::Barrier));

@@ -90,6 +90,9 @@ pub(crate) struct Engine<'a, Q, T> {
     /// The collective whose spans are kept for the timeline.
     pub trace_epoch: Option<u32>,
     pub spans: Vec<Span>,
+    /// Actors of one kernel launch that finished a collective and wait
+    /// for the rest of it: (launch, collective) → those waiting.
+    pub joins: crate::ids::FxMap<(u32, u32), Vec<ActorId>>,
     limits: LimitClock,
 }
 
@@ -121,6 +124,7 @@ impl<'a, Q: EventQueue<Ev<T::Event>> + Default, T: Transport> Engine<'a, Q, T> {
             events: 0,
             trace_epoch: None,
             spans: vec![],
+            joins: Default::default(),
             limits: LimitClock::new(limits),
         }
     }

@@ -73,8 +73,8 @@ mod transport;
 pub use actor::{Span, SpanKind};
 pub use limits::{LimitHit, RunLimits};
 pub use params::{
-    CrossSocketParams, FabricParams, GpuParams, HostParams, IoDieParams, ModelParams, ParamsError,
-    PcieParams, RingParams, RootComplexParams, SwitchParams,
+    CrossSocketParams, FabricParams, GpuParams, HostParams, IoDieParams, ModelParams, NcclParams,
+    ParamsError, PcieParams, RingParams, RootComplexParams, SwitchParams,
 };
 pub use run::{
     QueueKind, Run, RunSpec, SimError, SimOptions, runs_of, simulate, simulate_one,

@@ -95,8 +95,12 @@ pub struct SimOptions {
 pub fn runs_of(sc: &Scenario, fidelities: &[Fidelity]) -> Vec<RunSpec> {
     let mut v = vec![];
     let collective = |v: &mut Vec<RunSpec>, size| {
-        for &placement in sc.placements() {
+        for (pi, &placement) in sc.placements().iter().enumerate() {
             for &a in sc.algorithms() {
+                // NCCL places its own buffers (its transports): one run
+                if a == Algorithm::Nccl && pi > 0 {
+                    continue;
+                }
                 for &fidelity in fidelities {
                     v.push(RunSpec {
                         algorithm: Some(a),
@@ -210,7 +214,8 @@ fn run<Q: EventQueue<Ev<T::Event>> + Default, T: Transport>(
                     .ok_or_else(|| fail("an allreduce run needs a size".into()))?;
                 let n = *repeats as usize;
                 let (a, note) =
-                    crate::script::collective(sc, params, alg, spec.placement, size, n, *gap, skew);
+                    crate::script::collective(sc, params, alg, spec.placement, size, n, *gap, skew)
+                        .map_err(fail)?;
                 (a, n, size, note)
             }
             (Workload::VerifyStep(v), Some(alg)) => {
@@ -224,7 +229,8 @@ fn run<Q: EventQueue<Ev<T::Event>> + Default, T: Transport>(
                     n,
                     v.gap,
                     &v.skew,
-                );
+                )
+                .map_err(fail)?;
                 (a, n, v.size(), note)
             }
             (Workload::Transfer { .. }, _) => (

@@ -8,12 +8,23 @@ use crate::gpu::Kernel;
 use crate::params::ModelParams;
 use contend_topo::{Bytes, NodeKind, Picos};
 use contend_workload::{
-    Access, Algorithm, Engine as Mover, MemLoc, Notify, Op, Phase, Placement, Rank, Scenario, Skew,
-    Stream, TransferOp, groups, launch_grid, lower,
+    Access, Algorithm, Engine as Mover, LowerConfig, MemLoc, Notify, Op, Phase, Placement, Rank,
+    Scenario, Skew, Stream, TransferOp, groups, launch_grid, lower,
 };
 
-/// The actors of `count` collectives of `alg` at `size`, and the lowering's
-/// note (a fallback it took).
+/// What the lowering needs from the scenario and the model constants.
+pub(crate) fn lower_config<'a>(sc: &'a Scenario, p: &ModelParams) -> LowerConfig<'a> {
+    LowerConfig {
+        ring: p.ring.config(),
+        nccl: sc.nccl_plan(),
+        elem: Bytes(sc.workload().dtype().map_or(2, |d| d.size())),
+        nccl_step_scale: p.nccl.step_latency_scale,
+    }
+}
+
+/// The actors of `count` collectives of `alg` at `size` (one per program
+/// of the lowering: a rank, or NCCL's rank and channel), and the
+/// lowering's note (a fallback it took).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn collective(
     sc: &Scenario,
@@ -24,15 +35,16 @@ pub(crate) fn collective(
     count: usize,
     gap: Picos,
     skew: &Skew,
-) -> (Vec<ActorSpec>, Option<String>) {
+) -> Result<(Vec<ActorSpec>, Option<String>), String> {
     let c = lower(
         alg,
         sc.topology(),
         sc.ranks(),
         placement,
         size,
-        p.ring.config(),
-    );
+        &lower_config(sc, p),
+    )
+    .map_err(|e| e.to_string())?;
     let delays = skew.sample(sc.seed(), count, sc.ranks().len());
     let eager = sc.launch_of(alg) == contend_workload::LaunchMode::Eager;
     // the grid the hardware backend launches for this size (fewer blocks
@@ -42,34 +54,40 @@ pub(crate) fn collective(
         let island = groups(sc.topology(), sc.ranks()).map_or(1, |g| g[0].len());
         kernel.blocks = launch_grid(alg, sc.ranks().len(), island, size, kernel);
     }
-    let actors = sc
-        .ranks()
+    let per_rank = |r: usize| c.rank_of.iter().filter(|x| **x == r).count() as u32;
+    let actors = c
+        .programs
         .iter()
         .enumerate()
-        .map(|(r, &gpu)| {
-            let prog = &c.programs[r.min(c.programs.len() - 1)];
+        .map(|(i, prog)| {
+            let r = c.rank_of[i];
+            let gpu = sc.ranks()[r];
+            let shape = c.shape[i].unwrap_or(kernel);
             let n = prog.ops.len() as u32;
-            let mut script = Vec::with_capacity(count * (n as usize + 3));
+            let mut script = Vec::with_capacity(count * (n as usize + 4));
             for (k, row) in delays.iter().enumerate() {
                 script.push(Step::Delay(gap + row[r]));
                 script.push(Step::Begin(k as u32));
                 script.extend((0..n).map(Step::Op));
+                // the rank's kernel ends with its last block
+                script.push(Step::Join);
                 script.push(Step::End);
             }
             ActorSpec {
                 kernel: Kernel {
                     gpu,
-                    blocks: kernel.blocks,
-                    threads: kernel.threads,
+                    blocks: shape.blocks,
+                    threads: shape.threads,
                 },
-                flag_loc: c.flag_loc[r],
+                flag_loc: c.flag_loc[i],
                 script,
                 ops: prog.ops.clone().into(),
                 eager,
+                launch: (r as u32, per_rank(r)),
             }
         })
         .collect();
-    (actors, c.note)
+    Ok((actors, c.note))
 }
 
 /// Actors a stream needs: a GPU-to-GPU ping-pong has a partner.
@@ -127,6 +145,7 @@ fn stream(sc: &Scenario, s: &Stream, base: u32, eager: bool) -> Vec<ActorSpec> {
             script,
             ops: ops.into(),
             eager,
+            launch: (base, 1),
         }
     };
     let post = |engine| Op::Post {
@@ -218,6 +237,7 @@ fn stream(sc: &Scenario, s: &Stream, base: u32, eager: bool) -> Vec<ActorSpec> {
                 script,
                 ops: pb.into(),
                 eager,
+                launch: (base + 1, 1),
             };
             vec![me(pa), partner]
         }

@@ -9,8 +9,8 @@ use crate::run::RunSpec;
 use crate::script::stream_actor_count;
 use contend_topo::{Bytes, Picos};
 use contend_workload::{
-    Algorithm, Binding, Extra, LinkUse, Measured, Resource, ResultRecord, Scenario, Source, Stats,
-    TransferOp, Workload,
+    Algorithm, Binding, Extra, LinkUse, Measured, NcclFacts, Resource, ResultRecord, Scenario,
+    Source, Stats, TransferOp, Workload,
 };
 
 /// What the aggregate over every stream of a run is called.
@@ -48,6 +48,30 @@ fn busiest(util: &[(Resource, f64)]) -> Option<LinkUse> {
         })
 }
 
+/// NCCL's decisions for one call of `size` in the scenario, as the `nccl`
+/// record keeps them (none with one rank).
+pub(crate) fn nccl_facts(sc: &Scenario, size: Bytes) -> NcclFacts {
+    let Some(plan) = sc.nccl_plan() else {
+        return NcclFacts::default();
+    };
+    let elem = Bytes(sc.workload().dtype().map_or(2, |d| d.size()));
+    let env = plan
+        .env
+        .iter()
+        .filter_map(|a| a.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let s = plan.schedule(size, elem);
+    NcclFacts {
+        nccl_version: Some(plan.version.to_string()),
+        env,
+        decisions: s
+            .as_ref()
+            .map(|s| contend_nccl::CallFacts::from_plan(plan, s)),
+        line: s.as_ref().map(|s| contend_nccl::call_line(plan, s)),
+    }
+}
+
 /// The records of one run: one for a collective workload; for transfers
 /// one per stream, then one aggregate per pattern, then one over every
 /// stream when there is more than one pattern, or patterns and streams.
@@ -72,7 +96,11 @@ pub(crate) fn records(
         topology: sc.topology_ref().to_string(),
         workload: sc.workload().kind(),
         algorithm,
-        placement: spec.algorithm.map(|_| spec.placement),
+        // NCCL places its buffers itself (its transports)
+        placement: spec
+            .algorithm
+            .filter(|a| *a != Algorithm::Nccl)
+            .map(|_| spec.placement),
         fidelity: Some(spec.fidelity),
         launch: alg.map_or(sc.launch(), |a| sc.launch_of(a)),
         ranks: sc.rank_names(),
@@ -105,6 +133,9 @@ pub(crate) fn records(
             extra.sim.collectives = Some(collectives as u64);
             extra.sim.note = note.clone();
             extra.sim.binding = ran.binding.clone();
+            if alg == Algorithm::Nccl {
+                extra.nccl = nccl_facts(sc, size);
+            }
             records.push(base(
                 Measured::Allreduce(alg),
                 size.0,

@@ -166,6 +166,7 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
         }
         group.window_init = group.window;
         let xs = group.xfers.clone();
+        self.actors[a].groups_open += 1;
         if group.remote > 0 {
             group.moving = true;
             w.moving.start(w.now);
@@ -253,6 +254,16 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
         if grp.open == 0 && (grp.dir == Dir::Read || !T::STORE_BUFFER) {
             let a = grp.actor;
             self.group_over(g);
+            self.group_ended(a);
+        }
+    }
+
+    /// One of the actor's groups has ended: it resumes once every group of
+    /// its op has (a stream op runs a load and a store group together).
+    fn group_ended(&mut self, a: ActorId) {
+        let act = &mut self.actors[a];
+        act.groups_open = act.groups_open.saturating_sub(1);
+        if act.groups_open == 0 {
             let now = self.w.now;
             self.w.push(now, Ev::Resume(a));
         }
@@ -270,8 +281,7 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
             grp.done = true;
             let a = grp.actor;
             self.group_over(g);
-            let now = self.w.now;
-            self.w.push(now, Ev::Resume(a));
+            self.group_ended(a);
         }
     }
 

@@ -149,7 +149,7 @@ pub(crate) fn matches(r: &ResultRecord, k: &MeasureKey) -> bool {
 /// NCCL's records.
 pub(crate) fn series_of(r: &ResultRecord) -> Measured {
     if r.source == Source::Nccl {
-        Measured::Nccl
+        Measured::NCCL
     } else {
         r.algorithm
     }

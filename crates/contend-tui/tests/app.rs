@@ -135,7 +135,7 @@ fn results_after_a_run() {
 #[test]
 fn changing_the_algorithm() {
     let mut app = ran("pro6000-8x-2socket", vec![]);
-    // The algorithm set: all 11 -> custom kernels 9 (the rings drop out), re-run.
+    // The algorithm set: all 12 -> custom kernels 9 (the rings and nccl drop out), re-run.
     app.handle_key(ch('a'));
     assert!(app.is_busy());
     let running = render(&app, 120, 40);
@@ -335,7 +335,14 @@ fn measurements_sit_on_the_same_charts() {
     let m = contend_tui::parse_measurements("m.jsonl", &text).unwrap();
     let mut app = ran("pro6000-8x-2socket", m);
     let s = render(&app, 120, 40);
-    assert!(s.contains("measured") && s.contains("nccl (hw)"), "{s}");
+    // NCCL's measured verify step sits under the simulated `nccl` row, its twin
+    let lines: Vec<&str> = s.lines().collect();
+    let row = lines
+        .iter()
+        .position(|l| l.contains(" nccl ") && l.contains('█'))
+        .unwrap_or_else(|| panic!("no nccl row in {s}"));
+    assert!(lines[row + 1].contains("measured"), "{s}");
+    assert!(!s.contains("nccl (hw)"), "{s}");
     insta::assert_snapshot!("measured_times", s);
     app.handle_key(ch('2'));
     insta::assert_snapshot!("measured_sweep", render(&app, 120, 40));

@@ -335,7 +335,7 @@ mod tests {
         let labels = |v: &[AlgorithmSet]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let all = algorithm_sets(Algorithm::ALL);
         let mut want = vec![
-            "all 11".to_string(),
+            "all 12".to_string(),
             "custom kernels 9".into(),
             "one- vs two-shot 4".into(),
         ];

@@ -25,7 +25,7 @@ pub const FLAG_BLOCKS: u32 = 1024;
 ///   copy-engine ring's reduce kernels: one rank's chunk, 1/N of it;
 /// - island two-shot: one rank's island chunk, 1/k of it (1/N with islands
 ///   of one rank, where it is a plain two-shot push);
-/// - the NCCL rings: the whole message (NCCL picks its own grid).
+/// - the NCCL rings and `nccl`: the whole message (NCCL picks its own grid).
 pub fn kernel_work(algorithm: Algorithm, ranks: usize, island: usize, bytes: Bytes) -> u64 {
     let nvec = bytes.0 / 16;
     let n = ranks.max(1) as u64;
@@ -42,7 +42,8 @@ pub fn kernel_work(algorithm: Algorithm, ranks: usize, island: usize, bytes: Byt
         | Algorithm::OneShotPush
         | Algorithm::Hierarchical
         | Algorithm::RingLl
-        | Algorithm::RingSimple => nvec,
+        | Algorithm::RingSimple
+        | Algorithm::Nccl => nvec,
     }
 }
 

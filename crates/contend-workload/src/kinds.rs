@@ -67,14 +67,24 @@ named_enum!(
         /// Two-shot push whose sums are taken in fp32 and rounded to the
         /// element type once, checked bit for bit (same traffic as two-shot push).
         TwoShotPushFp32Acc = "two-shot-push-fp32acc",
+        /// What NCCL itself runs on the topology, for the scenario's NCCL
+        /// version and environment (`[nccl]`): its transport per peer
+        /// (P2P, or SHM through host memory), channels, ring or tree, and
+        /// per call the protocol its cost model picks (contend-nccl's
+        /// replica), lowered with each protocol's costs.
+        Nccl = "nccl",
     }
 );
 
 impl Algorithm {
-    /// Algorithms with a CUDA kernel written in this repository (the rings are
-    /// NCCL's; the hardware backend measures NCCL itself as their twin).
+    /// Algorithms with a CUDA kernel written in this repository (the rings
+    /// and `nccl` are NCCL's; the hardware backend measures NCCL itself as
+    /// their twin).
     pub fn has_custom_kernel(self) -> bool {
-        !matches!(self, Algorithm::RingLl | Algorithm::RingSimple)
+        !matches!(
+            self,
+            Algorithm::RingLl | Algorithm::RingSimple | Algorithm::Nccl
+        )
     }
 }
 

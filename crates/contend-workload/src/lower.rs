@@ -7,8 +7,11 @@
 
 use crate::kinds::{Algorithm, Placement};
 use crate::program::{Access, Engine, MemLoc, Notify, Op, Phase, Program, Rank};
+use crate::scenario::KernelConfig;
+use contend_nccl::NcclPlan;
 use contend_topo::{Bytes, NodeIdx, Topology};
 use serde::Serialize;
+use thiserror::Error;
 
 /// Ring protocol settings (NCCL-like).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -43,6 +46,33 @@ impl RingConfig {
     }
 }
 
+/// What a lowering needs besides the algorithm, ranks and size.
+#[derive(Clone, Copy, Debug)]
+pub struct LowerConfig<'a> {
+    /// The forced rings' slices (`ring-ll`, `ring-simple`).
+    pub ring: RingConfig,
+    /// NCCL's decisions for these ranks (`contend_nccl::plan`): the `nccl`
+    /// algorithm runs what they say.
+    pub nccl: Option<&'a NcclPlan>,
+    /// Bytes per element (NCCL splits a call by elements).
+    pub elem: Bytes,
+    /// Scale of NCCL's per-step latency (`hwLat`, NCCL's tables) the
+    /// `nccl` lowering charges per primitive call: 1 takes the tables as
+    /// they are.
+    pub nccl_step_scale: f64,
+}
+
+impl Default for LowerConfig<'_> {
+    fn default() -> Self {
+        LowerConfig {
+            ring: RingConfig::default(),
+            nccl: None,
+            elem: Bytes(2),
+            nccl_step_scale: 1.0,
+        }
+    }
+}
+
 /// Slices per chunk of a ring over `ranks` ranks at `size`: the largest
 /// chunk ([`chunks`]) cut into pieces of at most `slice` bytes (at least
 /// 16, the kernels' vector). The ring's program holds 2(N-1) steps of this
@@ -52,13 +82,32 @@ pub fn ring_slices(size: Bytes, ranks: usize, slice: Bytes) -> u64 {
     max_chunk.div_ceil(slice.0.max(16))
 }
 
-/// One collective lowered: a program per rank and where each rank's flags live.
+/// Why a collective could not be lowered.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum LowerError {
+    #[error("the `nccl` algorithm needs NCCL's plan for the ranks (contend_nccl::plan)")]
+    NcclWithoutPlan,
+    #[error(
+        "NCCL has no algorithm and protocol left for an allreduce of {0} (NCCL_ALGO/NCCL_PROTO disable them all)"
+    )]
+    NcclNoChoice(Bytes),
+}
+
+/// One collective lowered: the programs the ranks run (one per rank for
+/// contend's kernels; one per rank and channel, and per half of a tree
+/// block, for NCCL), the rank each runs on and where each one's flags live.
+/// A program's [`Rank`] targets (flags, signals) are program indices.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Collective {
     pub algorithm: Algorithm,
     pub size: Bytes,
     pub programs: Vec<Program>,
-    /// Where rank r's flags are written (and polled).
+    /// The rank (index into the ranks) each program runs on.
+    pub rank_of: Vec<usize>,
+    /// The kernel shape of each program where the lowering sets it (NCCL:
+    /// one block of NCCL's threads per channel); `None`: the scenario's.
+    pub shape: Vec<Option<KernelConfig>>,
+    /// Where program p's flags are written (and polled).
     pub flag_loc: Vec<MemLoc>,
     /// A sentence when the algorithm fell back to another shape (for people).
     pub note: Option<String>,
@@ -269,14 +318,19 @@ pub fn lower(
     gpus: &[NodeIdx],
     placement: Placement,
     size: Bytes,
-    ring_cfg: RingConfig,
-) -> Collective {
+    cfg: &LowerConfig,
+) -> Result<Collective, LowerError> {
+    let ring_cfg = cfg.ring;
     let cx = Ctx {
         topo,
         gpus,
         placement,
     };
     let n = gpus.len();
+    if algorithm == Algorithm::Nccl && n > 1 {
+        let plan = cfg.nccl.ok_or(LowerError::NcclWithoutPlan)?;
+        return crate::nccl::lower_nccl(plan, topo, gpus, size, cfg);
+    }
     let flag_loc = (0..n).map(|j| cx.buf(j)).collect();
     let mut note = None;
     let programs = if n <= 1 {
@@ -300,6 +354,8 @@ pub fn lower(
             Algorithm::RingSimple => (0..n)
                 .map(|r| ring(&cx, r, size, ring_cfg.simple_slice, false))
                 .collect(),
+            // more than one rank goes to the NCCL lowering above
+            Algorithm::Nccl => vec![],
             Algorithm::Hierarchical => {
                 let g = groups(topo, gpus).unwrap_or_else(|| {
                     // as the kernel does: every GPU its own group
@@ -323,13 +379,16 @@ pub fn lower(
             }
         }
     };
-    Collective {
+    let count = programs.len();
+    Ok(Collective {
         algorithm,
         size,
         programs,
+        rank_of: (0..count).collect(),
+        shape: vec![None; count],
         flag_loc,
         note,
-    }
+    })
 }
 
 // Exchange buffers are double-buffered (alternating parity per call, as in
@@ -414,9 +473,11 @@ fn ring(cx: &Ctx, r: usize, s: Bytes, slice: Bytes, ll: bool) -> Program {
     let next = (r + 1) % n;
     let c = chunks(s, n);
     let m = ring_slices(s, n, slice) as usize;
-    let slice_of = |chunk: Bytes, j: usize| chunk_of(chunk, m, j);
+    // the m slices of every chunk, cut once
+    let slices: Vec<Vec<Bytes>> = c.iter().map(|&k| chunks(k, m)).collect();
     let steps = 2 * (n - 1);
-    let chunk_at = |s: usize| c[(r + n - s % n) % n];
+    let chunk_at = |s: usize| (r + n - s % n) % n;
+    let slice_of = |chunk: usize, j: usize| slices[chunk][j];
     let mut p = Program {
         ops: vec![Op::Launch],
     };

@@ -1,10 +1,12 @@
 //! Per-rank traffic programs: what each rank does for one collective, as a
 //! sequence of operations the simulator executes in order.
 
-use contend_topo::{Bytes, NodeIdx};
+use contend_topo::{Bytes, NodeIdx, Picos};
 use serde::Serialize;
 
-/// A rank's position in the scenario's rank list (0..N).
+/// The program a flag or signal goes to: a rank's position in the
+/// scenario's rank list (0..N) for contend's kernels, one of the
+/// collective's programs in general (NCCL runs one per rank and channel).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct Rank(pub u32);
 
@@ -80,6 +82,16 @@ pub enum Op {
         parts: Vec<(Access, Notify)>,
         engine: Engine,
     },
+    /// Loads and stores in flight together: a kernel streaming what it
+    /// reads into what it writes (NCCL's `reduceCopy` loads a slice from
+    /// one connection's buffer while it stores into the next one's). Ends
+    /// when both have; each part as in [`Op::Fetch`] and [`Op::Post`].
+    Stream {
+        fetch: Vec<Access>,
+        post: Vec<(Access, Notify)>,
+        engine: Engine,
+        loads_per_thread: Option<u32>,
+    },
     /// A flag write to a rank (after everything this rank posted before it).
     Signal { to: Rank, phase: Phase },
     /// A system-scope memory fence (`__threadfence_system()`): the kernels'
@@ -92,6 +104,10 @@ pub enum Op {
     Reduce { bytes: Bytes },
     /// A local copy within device memory.
     LocalCopy { bytes: Bytes },
+    /// A fixed time the rank spends that no modelled resource explains:
+    /// NCCL's per-step latency from its own tables (`hwLat`), scaled by the
+    /// model's `nccl.step_latency_scale`.
+    Overhead { time: Picos },
 }
 
 /// What one rank does for one collective.
@@ -108,6 +124,10 @@ impl Program {
             match op {
                 Op::Fetch { parts, .. } => parts.iter().for_each(|a| b += a.bytes),
                 Op::Post { parts, .. } => parts.iter().for_each(|(a, _)| b += a.bytes),
+                Op::Stream { fetch, post, .. } => {
+                    fetch.iter().for_each(|a| b += a.bytes);
+                    post.iter().for_each(|(a, _)| b += a.bytes);
+                }
                 _ => {}
             }
         }

@@ -81,14 +81,14 @@ macro_rules! string_serde {
     };
 }
 
-/// What a result measured: one of contend's allreduce algorithms, NCCL's
-/// allreduce, a simulated transfer stream, a hardware microbenchmark, or
-/// the aggregate of several streams. In JSON the plain name
-/// (`one-shot-pull`, `nccl`, `store`, `copy-h2d`, `aggregate`).
+/// What a result measured: an allreduce algorithm (contend's, the forced
+/// rings, or `nccl`: NCCL's own, simulated or on hardware), a simulated
+/// transfer stream, a hardware microbenchmark, or the aggregate of several
+/// streams. In JSON the plain name (`one-shot-pull`, `nccl`, `store`,
+/// `copy-h2d`, `aggregate`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Measured {
     Allreduce(Algorithm),
-    Nccl,
     /// A transfer stream as a scenario writes it (`ping-pong` is always this).
     Transfer(TransferOp),
     /// A hardware probe whose label says more than the stream op (`copy-h2d`).
@@ -102,13 +102,15 @@ impl Measured {
     pub fn name(self) -> &'static str {
         match self {
             Measured::Allreduce(a) => a.name(),
-            Measured::Nccl => "nccl",
             Measured::Transfer(t) => t.name(),
             Measured::Probe(p) => p.name(),
             Measured::Aggregate => "aggregate",
         }
     }
-    /// The allreduce algorithm, if this is one of contend's.
+    /// NCCL's allreduce (`nccl`).
+    pub const NCCL: Measured = Measured::Allreduce(Algorithm::Nccl);
+
+    /// The allreduce algorithm, if this is one.
     pub fn algorithm(self) -> Option<Algorithm> {
         match self {
             Measured::Allreduce(a) => Some(a),
@@ -141,9 +143,6 @@ impl fmt::Display for Measured {
 impl FromStr for Measured {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        if s == "nccl" {
-            return Ok(Measured::Nccl);
-        }
         if s == "aggregate" {
             return Ok(Measured::Aggregate);
         }
@@ -159,7 +158,6 @@ impl FromStr for Measured {
         let names: Vec<&str> = Algorithm::ALL
             .iter()
             .map(|a| a.name())
-            .chain(["nccl"])
             .chain(TransferOp::ALL.iter().map(|t| t.name()))
             .chain(ProbeOp::ALL.iter().map(|p| p.name()))
             .chain(["aggregate"])
@@ -555,12 +553,19 @@ pub struct ImportFacts {
     pub in_place_wrong: Option<u64>,
 }
 
-/// NCCL's version and the `NCCL_*` environment a run used.
+/// NCCL's version, the `NCCL_*` environment a run used, and NCCL's
+/// decisions for the call: the replica's in a simulated `nccl` record,
+/// what NCCL printed (`NCCL_DEBUG=INFO`) in a hardware one.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NcclFacts {
     pub nccl_version: Option<String>,
     /// `NCCL_*` variables and their values (`NCCL_P2P_DISABLE = "1"`).
     pub env: BTreeMap<String, String>,
+    /// Transport per connection, channels, algorithm and protocol
+    /// (`extra.nccl_decisions`).
+    pub decisions: Option<contend_nccl::CallFacts>,
+    /// The decisions in a line for people (`extra.nccl_line`).
+    pub line: Option<String>,
 }
 
 impl NcclFacts {
@@ -600,6 +605,8 @@ struct ExtraWire {
     #[serde(flatten)]
     import: ImportFacts,
     nccl_version: Option<String>,
+    nccl_decisions: Option<contend_nccl::CallFacts>,
+    nccl_line: Option<String>,
     /// What no section took: `NCCL_*` variables only.
     #[serde(flatten)]
     rest: BTreeMap<String, serde_json::Value>,
@@ -615,6 +622,8 @@ impl Serialize for Extra {
             timing: self.timing.clone(),
             import: self.import.clone(),
             nccl_version: self.nccl.nccl_version.clone(),
+            nccl_decisions: self.nccl.decisions.clone(),
+            nccl_line: self.nccl.line.clone(),
             rest: self
                 .nccl
                 .env
@@ -659,6 +668,8 @@ impl<'de> Deserialize<'de> for Extra {
             nccl: NcclFacts {
                 nccl_version: w.nccl_version,
                 env,
+                decisions: w.nccl_decisions,
+                line: w.nccl_line,
             },
         })
     }
@@ -680,6 +691,12 @@ impl Extra {
             .or_else(|| first::<TimingFacts>(v))
             .or_else(|| first::<ImportFacts>(v))
             .or_else(|| {
+                let d = v.get("nccl_decisions").filter(|d| !d.is_null())?;
+                serde_path_to_error::deserialize::<_, contend_nccl::CallFacts>(d)
+                    .err()
+                    .map(|e| format!("extra.nccl_decisions.{}", e.path()))
+            })
+            .or_else(|| {
                 let known = serde_json::to_value(ExtraWire {
                     sim: SimFacts::default(),
                     kernel: KernelFacts::default(),
@@ -688,6 +705,8 @@ impl Extra {
                     timing: TimingFacts::default(),
                     import: ImportFacts::default(),
                     nccl_version: None,
+                    nccl_decisions: None,
+                    nccl_line: None,
                     rest: BTreeMap::new(),
                 })
                 .ok()?;

@@ -2,8 +2,8 @@
 
 use contend_topo::{Bytes, Topology, shipped};
 use contend_workload::{
-    Access, Algorithm, Collective, Engine, MemLoc, Notify, Op, Placement, RingConfig, chunk_of,
-    chunks, groups, lower,
+    Access, Algorithm, Collective, Engine, LowerConfig, MemLoc, Notify, Op, Placement, RingConfig,
+    chunk_of, chunks, groups, lower,
 };
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -26,7 +26,7 @@ fn flag_counts(c: &Collective) -> (FlagCounts, FlagCounts) {
         for op in &p.ops {
             match op {
                 Op::Signal { to, phase } => *sent.entry((to.0, phase.0)).or_default() += 1,
-                Op::Post { parts, .. } => {
+                Op::Post { parts, .. } | Op::Stream { post: parts, .. } => {
                     for (_, nfy) in parts {
                         if let Notify::After { to, phase } | Notify::Inline { to, phase } = nfy {
                             *sent.entry((to.0, phase.0)).or_default() += 1;
@@ -72,7 +72,29 @@ proptest! {
         let n = n.min(all.len());
         let gpus: Vec<_> = all.into_iter().take(n).collect();
         let placement = if host { Placement::Host } else { Placement::Peer };
-        let c = lower(alg, topo, &gpus, placement, Bytes(size), RingConfig::default());
+        let plan = contend_nccl::plan(topo, &gpus, &Default::default(), Default::default()).unwrap();
+        let cfg = LowerConfig { nccl: Some(&plan), ..LowerConfig::default() };
+        let c = lower(alg, topo, &gpus, placement, Bytes(size), &cfg).unwrap();
+        if alg == Algorithm::Nccl {
+            // one program per rank and channel the call uses (ring), or
+            // per rank, channel and tree half
+            let s = plan.schedule(Bytes(size), cfg.elem).unwrap();
+            prop_assert!(c.programs.len() >= n * s.parts.len());
+            prop_assert_eq!(c.programs.len(), c.rank_of.len());
+            prop_assert!((0..n).all(|r| c.rank_of.contains(&r)));
+            let (sent, awaited) = flag_counts(&c);
+            for (k, want) in &awaited {
+                prop_assert!(sent.get(k).copied().unwrap_or(0) >= *want, "{k:?} awaited {want}, sent {:?}", sent.get(k));
+                // data flags (even phases) are sent exactly as often as awaited
+                if k.1 % 2 == 0 {
+                    prop_assert_eq!(sent.get(k).copied().unwrap_or(0), *want, "{:?}", k);
+                }
+            }
+            for p in &c.programs {
+                prop_assert_eq!(p.ops.first(), Some(&Op::Launch));
+            }
+            return Ok(());
+        }
         prop_assert_eq!(c.programs.len(), n);
         for p in &c.programs {
             // a kernel launch first; the copy-engine ring starts with its first copy
@@ -103,6 +125,7 @@ proptest! {
                 Algorithm::RingLl => 4.0 * (nn - 1.0) / nn * s, // flags double the bytes
                 Algorithm::IslandTwoShot => island_volume(topo, &gpus, s),
                 Algorithm::Hierarchical => v, // depends on the grouping; checked below
+                Algorithm::Nccl => v, // returned above; tests/nccl.rs checks its volumes
             };
             // chunks are 16-byte aligned: allow that rounding
             prop_assert!((v - expect).abs() <= 2.0 * 16.0 * nn * 2.0 + 0.02 * expect, "{alg}: {v} vs {expect}");
@@ -143,8 +166,9 @@ fn hierarchical_reduces_inside_the_socket_first() {
         &topo.gpus(),
         Placement::Peer,
         Bytes(s),
-        RingConfig::default(),
-    );
+        &LowerConfig::default(),
+    )
+    .unwrap();
     assert!(c.note.is_none());
     assert_eq!(c.programs[0].link_bytes().0, 4 * s);
     // with one socket there are no groups: it says so and runs one-shot
@@ -155,8 +179,9 @@ fn hierarchical_reduces_inside_the_socket_first() {
         &one.gpus(),
         Placement::Peer,
         Bytes(s),
-        RingConfig::default(),
-    );
+        &LowerConfig::default(),
+    )
+    .unwrap();
     assert!(c.note.is_some());
     assert_eq!(c.programs[0].link_bytes().0, 3 * s);
 }
@@ -187,8 +212,9 @@ fn island_two_shot_moves_the_textbook_bytes_inside_and_across_islands() {
             &gpus,
             Placement::Peer,
             Bytes(s),
-            RingConfig::default(),
-        );
+            &LowerConfig::default(),
+        )
+        .unwrap();
         assert!(c.note.is_none());
         for (r, p) in c.programs.iter().enumerate() {
             let island: &Vec<usize> = g.iter().find(|i| i.contains(&r)).unwrap();
@@ -217,8 +243,9 @@ fn island_two_shot_moves_the_textbook_bytes_inside_and_across_islands() {
         &one.gpus(),
         Placement::Peer,
         Bytes(s),
-        RingConfig::default(),
-    );
+        &LowerConfig::default(),
+    )
+    .unwrap();
     let note = c.note.expect("a note when there are no islands");
     assert!(note.contains("plain two-shot"), "{note}");
     assert_eq!(c.programs[0].link_bytes().0, 2 * 3 * s / 4);
@@ -239,8 +266,9 @@ fn staged_push_has_one_outbound_and_one_inbound_transfer_per_rank_per_round() {
                 &gpus,
                 Placement::Peer,
                 Bytes(1 << 20),
-                RingConfig::default(),
-            );
+                &LowerConfig::default(),
+            )
+            .unwrap();
             // per rank: the target of each round's store
             let rounds: Vec<Vec<usize>> = c
                 .programs
@@ -303,8 +331,9 @@ fn ce_ring_moves_everything_by_copy_engine_to_the_next_rank() {
             &gpus[..n],
             Placement::Peer,
             Bytes(s),
-            RingConfig::default(),
-        );
+            &LowerConfig::default(),
+        )
+        .unwrap();
         for (r, p) in c.programs.iter().enumerate() {
             let mut copies = 0u64;
             for op in &p.ops {

@@ -15,7 +15,6 @@ use contend_workload::{
     Algorithm, Fidelity, Placement, Scenario, Workload, default_scenario, load_scenario,
 };
 use indicatif::{ProgressBar, ProgressStyle};
-use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -84,12 +83,68 @@ struct ModelOpts {
     fidelity: Vec<FidelityArg>,
 }
 
+/// NCCL's release and environment for the `nccl` algorithm, over the scenario's `[nccl]`.
+#[derive(Args, Debug, Clone, Default)]
+struct NcclOpts {
+    /// An NCCL variable the replica models, NAME=value (repeatable), over the
+    /// scenario's `[nccl]` table: NCCL_P2P_LEVEL=SYS, NCCL_PROTO=LL, NCCL_MAX_NCHANNELS=4.
+    #[arg(long = "nccl-env", value_name = "NAME=VALUE")]
+    env: Vec<String>,
+    /// The NCCL release whose rules the `nccl` algorithm follows: 2.27, 2.28 or 2.29
+    /// (default: the scenario's, else 2.28).
+    #[arg(long = "nccl-version", value_name = "VERSION")]
+    version: Option<contend_nccl::NcclVersion>,
+}
+
+impl NcclOpts {
+    /// The scenario under these overrides; an error when there are
+    /// overrides and the scenario does not run `nccl`.
+    fn apply(&self, sc: Scenario) -> Result<Scenario> {
+        if self.env.is_empty() && self.version.is_none() {
+            return Ok(sc);
+        }
+        if sc.workload().gap_and_skew().is_none() {
+            bail!(
+                "--nccl-env/--nccl-version change the `nccl` algorithm, which scenario `{}` does not run (a transfer workload runs no algorithm)",
+                sc.name()
+            );
+        }
+        if !sc.algorithms().contains(&Algorithm::Nccl) {
+            bail!(
+                "--nccl-env/--nccl-version change the `nccl` algorithm, which scenario `{}` does not run (its algorithms: {})",
+                sc.name(),
+                sc.algorithms()
+                    .iter()
+                    .map(|a| a.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        let mut setup = sc.nccl().clone();
+        if let Some(v) = self.version {
+            setup.version = v;
+        }
+        for item in &self.env {
+            let Some((k, v)) = item.split_once('=') else {
+                bail!("--nccl-env {item}: write NAME=value");
+            };
+            setup
+                .env
+                .set_modelled(k.trim(), v)
+                .map_err(|e| anyhow::anyhow!("--nccl-env {e}"))?;
+        }
+        Ok(sc.with_nccl(setup)?)
+    }
+}
+
 #[derive(Args, Debug)]
 struct SimulateArgs {
     /// Scenario file (TOML). Without it, the embedded default scenario.
     scenario: Option<PathBuf>,
     #[command(flatten)]
     model: ModelOpts,
+    #[command(flatten)]
+    nccl: NcclOpts,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
@@ -101,6 +156,8 @@ struct SweepArgs {
     scenario: Option<PathBuf>,
     #[command(flatten)]
     model: ModelOpts,
+    #[command(flatten)]
+    nccl: NcclOpts,
     /// Smallest size.
     #[arg(long, default_value = "1KiB", value_parser = parse_bytes)]
     from: Bytes,
@@ -237,22 +294,75 @@ fn run_all(sc: &Scenario, params: &ModelParams, specs: Vec<RunSpec>) -> Result<V
         ProgressStyle::with_template("{spinner} simulating [{bar:30}] {pos}/{len} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let out: Vec<_> = specs
-        .into_par_iter()
-        .map(|spec| {
-            let r = simulate_one(sc, params, spec);
+    let out = longest_first(
+        &specs,
+        |spec| work_estimate(sc, spec),
+        |spec| {
+            let r = simulate_one(sc, params, *spec);
             pb.inc(1);
             r
-        })
-        .collect();
+        },
+    );
     pb.finish_and_clear();
     out.into_iter()
         .map(|r| r.map_err(anyhow::Error::from))
         .collect()
 }
 
+/// A run's relative cost, to start the longest first: the bytes it moves
+/// (size times ranks, or the streams' bytes), times 64 at TLP fidelity (a
+/// packet per event against a flow per transfer).
+fn work_estimate(sc: &Scenario, spec: &RunSpec) -> u64 {
+    let bytes = match spec.size {
+        Some(b) => b.0.saturating_mul(sc.ranks().len() as u64),
+        None => sc.streams().iter().map(|s| s.bytes.0).sum(),
+    };
+    let per = match spec.fidelity {
+        Fidelity::Tlp => 64,
+        Fidelity::Flow => 1,
+    };
+    bytes.saturating_add(1 << 20).saturating_mul(per)
+}
+
+/// Runs `f` over `jobs` on every core, the jobs with the largest `cost`
+/// started first (a sweep is bounded by its longest run; started last, it
+/// runs alone), results in the order of `jobs`.
+fn longest_first<J: Sync, R: Send>(
+    jobs: &[J],
+    cost: impl Fn(&J) -> u64,
+    f: impl Fn(&J) -> R + Sync,
+) -> Vec<R> {
+    let mut order: Vec<usize> = (0..jobs.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(cost(&jobs[i])));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let slots: Vec<std::sync::Mutex<Option<R>>> =
+        jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    let workers = rayon::current_num_threads().clamp(1, jobs.len().max(1));
+    rayon::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|_| {
+                loop {
+                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(&i) = order.get(k) else { break };
+                    let r = f(&jobs[i]);
+                    *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+                }
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .map(|m| {
+            m.into_inner()
+                .unwrap_or_else(|e| e.into_inner())
+                .expect("every job ran")
+        })
+        .collect()
+}
+
 fn simulate(a: SimulateArgs) -> Result<()> {
     let (sc, params, fids) = load(a.scenario.as_deref(), &a.model)?;
+    let sc = a.nccl.apply(sc)?;
     let runs = run_all(&sc, &params, runs_of(&sc, &fids))?;
     match a.format {
         Format::Json => println!("{}", output::json(&sc, &runs)?),
@@ -263,6 +373,7 @@ fn simulate(a: SimulateArgs) -> Result<()> {
 
 fn sweep(a: SweepArgs) -> Result<()> {
     let (sc, params, fids) = load(a.scenario.as_deref(), &a.model)?;
+    let sc = a.nccl.apply(sc)?;
     let sizes = if a.sizes.is_empty() {
         contend_workload::ladder(a.from, a.to, a.factor)
     } else {
@@ -364,4 +475,38 @@ fn bench(a: BenchArgs) -> Result<()> {
     }
     let _ = Placement::Peer;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::longest_first;
+
+    /// Results come back in the order of the jobs whatever order they ran
+    /// in, and the costliest job is the first one started.
+    #[test]
+    fn longest_jobs_start_first_and_results_keep_their_order() {
+        let jobs: Vec<u64> = vec![3, 50, 7, 1, 50, 9];
+        // on one thread the start order is the whole story
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let started = std::sync::Mutex::new(vec![]);
+        let out = one.install(|| {
+            longest_first(
+                &jobs,
+                |&j| j,
+                |&j| {
+                    started.lock().unwrap().push(j);
+                    j * 10
+                },
+            )
+        });
+        assert_eq!(out, vec![30, 500, 70, 10, 500, 90]);
+        assert_eq!(started.into_inner().unwrap(), vec![50, 50, 9, 7, 3, 1]);
+        // on several, every job runs once and the order of results holds
+        let many: Vec<u64> = (0..200).map(|i| (i * 7919) % 101).collect();
+        let out = longest_first(&many, |&j| j, |&j| j + 1);
+        assert_eq!(out, many.iter().map(|j| j + 1).collect::<Vec<_>>());
+    }
 }

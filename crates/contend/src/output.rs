@@ -4,7 +4,7 @@ use contend_sim::Run;
 use contend_topo::Bytes;
 use contend_workload::compare;
 use contend_workload::{
-    Fidelity, Measured, Placement, ResultRecord, Scenario, Skew, TransferOp, Workload,
+    Algorithm, Fidelity, Measured, Placement, ResultRecord, Scenario, Skew, TransferOp, Workload,
 };
 use serde::Serialize;
 use std::fmt::Write;
@@ -111,6 +111,18 @@ fn header(sc: &Scenario) -> String {
         sc.kernel().blocks,
         sc.kernel().threads
     );
+    if sc.algorithms().contains(&Algorithm::Nccl) && sc.workload().gap_and_skew().is_some() {
+        let _ = writeln!(
+            s,
+            "nccl      NCCL {} (rules of {}){}",
+            sc.nccl().version,
+            sc.nccl().version.source_tag(),
+            match sc.nccl().env.assignments() {
+                a if a.is_empty() => ", no NCCL_* variables set".to_string(),
+                a => format!(", {}", a.join(" ")),
+            }
+        );
+    }
     for &a in sc.algorithms() {
         if sc.algorithm_config(a).is_some() && sc.workload().gap_and_skew().is_some() {
             let k = sc.kernel_of(a);
@@ -276,6 +288,9 @@ pub fn table(sc: &Scenario, runs: &[Run]) -> String {
                 if let Some(n) = &r.note {
                     let _ = writeln!(s, "    note: {n}");
                 }
+                if let Some(l) = &rec.extra.nccl.line {
+                    let _ = writeln!(s, "    {l}");
+                }
             }
             let key = |r: &&Run| {
                 if verify {
@@ -357,8 +372,55 @@ pub fn sweep_table(sc: &Scenario, runs: &[Run]) -> String {
             };
             let _ = writeln!(s, "   {w}{mark}");
         }
+        if let Some(line) = nccl_choices(&recs) {
+            let _ = writeln!(s, "  {line}");
+        }
     }
     s
+}
+
+/// What NCCL chose over a sweep's sizes, stretches of one choice merged:
+/// `nccl 2.28 (SHM on 8 connections): 1 KiB–2 KiB ring LL on 1 channel;
+/// 4 KiB–64 MiB ring Simple on 2 channels`.
+fn nccl_choices(recs: &[&ResultRecord]) -> Option<String> {
+    let mut facts: Vec<&contend_nccl::CallFacts> = recs
+        .iter()
+        .filter(|r| r.algorithm == Measured::NCCL)
+        .filter_map(|r| r.extra.nccl.decisions.as_ref())
+        .collect();
+    facts.sort_by_key(|f| f.bytes);
+    facts.dedup_by_key(|f| f.bytes);
+    let first = facts.first()?;
+    let mut parts: Vec<(u64, u64, String)> = vec![];
+    for f in &facts {
+        let n = f.channels_used();
+        let what = format!(
+            "{} {} on {n} channel{}",
+            f.algorithm,
+            f.protocol,
+            if n == 1 { "" } else { "s" }
+        );
+        match parts.last_mut() {
+            Some((_, to, w)) if *w == what => *to = f.bytes,
+            _ => parts.push((f.bytes, f.bytes, what)),
+        }
+    }
+    let text = parts
+        .iter()
+        .map(|(a, b, w)| {
+            if a == b {
+                format!("{} {w}", Bytes(*a))
+            } else {
+                format!("{}–{} {w}", Bytes(*a), Bytes(*b))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    Some(format!(
+        "nccl {} ({}): {text}",
+        first.version,
+        first.transports()
+    ))
 }
 
 pub fn sweep_csv(runs: &[Run]) -> String {

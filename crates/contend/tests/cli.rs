@@ -38,7 +38,7 @@ fn default_simulation_json_parses_and_repeats_byte_for_byte() {
     );
     let results = va["results"].as_array().unwrap();
     let algorithms = contend_workload::Algorithm::ALL.len();
-    assert_eq!(algorithms, 11);
+    assert_eq!(algorithms, 12);
     assert_eq!(results.len(), algorithms, "one result per algorithm");
     for r in results {
         for field in [
@@ -59,6 +59,73 @@ fn default_simulation_json_parses_and_repeats_byte_for_byte() {
         serde_json::to_string(&without_wall(vb)).unwrap(),
     );
     assert_eq!(sa, sb);
+}
+
+#[test]
+fn simulate_prints_nccls_choices_and_takes_overrides() {
+    // the default: NCCL stages through host memory on this machine
+    let (ok, out, err) = contend(&["simulate", "--fidelity", "flow"]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("nccl      NCCL 2.28 (rules of v2.28.9-1), no NCCL_* variables set"),
+        "{out}"
+    );
+    assert!(
+        out.contains("    nccl 2.28: SHM on 8 connections; ring Simple on 2 of 2 channels"),
+        "{out}"
+    );
+    // NCCL_P2P_LEVEL=SYS on the command line: P2P writes, said so
+    let (ok, sys, err) = contend(&[
+        "simulate",
+        "--fidelity",
+        "flow",
+        "--nccl-env",
+        "NCCL_P2P_LEVEL=SYS",
+        "--nccl-version",
+        "2.29",
+    ]);
+    assert!(ok, "{err}");
+    assert!(
+        sys.contains("NCCL 2.29 (rules of v2.29.7-1), NCCL_P2P_LEVEL=SYS"),
+        "{sys}"
+    );
+    assert!(
+        sys.contains("nccl 2.29: P2P write on 8 connections"),
+        "{sys}"
+    );
+    assert!(
+        sys.contains("path SYS within P2P level SYS (NCCL_P2P_LEVEL)"),
+        "{sys}"
+    );
+    // the shipped SYS variant says the same from its [nccl] table
+    let (ok, file, err) = contend(&[
+        "simulate",
+        "scenarios/eagle3-verify-pro6000-2socket-p2p-sys.toml",
+        "--fidelity",
+        "flow",
+    ]);
+    assert!(ok, "{err}");
+    assert!(
+        file.contains("nccl 2.28: P2P write on 8 connections"),
+        "{file}"
+    );
+    // mistakes are refused with the reason
+    let (ok, _, err) = contend(&["simulate", "--nccl-env", "NCCL_P2P_LEVLE=SYS"]);
+    assert!(
+        !ok && err.contains("not a variable the NCCL replica models"),
+        "{err}"
+    );
+    let (ok, _, err) = contend(&["simulate", "--nccl-env", "NCCL_P2P_LEVEL=sys"]);
+    assert!(!ok && err.contains("write `SYS`"), "{err}");
+    let (ok, _, err) = contend(&["simulate", "--nccl-version", "2.18"]);
+    assert!(!ok && err.contains("2.27, 2.28 or 2.29"), "{err}");
+    let (ok, _, err) = contend(&[
+        "simulate",
+        "scenarios/transfer-shared-link.toml",
+        "--nccl-env",
+        "NCCL_P2P_LEVEL=SYS",
+    ]);
+    assert!(!ok && err.contains("does not run"), "{err}");
 }
 
 #[test]

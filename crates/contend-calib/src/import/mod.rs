@@ -244,7 +244,7 @@ impl Imported {
                     .test
                     .clone()
                     .unwrap_or_else(|| match (r.workload, r.algorithm) {
-                        (WorkloadKind::Allreduce, Measured::Nccl) => "nccl allreduce".into(),
+                        (WorkloadKind::Allreduce, Measured::NCCL) => "nccl allreduce".into(),
                         (w, a) => format!("{w} {a}"),
                     });
             *tests.entry(t).or_default() += 1;

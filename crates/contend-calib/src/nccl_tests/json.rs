@@ -287,7 +287,7 @@ pub fn import_nccl_tests_json(file: &str, text: &str) -> Result<Imported, CalibE
 pub fn nccl_tests_json(records: &[ResultRecord]) -> String {
     let rows: Vec<&ResultRecord> = records
         .iter()
-        .filter(|r| r.workload == WorkloadKind::Allreduce && r.algorithm == Measured::Nccl)
+        .filter(|r| r.workload == WorkloadKind::Allreduce && r.algorithm == Measured::NCCL)
         .collect();
     let first = rows.first();
     let machine = first.and_then(|r| r.machine.as_ref());

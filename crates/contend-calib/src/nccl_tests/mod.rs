@@ -810,7 +810,7 @@ fn finish(
                 scenario: cx.scenario.clone().unwrap_or_else(|| "nccl-tests".into()),
                 topology: String::new(),
                 workload: WorkloadKind::Allreduce,
-                algorithm: cx.algorithm.unwrap_or(Measured::Nccl),
+                algorithm: cx.algorithm.unwrap_or(Measured::NCCL),
                 placement: cx.placement,
                 fidelity: None,
                 launch: if graph {

@@ -18,6 +18,13 @@ impl ModelParams {
         };
         real("pcie.dllp_overhead", pc.dllp_overhead, 0.0, 0.9, "")?;
         real("gpu.local_efficiency", g.local_efficiency, 0.01, 1.0, "")?;
+        real(
+            "nccl.step_latency_scale",
+            self.nccl.step_latency_scale,
+            0.0,
+            Self::MAX_NCCL_STEP_SCALE,
+            "",
+        )?;
         for (f, v) in [
             ("pcie.link_latency_ns", pc.link_latency_ns),
             ("pcie.fc_update_ns", pc.fc_update_ns),

@@ -341,6 +341,33 @@ impl RingParams {
     }
 }
 
+/// The `nccl` algorithm's costs beyond the fabric.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NcclParams {
+    /// Scale of NCCL's own per-step latency (`hwLat`,
+    /// `src/graph/tuning.cc` v2.28.9-1: per step of a ring, per hop of a
+    /// tree, by protocol and link type — PCI Ring Simple 5.7 µs, LL 1.0 µs;
+    /// NVLink Simple 3.4 µs, LL 0.6 µs) that the `nccl` lowering charges
+    /// once per hop (each primitive call that sends: NCCL's 2(n−1) steps)
+    /// on its critical path (after the call's data has arrived, before its
+    /// result goes on), on top of the fences, flags
+    /// and data the fabric carries — so at 1 the latencies the fabric
+    /// models are counted twice, which the fit on the probe corrects. 1 takes NCCL's tables as they are (the default: no
+    /// probe has measured it yet); calibration fits it on the
+    /// small-message NCCL latency probe (`contend hw probe`'s
+    /// `nccl-latency`). 0 leaves only the modelled mechanisms.
+    pub step_latency_scale: f64,
+}
+
+impl Default for NcclParams {
+    fn default() -> Self {
+        NcclParams {
+            step_latency_scale: 1.0,
+        }
+    }
+}
+
 /// Every constant of the model.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -354,6 +381,7 @@ pub struct ModelParams {
     pub gpu: GpuParams,
     pub fabric: FabricParams,
     pub ring: RingParams,
+    pub nccl: NcclParams,
 }
 
 /// The stated limits of the model constants. [`ModelParams::check`] holds
@@ -363,6 +391,9 @@ pub struct ModelParams {
 impl ModelParams {
     /// Longest any `_ns` constant may be: 1 s (real ones are below 100 µs).
     pub const MAX_NS: f64 = 1e9;
+    /// Largest scale of NCCL's per-step latency: 1000 (its tables' largest
+    /// step, 5.7 µs, becomes 5.7 ms).
+    pub const MAX_NCCL_STEP_SCALE: f64 = 1000.0;
     /// Lowest and highest rate a `_gbps` constant may give, GB/s: those of
     /// a topology's links ([`contend_topo::limits`]), 1 MB/s to 100 TB/s.
     pub const MIN_GBPS: f64 = 0.001;

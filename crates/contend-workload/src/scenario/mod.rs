@@ -9,6 +9,7 @@
 //! are private, so every scenario in the program is a valid one. To vary
 //! one, take its spec ([`Scenario::spec`]), change it and build again.
 
+mod nccl;
 mod pattern;
 mod toml;
 mod validate;
@@ -18,11 +19,14 @@ use crate::skew::Skew;
 use contend_topo::{Bytes, Location, NodeIdx, Picos, TopoError, Topology};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use thiserror::Error;
 
+pub use self::nccl::NcclSetup;
 pub use self::pattern::{Pattern, PatternStreams, Shape};
 pub use self::toml::{
     DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME, default_scenario, load_scenario, parse_scenario,
+    shipped_scenario_names,
 };
 
 /// A scenario that cannot be used, and where.
@@ -204,6 +208,14 @@ impl Workload {
     pub fn kind_name(&self) -> &'static str {
         self.kind().name()
     }
+    /// The element type of a collective workload.
+    pub fn dtype(&self) -> Option<Dtype> {
+        match self {
+            Workload::Allreduce { dtype, .. } => Some(*dtype),
+            Workload::VerifyStep(v) => Some(v.dtype),
+            Workload::Transfer { .. } => None,
+        }
+    }
     /// Compute gap and arrival skew of a collective workload.
     pub fn gap_and_skew(&self) -> Option<(Picos, Skew)> {
         match self {
@@ -235,12 +247,15 @@ pub struct ScenarioSpec {
     /// Launch mode and kernel shape of single algorithms
     /// (`[algorithm.NAME]`), over `launch` and `kernel`.
     pub per_algorithm: BTreeMap<Algorithm, AlgorithmConfig>,
+    /// NCCL's release and environment for the `nccl` algorithm (`[nccl]`).
+    pub nccl: NcclSetup,
     pub workload: Workload,
 }
 
 impl ScenarioSpec {
     /// Every GPU of `topology` as a rank, every algorithm, peer placement,
-    /// flow fidelity, seed 0, the default kernel, eager launches.
+    /// flow fidelity, seed 0, the default kernel, eager launches, NCCL
+    /// 2.28 with an empty environment.
     pub fn new(name: &str, topology: Topology, workload: Workload) -> ScenarioSpec {
         ScenarioSpec {
             name: name.to_string(),
@@ -255,6 +270,7 @@ impl ScenarioSpec {
             kernel: KernelConfig::default(),
             launch: LaunchMode::Eager,
             per_algorithm: BTreeMap::new(),
+            nccl: NcclSetup::default(),
             workload,
         }
     }
@@ -268,17 +284,23 @@ pub struct Scenario {
     /// A transfer workload's streams, patterns expanded.
     streams: Vec<Stream>,
     patterns: Vec<PatternStreams>,
+    /// NCCL's decisions for the ranks, when the scenario runs `nccl`.
+    nccl_plan: Option<Arc<contend_nccl::NcclPlan>>,
 }
 
 impl Scenario {
     /// Checks `spec` and builds the scenario; an error names the field.
     pub fn new(spec: ScenarioSpec) -> Result<Scenario, ScenarioError> {
         validate::check(&spec).map_err(|e| e.unlocated(&spec.name))?;
-        Ok(Scenario::from_checked(spec))
+        let plan = nccl::plan(&spec).map_err(|e| e.unlocated(&spec.name))?;
+        Ok(Scenario::from_checked(spec, plan))
     }
 
-    /// A spec the checks have passed.
-    pub(super) fn from_checked(spec: ScenarioSpec) -> Scenario {
+    /// A spec the checks have passed, with its NCCL plan.
+    pub(super) fn from_checked(
+        spec: ScenarioSpec,
+        nccl_plan: Option<Arc<contend_nccl::NcclPlan>>,
+    ) -> Scenario {
         let (streams, patterns) = match &spec.workload {
             Workload::Transfer { streams, patterns } => {
                 pattern::expand(&spec.topology, streams, patterns)
@@ -289,6 +311,7 @@ impl Scenario {
             spec,
             streams,
             patterns,
+            nccl_plan,
         }
     }
 
@@ -370,6 +393,21 @@ impl Scenario {
     }
     pub fn workload(&self) -> &Workload {
         &self.spec.workload
+    }
+    /// NCCL's release and environment (`[nccl]`).
+    pub fn nccl(&self) -> &NcclSetup {
+        &self.spec.nccl
+    }
+    /// NCCL's decisions for the ranks, when the scenario runs `nccl`.
+    pub fn nccl_plan(&self) -> Option<&contend_nccl::NcclPlan> {
+        self.nccl_plan.as_deref()
+    }
+    /// The same scenario under another NCCL release or environment.
+    pub fn with_nccl(&self, nccl: NcclSetup) -> Result<Scenario, ScenarioError> {
+        Scenario::new(ScenarioSpec {
+            nccl,
+            ..self.spec()
+        })
     }
     pub fn rank_names(&self) -> Vec<String> {
         self.spec

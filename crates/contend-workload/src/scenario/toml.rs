@@ -5,12 +5,13 @@
 
 use super::validate::{self, FieldError};
 use super::{
-    AlgorithmConfig, KernelConfig, Pattern, Scenario, ScenarioError, ScenarioSpec, Shape, Stream,
-    VerifyStep, Workload,
+    AlgorithmConfig, KernelConfig, NcclSetup, Pattern, Scenario, ScenarioError, ScenarioSpec,
+    Shape, Stream, VerifyStep, Workload,
 };
 use crate::kinds::{Algorithm, Dtype, Fidelity, LaunchMode, PatternKind, Placement, TransferOp};
 use crate::ladder::ladder;
 use crate::skew::Skew;
+use contend_nccl::NcclVersion;
 use contend_topo::{Bytes, Location, NodeIdx, Picos, TopoError, Topology, load_topology, shipped};
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
@@ -39,8 +40,13 @@ struct RawScenario {
     launch: Option<Spanned<String>>,
     /// `[algorithm.NAME]` tables.
     algorithm: Option<Spanned<RawAlgorithms>>,
+    /// `[nccl]`: `version` and `NCCL_*` variables.
+    nccl: Option<Spanned<RawNccl>>,
     workload: Spanned<RawWorkload>,
 }
+
+/// The `[nccl]` table by key.
+type RawNccl = BTreeMap<Spanned<String>, Spanned<toml::Value>>;
 
 /// The `[algorithm.NAME]` tables by name.
 type RawAlgorithms = BTreeMap<Spanned<String>, Spanned<RawAlgorithm>>;
@@ -269,6 +275,13 @@ pub fn parse_scenario(
         .as_ref()
         .map_or_else(KernelConfig::default, |k| *k.get_ref());
     let per_algorithm = parse_per_algorithm(&mut cx, &raw.algorithm)?;
+    let nccl = parse_nccl(&mut cx, &raw.nccl, base)?;
+    if raw.nccl.is_none()
+        && let Some(a) = &raw.algorithms
+    {
+        // NCCL's plan fails where the algorithm list asked for it
+        cx.note("nccl", a);
+    }
     let workload = parse_workload(&mut cx, &raw.workload, &topology, kernel)?;
     let spec = ScenarioSpec {
         name: raw.name.get_ref().clone(),
@@ -283,10 +296,67 @@ pub fn parse_scenario(
         kernel,
         launch,
         per_algorithm,
+        nccl,
         workload,
     };
     validate::check(&spec).map_err(|e| cx.locate(e))?;
-    Ok(Scenario::from_checked(spec))
+    let plan = super::nccl::plan(&spec).map_err(|e| cx.locate(e))?;
+    Ok(Scenario::from_checked(spec, plan))
+}
+
+/// `[nccl]`: `version = "2.28"` and `NCCL_*` variables the replica models,
+/// each a string or an integer (`NCCL_P2P_LEVEL = "SYS"`,
+/// `NCCL_MAX_NCHANNELS = 4`); `NCCL_GRAPH_FILE` relative to the scenario's
+/// folder. A key or value NCCL's parsing would not take is an error at it.
+fn parse_nccl(
+    cx: &mut Cx,
+    v: &Option<Spanned<RawNccl>>,
+    base: Option<&Path>,
+) -> Result<NcclSetup, ScenarioError> {
+    let mut out = NcclSetup::default();
+    let Some(v) = v else {
+        return Ok(out);
+    };
+    cx.note("nccl", v);
+    for (key, value) in v.get_ref() {
+        let k = key.get_ref().as_str();
+        let field = format!("nccl.{k}");
+        cx.note(&field, value);
+        let text = match value.get_ref() {
+            toml::Value::String(s) => s.clone(),
+            toml::Value::Integer(i) => i.to_string(),
+            toml::Value::Boolean(b) => u8::from(*b).to_string(),
+            toml::Value::Float(f) if k == "version" => f.to_string(),
+            _ => {
+                return Err(cx.err(value, &field, format!("`{k}` is a string or an integer")));
+            }
+        };
+        if k == "version" {
+            out.version = NcclVersion::from_str(&text).map_err(|e| cx.err(value, &field, e))?;
+            continue;
+        }
+        if !contend_nccl::MODELLED.contains(&k) && k != "NCCL_NVB_DISABLE" {
+            let e = out.env.set_modelled(k, &text).unwrap_err();
+            return Err(cx.err(
+                key,
+                &field,
+                format!("`{k}` {} (the table takes `version` and those)", e.message),
+            ));
+        }
+        let text = if k == "NCCL_GRAPH_FILE" {
+            let p = Path::new(&text);
+            match base {
+                Some(b) if p.is_relative() => b.join(p).display().to_string(),
+                _ => text,
+            }
+        } else {
+            text
+        };
+        out.env
+            .set_modelled(k, &text)
+            .map_err(|e| cx.err(value, &field, e.to_string()))?;
+    }
+    Ok(out)
 }
 
 /// `[algorithm.NAME]` tables: launch mode and kernel shape per algorithm.
@@ -810,22 +880,69 @@ fn parse_pattern(
     })
 }
 
-/// Reads and parses a scenario file; relative topology paths resolve from its folder.
+/// Reads and parses a scenario file; relative topology paths resolve from its
+/// folder. A bare name that is no file (`transfer-gen5-write`, with or
+/// without `.toml`) is the shipped scenario of that name.
 pub fn load_scenario(
     path: &Path,
     topology_override: Option<Topology>,
 ) -> Result<Scenario, ScenarioError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError::Invalid {
-        location: Some(Location {
-            file: name.clone(),
-            line: 0,
-            column: 0,
-            field: None,
-        }),
-        message: format!("cannot read scenario file: {e}"),
-    })?;
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return match shipped_scenario(path) {
+                Some((stem, text)) => parse_scenario(
+                    &format!("scenarios/{stem}.toml"),
+                    text,
+                    Some(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios")),
+                    topology_override,
+                ),
+                None => Err(ScenarioError::Invalid {
+                    location: Some(Location {
+                        file: name,
+                        line: 0,
+                        column: 0,
+                        field: None,
+                    }),
+                    message: format!(
+                        "no such scenario file, and no shipped scenario of that name (shipped: {})",
+                        shipped_scenario_names().join(", ")
+                    ),
+                }),
+            };
+        }
+        Err(e) => {
+            return Err(ScenarioError::Invalid {
+                location: Some(Location {
+                    file: name,
+                    line: 0,
+                    column: 0,
+                    field: None,
+                }),
+                message: format!("cannot read scenario file: {e}"),
+            });
+        }
+    };
     parse_scenario(&name, &text, path.parent(), topology_override)
+}
+
+include!(concat!(env!("OUT_DIR"), "/shipped_scenarios.rs"));
+
+/// The stems of the scenarios shipped in `scenarios/`, sorted.
+pub fn shipped_scenario_names() -> Vec<&'static str> {
+    SHIPPED_SCENARIOS.iter().map(|(s, _)| *s).collect()
+}
+
+/// The shipped scenario a bare `path` names (its stem, `.toml` optional):
+/// (stem, TOML text). A path with a folder in it names a file, never this.
+fn shipped_scenario(path: &Path) -> Option<(&'static str, &'static str)> {
+    let s = path.to_str()?;
+    if s.contains('/') || s.contains('\\') {
+        return None;
+    }
+    let stem = s.strip_suffix(".toml").unwrap_or(s);
+    SHIPPED_SCENARIOS.iter().find(|(n, _)| *n == stem).copied()
 }
 
 /// The embedded default: the EAGLE-3 verify step on 8× RTX PRO 6000, two sockets.

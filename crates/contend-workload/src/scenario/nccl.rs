@@ -1,0 +1,84 @@
+//! What a scenario says of NCCL (`[nccl]`: the release whose rules apply and
+//! the `NCCL_*` environment) and NCCL's plan for the scenario's ranks,
+//! made once when the scenario is built: a scenario that runs the `nccl`
+//! algorithm on a machine whose NCCL decisions cannot be replicated, or
+//! with every algorithm or protocol switched off, is refused there, at the
+//! field that says so.
+
+use super::validate::FieldError;
+use super::{ScenarioSpec, Workload};
+use crate::kinds::Algorithm;
+use contend_nccl::{NcclEnv, NcclError, NcclPlan, NcclVersion};
+use std::sync::Arc;
+
+/// The `[nccl]` table: the NCCL release whose rules the `nccl` algorithm
+/// follows (2.27, 2.28 — the default — or 2.29) and the `NCCL_*`
+/// variables it runs under (those the replica models:
+/// [`contend_nccl::MODELLED`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NcclSetup {
+    pub version: NcclVersion,
+    pub env: NcclEnv,
+}
+
+impl NcclSetup {
+    /// `2.28` or `2.28, NCCL_P2P_LEVEL=SYS`.
+    pub fn describe(&self) -> String {
+        let mut s = self.version.to_string();
+        for a in self.env.assignments() {
+            s.push_str(", ");
+            s.push_str(&a);
+        }
+        s
+    }
+}
+
+/// The field a failed plan is reported at.
+fn field_of(e: &NcclError) -> &'static str {
+    match e {
+        NcclError::GraphFile { .. } => "nccl.NCCL_GRAPH_FILE",
+        _ => "nccl",
+    }
+}
+
+/// NCCL's plan for the scenario's ranks when it runs the `nccl` algorithm
+/// (`None` otherwise), checked to leave an algorithm and protocol for every
+/// size the workload runs.
+pub(crate) fn plan(s: &ScenarioSpec) -> Result<Option<Arc<NcclPlan>>, FieldError> {
+    // transfers run no algorithm
+    if !s.algorithms.contains(&Algorithm::Nccl) || matches!(s.workload, Workload::Transfer { .. }) {
+        return Ok(None);
+    }
+    let p =
+        contend_nccl::plan(&s.topology, &s.ranks, &s.nccl.env, s.nccl.version).map_err(|e| {
+            FieldError {
+                field: field_of(&e).to_string(),
+                message: format!("NCCL's decisions for these ranks: {e}"),
+            }
+        })?;
+    if s.ranks.len() > 1 {
+        let (sizes, elem) = match &s.workload {
+            Workload::Allreduce { sizes, dtype, .. } => (sizes.clone(), dtype.size()),
+            Workload::VerifyStep(v) => (vec![v.size()], v.dtype.size()),
+            Workload::Transfer { .. } => (vec![], 1),
+        };
+        if let Some(b) = sizes
+            .iter()
+            .find(|b| p.choose_with(**b, contend_topo::Bytes(elem)).is_none())
+        {
+            let field = if s.nccl.env.proto.is_some() {
+                "nccl.NCCL_PROTO"
+            } else {
+                "nccl.NCCL_ALGO"
+            };
+            return Err(FieldError {
+                field: field.into(),
+                message: format!(
+                    "NCCL has no algorithm and protocol left for an allreduce of {b}: \
+                     NCCL_ALGO/NCCL_PROTO disable every one NCCL could run here"
+                ),
+            });
+        }
+    }
+    Ok(Some(Arc::new(p)))
+}
