@@ -6,13 +6,9 @@
 use crate::error::CalibError;
 use crate::eval::ranges;
 use crate::fit::Progress;
-use contend_sim::{ModelParams, RunSpec, simulate_one};
-use contend_topo::Picos;
+use contend_sim::ModelParams;
 use contend_topo::{Bytes, Topology};
-use contend_workload::{
-    Algorithm, Dtype, Fidelity, Placement, Scenario, ScenarioSpec, Skew, Workload,
-};
-use rayon::prelude::*;
+use contend_workload::{Algorithm, Placement};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -77,46 +73,31 @@ pub fn advise(
     }
     let mut out = vec![];
     let worlds: Vec<usize> = (2..=gpus.len()).collect();
-    let total = worlds.len() * sizes.len() * Algorithm::ALL.len();
-    let done = std::sync::atomic::AtomicUsize::new(0);
+    let variants: Vec<(String, crate::emit::Variant)> = Algorithm::ALL
+        .iter()
+        .map(|a| (a.name().to_string(), crate::emit::Variant::Algo(*a)))
+        .collect();
+    let all = crate::emit::predict(
+        topo,
+        params,
+        placement,
+        contend_workload::LaunchMode::Eager,
+        &worlds,
+        sizes,
+        &variants,
+        progress,
+    )?;
     for k in worlds {
         let ranks = &gpus[..k];
-        let workload = Workload::Allreduce {
-            sizes: sizes.iter().map(|s| Bytes(*s)).collect(),
-            dtype: Dtype::Bf16,
-            repeats: 3,
-            gap: Picos::ZERO,
-            skew: Skew::None,
-        };
-        let sc = Scenario::new(ScenarioSpec {
-            ranks: topo.gpus()[..k].to_vec(),
-            placements: vec![placement],
-            ..ScenarioSpec::new("advise", topo.clone(), workload)
-        })
-        .map_err(|e| CalibError::Fit(e.to_string()))?;
-        let jobs: Vec<(u64, Algorithm)> = sizes
+        let times: Vec<(u64, Algorithm, f64)> = sizes
             .iter()
-            .flat_map(|&s| Algorithm::ALL.iter().map(move |&a| (s, a)))
-            .collect();
-        let times: Vec<(u64, Algorithm, f64)> = jobs
-            .par_iter()
-            .map(|&(s, a)| {
-                let run = simulate_one(
-                    &sc,
-                    params,
-                    RunSpec {
-                        algorithm: Some(a),
-                        placement,
-                        fidelity: Fidelity::Flow,
-                        size: Some(Bytes(s)),
-                    },
-                )
-                .map_err(|e| CalibError::Fit(e.to_string()))?;
-                let d = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                progress("advise", d, total);
-                Ok((s, a, run.record().stats.median_ns))
+            .flat_map(|&s| {
+                let all = &all;
+                Algorithm::ALL
+                    .iter()
+                    .filter_map(move |&a| crate::emit::at(all, k, s, a.name()).map(|t| (s, a, t)))
             })
-            .collect::<Result<_, CalibError>>()?;
+            .collect();
         let mut per_size = vec![];
         for &s in sizes {
             let mut best: Vec<(&'static str, Algorithm, f64)> = vec![];

@@ -25,6 +25,7 @@
 
 pub mod advise;
 pub mod calibrate;
+pub mod emit;
 mod error;
 pub mod eval;
 pub mod fit;

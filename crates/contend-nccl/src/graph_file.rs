@@ -8,6 +8,7 @@
 
 use crate::paths::PathType;
 use crate::search::Pattern;
+use contend_topo::xml::Tag;
 
 /// One `<graph>` of the file.
 #[derive(Clone, Debug, PartialEq)]
@@ -24,62 +25,9 @@ pub(crate) struct XmlGraph {
     pub channels: Vec<Vec<usize>>,
 }
 
-struct Tag {
-    name: String,
-    attrs: Vec<(String, String)>,
-    closing: bool,
-    self_closing: bool,
-}
-
+/// The tags of a graph file (the one tokenizer of NCCL's XML).
 fn tags(text: &str) -> Result<Vec<Tag>, String> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    while let Some(start) = rest.find('<') {
-        let end = rest[start..]
-            .find('>')
-            .ok_or_else(|| "unterminated tag".to_string())?
-            + start;
-        let inner = rest[start + 1..end].trim();
-        rest = &rest[end + 1..];
-        if inner.starts_with('?') || inner.starts_with('!') {
-            continue;
-        }
-        let closing = inner.starts_with('/');
-        let self_closing = inner.ends_with('/');
-        let body = inner.trim_start_matches('/').trim_end_matches('/').trim();
-        let (name, mut a) = match body.find(char::is_whitespace) {
-            Some(i) => (&body[..i], &body[i..]),
-            None => (body, ""),
-        };
-        let mut attrs = Vec::new();
-        loop {
-            a = a.trim_start();
-            if a.is_empty() {
-                break;
-            }
-            let eq = a
-                .find('=')
-                .ok_or_else(|| format!("attribute without value in <{name}>"))?;
-            let key = a[..eq].trim().to_string();
-            let v = a[eq + 1..].trim_start();
-            let q = v.chars().next().ok_or("missing value")?;
-            if q != '"' && q != '\'' {
-                return Err(format!("unquoted value of `{key}` in <{name}>"));
-            }
-            let close = v[1..]
-                .find(q)
-                .ok_or_else(|| format!("unterminated value of `{key}`"))?;
-            attrs.push((key, v[1..1 + close].to_string()));
-            a = &v[close + 2..];
-        }
-        out.push(Tag {
-            name: name.to_string(),
-            attrs,
-            closing,
-            self_closing,
-        });
-    }
-    Ok(out)
+    contend_topo::xml::tags(text).map_err(|e| e.message)
 }
 
 fn attr<'a>(t: &'a Tag, k: &str) -> Result<&'a str, String> {

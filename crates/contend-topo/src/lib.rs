@@ -54,6 +54,7 @@
 mod error;
 mod file;
 pub mod gpu_model;
+pub mod import;
 pub mod limits;
 mod model;
 pub mod pcie;
@@ -61,6 +62,7 @@ pub mod shipped;
 mod show;
 pub mod units;
 mod write;
+pub mod xml;
 
 pub use error::{Location, TopoError, TopoErrorKind, named_field, toml_key_path};
 pub use file::{load_topology, parse_topology};

@@ -92,6 +92,13 @@ pub struct AdviseArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = AdviseFormat::Table)]
     pub format: AdviseFormat,
+    /// Write the predictions in the form a consumer reads instead: nccl-tuner-csv,
+    /// nccl-env, nccl-graph, vllm, sglang, flashinfer, trtllm, vidur.
+    #[arg(long, value_parser = contend_calib::emit::EmitKind::parse)]
+    pub emit: Option<contend_calib::emit::EmitKind>,
+    /// Write the --emit output here (default: standard output).
+    #[arg(long, requires = "emit")]
+    pub out: Option<PathBuf>,
 }
 
 fn topology(t: &str) -> Result<Topology> {
@@ -267,6 +274,31 @@ pub fn advise(a: AdviseArgs) -> Result<()> {
         PlacementArg::Peer => Placement::Peer,
         PlacementArg::Host => Placement::Host,
     };
+    if let Some(kind) = a.emit {
+        let label = a
+            .params
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "defaults".into());
+        let opts = contend_calib::emit::EmitOptions {
+            kind,
+            placement,
+            sizes,
+            stamp: contend_calib::emit::Stamp::new(&params, &label),
+        };
+        let (pb, cb) = progress_bar();
+        let text = contend_calib::emit::emit(&topo, &params, &opts, &cb);
+        pb.finish_and_clear();
+        let text = text?;
+        match &a.out {
+            Some(out) => {
+                std::fs::write(out, &text).with_context(|| format!("writing {}", out.display()))?;
+                eprintln!("wrote {kind} to {}", out.display());
+            }
+            None => print!("{text}"),
+        }
+        return Ok(());
+    }
     let (pb, cb) = progress_bar();
     let adv = run_advise(&topo, &params, placement, &sizes, &cb);
     pb.finish_and_clear();

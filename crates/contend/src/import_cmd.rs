@@ -52,3 +52,56 @@ pub fn run(a: ImportArgs) -> Result<()> {
     }
     Ok(())
 }
+
+#[derive(Args, Debug)]
+pub struct TopoImportArgs {
+    /// What the box printed, one machine (pasted reports welcome; each file
+    /// is searched for every format): `nvidia-smi topo -m`, `nvidia-smi topo
+    /// -p2p rw`, `nvidia-smi`, `lspci -tv`, `lspci -vv`, NCCL_TOPO_DUMP_FILE's
+    /// XML, `numactl --hardware`, p2pBandwidthLatencyTest or nvbandwidth.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Write the topology TOML here (default: standard output).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// The topology's `name` (default: from the GPUs and the files).
+    #[arg(long)]
+    pub name: Option<String>,
+}
+
+/// `contend topo import`: the topology, what each file gave and what to
+/// fill by hand (on standard error).
+pub fn topo_import(a: TopoImportArgs) -> Result<()> {
+    let inputs = a
+        .files
+        .iter()
+        .map(|f| {
+            std::fs::read_to_string(f)
+                .with_context(|| format!("reading {}", f.display()))
+                .map(|t| (f.display().to_string(), t))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let t = contend_topo::import::import_topology(&inputs, a.name.as_deref())?;
+    for f in &t.found {
+        eprintln!("{}: {}", f.file, f.what.join("; "));
+    }
+    eprintln!(
+        "topology: {} ({} GPUs, {} nodes, {} links)",
+        t.file.name,
+        t.topology.gpus().len(),
+        t.topology.nodes().len(),
+        t.topology.links().len()
+    );
+    for w in &t.warnings {
+        eprintln!("warning: {w}");
+    }
+    let text = t.to_toml();
+    match &a.out {
+        Some(out) => {
+            std::fs::write(out, &text).with_context(|| format!("writing {}", out.display()))?;
+            eprintln!("wrote {}", out.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(())
+}

@@ -68,6 +68,8 @@ enum TopoCommand {
     Validate { topology: String },
     /// List the shipped topologies.
     List,
+    /// Write a topology from what a box prints: nvidia-smi topo -m / -p2p, lspci -t/-tv/-vv, NCCL's topology XML, numactl, CUDA device lists.
+    Import(import_cmd::TopoImportArgs),
 }
 
 #[derive(Args, Debug, Clone)]
@@ -432,6 +434,7 @@ fn topo(cmd: TopoCommand) -> Result<()> {
                 t.gpus().len()
             );
         }
+        TopoCommand::Import(a) => import_cmd::topo_import(a)?,
         TopoCommand::List => {
             for (s, _) in shipped::SHIPPED {
                 let t = shipped::get(s).context("shipped topology")??;

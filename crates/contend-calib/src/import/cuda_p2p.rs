@@ -107,34 +107,20 @@ pub fn import(file: &str, text: &str) -> Result<Imported, CalibError> {
             cols = None;
             continue;
         }
-        if let Some(d) = t.strip_prefix("Device: ") {
+        if let Some(rest) = t.strip_prefix("Device: ") {
+            let d = contend_topo::import::cuda_device_line(t)
+                .ok_or_else(|| err(format!("`Device: {rest}` has no device number")))?;
             // `Device: 0, NVIDIA GeForce RTX 4090, pciBusID: 2, pciDeviceID: 0, pciDomainID:0`
-            let parts: Vec<&str> = d.split(',').map(str::trim).collect();
-            let idx = parts
-                .first()
-                .and_then(|x| x.parse::<usize>().ok())
-                .ok_or_else(|| err(format!("`Device: {d}` has no device number")))?;
-            let name = parts.get(1).copied().unwrap_or("").to_string();
-            let hex = |k: &str| {
-                parts
-                    .iter()
-                    .find_map(|p| p.strip_prefix(k))
-                    .and_then(|v| u32::from_str_radix(v.trim(), 16).ok())
-                    .unwrap_or(0)
-            };
-            if idx != run.gpus.len() {
+            if d.index != run.gpus.len() {
                 return Err(err(format!(
-                    "device {idx} listed after {} devices: the list is out of order",
+                    "device {} listed after {} devices: the list is out of order",
+                    d.index,
                     run.gpus.len()
                 )));
             }
-            run.gpus.push(name);
-            run.pci.push(format!(
-                "{:04x}:{:02x}:{:02x}.0",
-                hex("pciDomainID:"),
-                hex("pciBusID:"),
-                hex("pciDeviceID:")
-            ));
+            run.gpus.push(d.name);
+            run.pci
+                .push(d.bdf.map(|b| b.to_string()).unwrap_or_default());
             continue;
         }
         if let Some(rest) = t.strip_prefix("Device=") {
@@ -271,6 +257,11 @@ pub fn import(file: &str, text: &str) -> Result<Imported, CalibError> {
             out.count_noise(kind);
         } else {
             *out.noise.entry("other text".into()).or_default() += 1;
+        }
+        // a matrix ends at the first text that is neither a row nor blank
+        // (the test's NOTE, a closing fence, what was pasted after it)
+        if !t.is_empty() {
+            cols = None;
         }
     }
     // one entry per matrix and reason

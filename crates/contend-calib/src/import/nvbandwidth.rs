@@ -181,24 +181,18 @@ pub fn import(file: &str, text: &str) -> Result<Imported, CalibError> {
             run.version = out.version.clone();
             continue;
         }
-        if let Some(rest) = t.strip_prefix("Device ")
-            && let Some((idx, name)) = rest.split_once(':')
-            && let Ok(idx) = idx.trim().parse::<usize>()
-        {
+        if let Some(d) = contend_topo::import::cuda_device_line(t) {
             // `Device 0: NVIDIA H100 80GB HBM3 (00000000:19:00)`
-            let name = name.trim();
-            let (name, pci) = match name.rsplit_once(" (") {
-                Some((a, b)) if b.ends_with(')') => (a, b.trim_end_matches(')')),
-                _ => (name, ""),
-            };
-            if idx != run.gpus.len() {
+            if d.index != run.gpus.len() {
                 return Err(err(format!(
-                    "device {idx} listed after {} devices: the list is out of order",
+                    "device {} listed after {} devices: the list is out of order",
+                    d.index,
                     run.gpus.len()
                 )));
             }
-            run.gpus.push(name.to_string());
-            run.pci.push(pci.to_string());
+            run.gpus.push(d.name);
+            run.pci
+                .push(d.bdf.map(|b| b.to_string()).unwrap_or_default());
             continue;
         }
         if let Some(name) = t.strip_prefix("Running ") {

@@ -1,0 +1,342 @@
+//! `contend topo import`: a topology from what users can paste about a box —
+//! `nvidia-smi topo -m` (and `-p2p r|w|rw`), the `nvidia-smi` table,
+//! `lspci -t`/`-tv` and `lspci -vv` (link capability and status, payload
+//! and read request sizes, NUMA node, 10-bit tags, ACS), NCCL's topology XML
+//! (`NCCL_TOPO_DUMP_FILE`), `numactl --hardware` and the device lists of
+//! p2pBandwidthLatencyTest and nvbandwidth. Every input is scanned for every
+//! format (a pasted report holds several), and the inputs of one machine
+//! merge: the PCIe tree from lspci or NCCL's XML, relations and NUMA nodes
+//! from `topo -m`, link rates from `lspci -vv`, GPU models from whichever
+//! names them. What no input tells is written as a placeholder and reported
+//! as a [`Warning`] naming the node or link and the field to fill; the
+//! result always passes [`crate::parse_topology`].
+//!
+//! ```
+//! use contend_topo::import::import_topology;
+//! let smi = "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\n\
+//!            GPU0\t X \tPHB\t0-63\t0\n\
+//!            GPU1\tPHB\t X \t0-63\t0\n";
+//! let t = import_topology(&[("smi.txt".into(), smi.into())], None).unwrap();
+//! assert_eq!(t.topology.gpus().len(), 2);
+//! assert!(t.warnings.iter().any(|w| w.field.contains("sms")));
+//! ```
+
+mod build;
+mod lspci;
+mod nccl_xml;
+pub mod pci;
+mod smi;
+
+pub use smi::{CudaDevice, cuda_device_line};
+
+use crate::error::{Location, TopoError, TopoErrorKind};
+use crate::model::Topology;
+use crate::write::TopologyFile;
+use pci::Bdf;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+/// Something the inputs did not tell, and which field of the written file
+/// to fill with the right value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Warning {
+    /// `node gpu0 sms`, `link mem0–iod0 bandwidth_gbps`, `links gpu0…gpu3 mps`.
+    pub field: String,
+    pub message: String,
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "fill {}: {}", self.field, self.message)
+    }
+}
+
+/// What one input held.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Found {
+    pub file: String,
+    /// One line per format found (`lspci -tv: 4 GPUs under 4 host bridges`).
+    pub what: Vec<String>,
+}
+
+/// An imported topology: the file, the validated topology, what each input
+/// gave and what to fill by hand.
+#[derive(Clone, Debug)]
+pub struct ImportedTopology {
+    pub file: TopologyFile,
+    pub topology: Topology,
+    pub found: Vec<Found>,
+    pub warnings: Vec<Warning>,
+}
+
+impl ImportedTopology {
+    /// The topology TOML, after comment lines naming the inputs and every
+    /// warning.
+    pub fn to_toml(&self) -> String {
+        let mut s = String::from("# Written by `contend topo import` from:\n");
+        for f in &self.found {
+            s += &format!("#   {}: {}\n", f.file, f.what.join("; "));
+        }
+        if !self.warnings.is_empty() {
+            s += "# To fill by hand (placeholders are written now):\n";
+            for w in &self.warnings {
+                s += &format!("#   {w}\n");
+            }
+        }
+        s + &self.file.to_toml()
+    }
+}
+
+/// The link relation `nvidia-smi topo -m` prints between two devices.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Rel {
+    Me,
+    Sys,
+    Node,
+    Phb,
+    Pxb,
+    Pix,
+    Nv(u32),
+}
+
+impl Rel {
+    fn parse(s: &str) -> Option<Rel> {
+        Some(match s {
+            "X" => Rel::Me,
+            "SYS" | "SOC" => Rel::Sys,
+            "NODE" => Rel::Node,
+            "PHB" => Rel::Phb,
+            "PXB" => Rel::Pxb,
+            "PIX" => Rel::Pix,
+            _ => Rel::Nv(s.strip_prefix("NV")?.parse().ok()?),
+        })
+    }
+    fn name(&self) -> String {
+        match self {
+            Rel::Me => "X".into(),
+            Rel::Sys => "SYS".into(),
+            Rel::Node => "NODE".into(),
+            Rel::Phb => "PHB".into(),
+            Rel::Pxb => "PXB".into(),
+            Rel::Pix => "PIX".into(),
+            Rel::Nv(n) => format!("NV{n}"),
+        }
+    }
+}
+
+/// `nvidia-smi topo -m` between GPUs.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Matrix {
+    pub file: String,
+    pub line: usize,
+    pub cells: Vec<Vec<Rel>>,
+    /// `NUMA Affinity` per GPU.
+    pub numa: Vec<Option<i64>>,
+}
+
+/// `nvidia-smi topo -p2p …` between GPUs (`OK`, `GNS`, `CNS`, `TNS`, `NS`,
+/// `DR`, `U`).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct P2p {
+    pub file: String,
+    pub line: usize,
+    /// `r`, `w`, `rw`, `n`, `a` when the paste says which.
+    pub kind: Option<String>,
+    pub cells: Vec<Vec<String>>,
+}
+
+/// How a device hangs in the PCIe tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Up {
+    Bridge(Bdf),
+    /// A host bridge: domain and root bus.
+    Host(u16, u8),
+    /// NCCL's XML: directly under the CPU of a NUMA node (which host
+    /// bridge it does not say).
+    Numa(i64),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DevKind {
+    Gpu,
+    Bridge,
+    Other,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Port {
+    Root,
+    Upstream,
+    Downstream,
+    Endpoint,
+    /// A PCI switch as NCCL's XML writes it: one node for the upstream port
+    /// and its downstream ports.
+    NcclSwitch,
+}
+
+/// One PCI function, as the inputs describe it.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Device {
+    /// The parent lspci draws.
+    pub up: Option<Up>,
+    /// The parent NCCL's XML gives (a switch is one node there).
+    pub xml_up: Option<Up>,
+    pub name: Option<String>,
+    pub kind: Option<DevKind>,
+    pub port: Option<Port>,
+    /// `LnkCap`: generation, width.
+    pub cap: Option<(u8, u8)>,
+    /// `LnkSta`: generation, width, downgraded.
+    pub sta: Option<(u8, u8, bool)>,
+    /// NCCL's `link_speed`/`link_width`.
+    pub xml_link: Option<(Option<u8>, Option<u8>)>,
+    pub mps: Option<u64>,
+    pub mrrs: Option<u64>,
+    pub numa: Option<i64>,
+    pub tags_10bit: Option<bool>,
+    pub acs_redirect: Option<bool>,
+    pub device_id: Option<u16>,
+    pub cc: Option<u32>,
+    /// NVLinks: target bus ID (a GPU's, or an NVSwitch's), count, NVSwitch.
+    pub nvlinks: Vec<(String, u32, bool)>,
+    /// Which inputs said something about it.
+    pub told: BTreeSet<String>,
+}
+
+/// A CPU (NUMA node) as NCCL's XML writes it.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Cpu {
+    pub vendor: Option<String>,
+    pub family: Option<u32>,
+    pub model: Option<u32>,
+}
+
+/// Everything the inputs said, merged.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Facts {
+    pub devices: BTreeMap<Bdf, Device>,
+    pub matrix: Option<Matrix>,
+    pub p2p: Vec<P2p>,
+    /// CUDA/nvidia-smi device index → name and bus ID.
+    pub cuda: BTreeMap<usize, (String, Option<Bdf>, String)>,
+    pub numa_nodes: Option<u32>,
+    pub cpus: BTreeMap<i64, Cpu>,
+    /// NCCL's `host_hash` per input.
+    pub hosts: BTreeMap<String, String>,
+    pub platform: Vec<String>,
+    pub warnings: Vec<Warning>,
+}
+
+impl Facts {
+    /// The device at `bdf`, created empty if new, marked as told by `file`.
+    fn device(&mut self, bdf: Bdf, file: &str) -> &mut Device {
+        let d = self.devices.entry(bdf).or_default();
+        d.told.insert(file.to_string());
+        d
+    }
+}
+
+/// Sets `slot` from `v` unless it is set; a different value is noted.
+fn merge<T: PartialEq + fmt::Debug + Clone>(
+    slot: &mut Option<T>,
+    v: T,
+    what: impl FnOnce() -> String,
+    notes: &mut Vec<Warning>,
+) {
+    match slot {
+        None => *slot = Some(v),
+        Some(old) if *old != v => notes.push(Warning {
+            field: what(),
+            message: format!("the inputs disagree ({old:?} and {v:?}); the first is kept"),
+        }),
+        _ => {}
+    }
+}
+
+/// A located error in an input.
+pub(crate) fn located(file: &str, line: usize, message: String) -> TopoError {
+    TopoError::at(
+        Some(Location {
+            file: file.to_string(),
+            line,
+            column: 1,
+            field: None,
+        }),
+        TopoErrorKind::Syntax(message),
+    )
+}
+
+/// The lines of a pasted text without what pasting adds: markdown quotes
+/// (`> `) and diff markers of quoted patches are kept out of the table
+/// parsers' way; line numbers are kept.
+fn plain_lines(text: &str) -> Vec<&str> {
+    text.lines()
+        .map(|l| {
+            let t = l.trim_end_matches('\r');
+            t.strip_prefix("> ").unwrap_or(t)
+        })
+        .collect()
+}
+
+/// Imports a topology from `(name, text)` inputs of one machine;
+/// `name` names the topology (default: from the GPUs and the inputs).
+pub fn import_topology(
+    inputs: &[(String, String)],
+    name: Option<&str>,
+) -> Result<ImportedTopology, TopoError> {
+    let mut facts = Facts::default();
+    let mut found = Vec::new();
+    for (file, text) in inputs {
+        let lines = plain_lines(text);
+        let mut what = Vec::new();
+        smi::scan(file, &lines, &mut facts, &mut what)?;
+        lspci::scan(file, &lines, &mut facts, &mut what)?;
+        nccl_xml::scan(file, text, &mut facts, &mut what)?;
+        if what.is_empty() {
+            return Err(TopoError::at(
+                Some(Location {
+                    file: file.clone(),
+                    line: 0,
+                    column: 0,
+                    field: None,
+                }),
+                TopoErrorKind::Invalid(
+                    "nothing to import: no nvidia-smi topo -m or table, lspci -t/-tv/-vv, NCCL topology XML, numactl --hardware or CUDA device list in it".into(),
+                ),
+            ));
+        }
+        found.push(Found {
+            file: file.clone(),
+            what,
+        });
+    }
+    let hosts: BTreeSet<&String> = facts.hosts.values().collect();
+    if hosts.len() > 1 {
+        let list: Vec<String> = facts
+            .hosts
+            .iter()
+            .map(|(f, h)| format!("{f}: host_hash {h}"))
+            .collect();
+        return Err(TopoError::at(
+            None,
+            TopoErrorKind::Invalid(format!(
+                "the inputs come from {} machines ({}); import one machine at a time",
+                hosts.len(),
+                list.join(", ")
+            )),
+        ));
+    }
+    let sources: Vec<String> = found.iter().map(|f| f.file.clone()).collect();
+    build::build(facts, found, &sources, name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_input_with_nothing_to_import_is_an_error() {
+        let e = import_topology(&[("x.txt".into(), "hello\n".into())], None).unwrap_err();
+        assert!(e.to_string().starts_with("x.txt: nothing to import"), "{e}");
+    }
+}
