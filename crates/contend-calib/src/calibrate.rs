@@ -241,6 +241,10 @@ pub const MAX_TLP_CHECKS: usize = 1000;
 pub struct CalibrateOptions {
     pub fit: FitOptions,
     pub params: Vec<FitParam>,
+    /// The constants fitted when the files hold no microbenchmark but a
+    /// user's own nccl-tests log: then every other size of each run is
+    /// fitted on and the rest held out (see [`log_fit_split`]).
+    pub log_params: Vec<FitParam>,
     /// Points checked at TLP fidelity after the fit (at most [`MAX_TLP_CHECKS`]).
     pub tlp_checks: usize,
 }
@@ -279,7 +283,14 @@ pub fn calibrate(
             opts.tlp_checks
         )));
     }
-    let ms = load_measurements(files, topo)?;
+    let mut ms = load_measurements(files, topo)?;
+    // no microbenchmark: a user's own nccl-tests log fits NCCL's twin
+    let on_log = log_fit_split(&mut ms);
+    let fit_params = if on_log > 0 {
+        &opts.log_params
+    } else {
+        &opts.params
+    };
     // Pair: every twin is built and simulated once with the starting
     // constants before any fitting, so a measurement that cannot be paired
     // stops the calibration here.
@@ -296,22 +307,27 @@ pub fn calibrate(
         })
         .collect::<Result<_, _>>()?;
     progress("pairing", 0, ms.len());
-    let default_pred: Vec<Option<f64>> = ms
-        .par_iter()
-        .zip(twins.par_iter())
-        .map(|(m, t)| match t {
-            None => Ok(None),
-            Some(t) => t
-                .predict(base, opts.fit.fidelity)
-                .map(Some)
-                .map_err(|e| CalibError::Twin {
-                    file: m.file.clone(),
-                    line: m.line,
-                    message: e,
-                }),
-        })
-        .collect::<Result<_, _>>()?;
-    progress("pairing", ms.len(), ms.len());
+    let paired = std::sync::atomic::AtomicUsize::new(0);
+    let default_pred: Vec<Option<f64>> =
+        ms.par_iter()
+            .zip(twins.par_iter())
+            .map(|(m, t)| {
+                let p =
+                    match t {
+                        None => Ok(None),
+                        Some(t) => t.predict(base, opts.fit.fidelity).map(Some).map_err(|e| {
+                            CalibError::Twin {
+                                file: m.file.clone(),
+                                line: m.line,
+                                message: e,
+                            }
+                        }),
+                    };
+                let done = paired.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                progress("pairing", done, ms.len());
+                p
+            })
+            .collect::<Result<_, _>>()?;
 
     let mut fam_count: BTreeMap<String, usize> = BTreeMap::new();
     for m in ms.iter().filter(|m| m.role == Role::Fit) {
@@ -329,7 +345,13 @@ pub fn calibrate(
             });
         }
     }
-    let out = fit(base, &opts.params, &points, &opts.fit, progress)?;
+    // a log's fit points are collectives, each many times a probe's cost:
+    // its bootstrap is capped (the summary says how many ran)
+    let mut fit_opts = opts.fit.clone();
+    if on_log > 0 {
+        fit_opts.bootstrap = fit_opts.bootstrap.min(LOG_FIT_BOOTSTRAP);
+    }
+    let out = fit(base, fit_params, &points, &fit_opts, progress)?;
     // gpu.local_efficiency: local loads at full occupancy, launch removed.
     let mut params = out.params.clone();
     let local_efficiency = local_efficiency(&ms, topo, &params);
@@ -413,7 +435,7 @@ pub fn calibrate(
         loss_fit: out.loss,
         iterations: out.iterations,
         evaluations: out.evaluations,
-        bootstrap: opts.fit.bootstrap,
+        bootstrap: fit_opts.bootstrap,
         fidelity: opts.fit.fidelity,
         points,
         skipped,
@@ -421,6 +443,60 @@ pub fn calibrate(
         params_toml: params.to_toml(),
         timing_offset_ns: offset,
     })
+}
+
+/// Most bootstrap refits of a fit on an nccl-tests log ([`log_fit_split`]):
+/// its points are whole collectives (a 16-rank log to 8 GiB costs about
+/// 40 ms of simulation per evaluation), so 24 refits would take minutes.
+pub const LOG_FIT_BOOTSTRAP: usize = 8;
+
+/// When no measurement is a microbenchmark to fit on, a user's own
+/// nccl-tests log (text or `-J`) is: in each run (file, ranks, launch
+/// mode), the sizes in ascending order alternate, the first and every
+/// other one fitted on, the others held out and predicted. Returns how
+/// many were made fit points (0: there were microbenchmarks, or no log).
+/// Shipped constants are never fitted this way: only files the user passes.
+pub fn log_fit_split(ms: &mut [Measurement]) -> usize {
+    if ms
+        .iter()
+        .any(|m| matches!(m.role, Role::Fit | Role::Direct))
+    {
+        return 0;
+    }
+    let is_log = |m: &Measurement| {
+        matches!(
+            m.kind,
+            Kind::Allreduce {
+                algorithm: crate::measure::AlgoRef::Nccl,
+                ..
+            }
+        ) && m.role == Role::HeldOut
+            && matches!(
+                m.record.extra.import.format.as_deref(),
+                Some("nccl-tests" | "nccl-tests-json")
+            )
+    };
+    let mut runs: BTreeMap<(String, Vec<String>, String), Vec<usize>> = BTreeMap::new();
+    for (i, m) in ms.iter().enumerate().filter(|(_, m)| is_log(m)) {
+        runs.entry((
+            m.file.clone(),
+            m.record.ranks.clone(),
+            m.record.launch.to_string(),
+        ))
+        .or_default()
+        .push(i);
+    }
+    let mut n = 0;
+    for idx in runs.values_mut() {
+        idx.sort_by_key(|&i| (ms[i].record.size_bytes, i));
+        for (k, &i) in idx.iter().enumerate() {
+            if k % 2 == 0 {
+                ms[i].role = Role::Fit;
+                n += 1;
+            }
+        }
+    }
+    n
 }
 
 /// `gpu.local_efficiency` = local load bandwidth at full occupancy over the

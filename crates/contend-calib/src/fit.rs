@@ -189,6 +189,16 @@ pub const DEFAULT_SUBSET: &[&str] = &[
     "gpu.fence_ns",
 ];
 
+/// The constants a user's own nccl-tests log pins when no microbenchmark
+/// was run: the launch (small sizes), the per-hop latencies (the ring's
+/// 2(N-1) steps) and the link efficiency (large sizes).
+pub const NCCL_LOG_SUBSET: &[&str] = &[
+    "gpu.launch_eager_ns",
+    "pcie.link_latency_ns",
+    "root_complex.latency_ns",
+    "pcie.dllp_overhead",
+];
+
 /// Looks up constants by name; an unknown name is an error listing the known ones.
 pub fn select(names: &[String]) -> Result<Vec<FitParam>, CalibError> {
     let cat = catalogue();
@@ -400,7 +410,7 @@ pub fn fit(
 ) -> Result<FitOutcome, CalibError> {
     if points.is_empty() {
         return Err(CalibError::Fit(
-            "no microbenchmark to fit on (the files hold no transfer probes)".into(),
+            "no microbenchmark to fit on (the files hold no transfer probes, and no nccl-tests log of your own: `contend import` lists what each file holds)".into(),
         ));
     }
     if params.is_empty() {

@@ -197,9 +197,11 @@ impl Measurement {
     }
 }
 
-/// Loads every file (JSON Lines, or an nccl-tests log for any file not
-/// ending in `.jsonl`/`.json`), checks every record against `topo`, and
-/// joins concurrent probe streams. The first problem is an error.
+/// Loads every file (contend's JSON Lines, or the output of any tool
+/// [`crate::import`] reads: nccl-tests text or `-J` JSON,
+/// p2pBandwidthLatencyTest, nvbandwidth, p2pmark), checks every record
+/// against `topo`, and joins concurrent probe streams. The first problem is
+/// an error; what an importer leaves out is listed by `contend import`.
 pub fn load_measurements(paths: &[&Path], topo: &Topology) -> Result<Vec<Measurement>, CalibError> {
     let mut all = vec![];
     for p in paths {
@@ -209,10 +211,13 @@ pub fn load_measurements(paths: &[&Path], topo: &Topology) -> Result<Vec<Measure
             message: format!("cannot read: {e}"),
         })?;
         let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
-        let recs = if ext == "jsonl" || ext == "json" {
+        let tool = crate::import::detect(&text);
+        let recs = if (ext == "jsonl" || ext == "json")
+            && tool != Some(crate::import::Tool::NcclTestsJson)
+        {
             parse_jsonl(&name, &text)?
         } else {
-            crate::nccl_tests::parse_nccl_tests(&name, &text)?
+            crate::import::import_text(&name, &text)?.records
         };
         if recs.is_empty() {
             return Err(CalibError::File {
@@ -295,13 +300,56 @@ fn check_numbers(r: &ResultRecord) -> Result<(), String> {
     Ok(())
 }
 
-/// Checks the record's machine fingerprint against the topology.
+/// Checks the record's machine fingerprint against the topology: one
+/// host, the same GPU model ([`contend_topo::gpu_model`]), the GPU count
+/// (a whole machine's fingerprint) or at most the topology's GPUs (an
+/// imported run's devices), PCIe links and NVLinks.
 fn check_machine(r: &ResultRecord, topo: &Topology) -> Result<(), String> {
+    if let Some(h) = &r.extra.import.hosts
+        && h.len() > 1
+    {
+        return Err(format!(
+            "the run spans {} hosts ({}): contend models one box, and a {}-host run is not one {}-rank machine (import each host's own measurements)",
+            h.len(),
+            h.join(", "),
+            h.len(),
+            r.ranks.len()
+        ));
+    }
     let Some(m) = &r.machine else {
         return Ok(());
     };
     let gpus = topo.gpus();
-    if !m.gpus.is_empty() && m.gpus.len() != gpus.len() {
+    let models: Vec<&str> = gpus
+        .iter()
+        .filter_map(|g| match &topo.node(*g).kind {
+            NodeKind::Gpu(s) => Some(s.model.as_str()),
+            _ => None,
+        })
+        .collect();
+    for name in &m.gpus {
+        let verdicts: Vec<Option<bool>> = models
+            .iter()
+            .map(|t| contend_topo::gpu_model::same_model(name, t))
+            .collect();
+        if !verdicts.is_empty() && verdicts.iter().all(|v| *v == Some(false)) {
+            return Err(format!(
+                "topology mismatch: measured on {name}, topology `{}` has {}: a log from one GPU model cannot calibrate another",
+                topo.name,
+                models.first().copied().unwrap_or("no GPU")
+            ));
+        }
+    }
+    let imported = r.extra.import.format.is_some();
+    if imported && m.gpus.len() > gpus.len() {
+        return Err(format!(
+            "topology mismatch: the run used {} GPUs, topology `{}` has {}",
+            m.gpus.len(),
+            topo.name,
+            gpus.len()
+        ));
+    }
+    if !imported && !m.gpus.is_empty() && m.gpus.len() != gpus.len() {
         return Err(format!(
             "topology mismatch: the measured machine has {} GPUs ({}), topology `{}` has {}",
             m.gpus.len(),

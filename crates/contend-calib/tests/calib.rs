@@ -104,6 +104,7 @@ fn bad_file_never_fits() {
             ..FitOptions::default()
         },
         params: select(&["gpu.launch_eager_ns".into()]).unwrap(),
+        log_params: vec![],
         tlp_checks: 0,
     };
     let r = calibrate(
@@ -285,6 +286,7 @@ fn fit_recovers_known_constants_and_reports() {
             fidelity: Fidelity::Flow,
         },
         params: select(&names).unwrap(),
+        log_params: vec![],
         tlp_checks: 1,
     };
     let s = calibrate(

@@ -53,6 +53,7 @@
 
 mod error;
 mod file;
+pub mod gpu_model;
 pub mod limits;
 mod model;
 pub mod pcie;

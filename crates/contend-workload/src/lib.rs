@@ -45,7 +45,9 @@ pub use kinds::{
     WorkloadKind,
 };
 pub use ladder::{LadderError, ladder, size_list};
-pub use lower::{Collective, LowerConfig, LowerError, RingConfig, chunks, groups, lower};
+pub use lower::{
+    Collective, LowerConfig, LowerError, RingConfig, chunk_of, chunks, groups, lower, ring_slices,
+};
 pub use program::{Access, Engine, MemLoc, Notify, Op, Phase, Program, Rank};
 pub use record::{
     AggregateFacts, Binding, Extra, GroupTag, ImportFacts, KernelFacts, LinkUse, Machine, Measured,

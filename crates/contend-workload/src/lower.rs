@@ -35,6 +35,17 @@ impl Default for RingConfig {
     }
 }
 
+impl RingConfig {
+    /// The slice a ring protocol cuts its chunks into (`None`: not a ring).
+    pub fn slice_of(&self, alg: Algorithm) -> Option<Bytes> {
+        match alg {
+            Algorithm::RingLl => Some(self.ll_slice),
+            Algorithm::RingSimple => Some(self.simple_slice),
+            _ => None,
+        }
+    }
+}
+
 /// What a lowering needs besides the algorithm, ranks and size.
 #[derive(Clone, Copy, Debug)]
 pub struct LowerConfig<'a> {
@@ -60,6 +71,15 @@ impl Default for LowerConfig<'_> {
             nccl_step_scale: 1.0,
         }
     }
+}
+
+/// Slices per chunk of a ring over `ranks` ranks at `size`: the largest
+/// chunk ([`chunks`]) cut into pieces of at most `slice` bytes (at least
+/// 16, the kernels' vector). The ring's program holds 2(N-1) steps of this
+/// many slices per rank.
+pub fn ring_slices(size: Bytes, ranks: usize, slice: Bytes) -> u64 {
+    let max_chunk = chunk_of(size, ranks.max(1), 0).0.max(1);
+    max_chunk.div_ceil(slice.0.max(16))
 }
 
 /// Why a collective could not be lowered.
@@ -277,6 +297,20 @@ pub fn chunks(size: Bytes, n: usize) -> Vec<Bytes> {
         .collect()
 }
 
+/// Chunk `i` of [`chunks`]`(size, n)` without building the others: the
+/// first `units % n` chunks hold one 16-byte unit more, the last ones may
+/// be cut short by the size. O(1), for rings that cut every chunk into
+/// thousands of slices (tests hold it to `chunks`).
+pub fn chunk_of(size: Bytes, n: usize, i: usize) -> Bytes {
+    let n = n.max(1) as u64;
+    let i = i as u64;
+    let units = size.0.div_ceil(16);
+    let (base, extra) = (units / n, units % n);
+    let before = (i * base + i.min(extra)).saturating_mul(16).min(size.0);
+    let mine = (base + u64::from(i < extra)) * 16;
+    Bytes(mine.min(size.0 - before))
+}
+
 /// Lowers one allreduce of `size` bytes over `gpus` (rank order).
 pub fn lower(
     algorithm: Algorithm,
@@ -438,8 +472,7 @@ fn ring(cx: &Ctx, r: usize, s: Bytes, slice: Bytes, ll: bool) -> Program {
     let n = cx.n();
     let next = (r + 1) % n;
     let c = chunks(s, n);
-    let max_chunk = c.iter().map(|b| b.0).max().unwrap_or(0).max(1);
-    let m = max_chunk.div_ceil(slice.0.max(16)) as usize;
+    let m = ring_slices(s, n, slice) as usize;
     // the m slices of every chunk, cut once
     let slices: Vec<Vec<Bytes>> = c.iter().map(|&k| chunks(k, m)).collect();
     let steps = 2 * (n - 1);

@@ -516,11 +516,31 @@ pub struct TimingFacts {
     pub gap_and_skew: Option<bool>,
 }
 
-/// Facts of a record imported from an nccl-tests log.
+/// Facts of a record imported from another tool's output (`contend
+/// import`): nccl-tests text or JSON, p2pBandwidthLatencyTest, nvbandwidth,
+/// p2pmark.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ImportFacts {
-    /// `nccl-tests`.
+    /// The tool: `nccl-tests`, `nccl-tests-json`, `p2pBandwidthLatencyTest`,
+    /// `nvbandwidth`, `p2pmark`.
     pub format: Option<String>,
+    /// The tool's version as it printed it (`2.17.1`, `v0.8`).
+    pub tool_version: Option<String>,
+    /// The test that produced the figure (`all_reduce_perf`,
+    /// `device_to_device_memcpy_read_ce`, `topology probe +3`).
+    pub test: Option<String>,
+    /// Hosts the run spans (more than one: not one box).
+    pub hosts: Option<Vec<String>>,
+    /// What moved the bytes: `copy` (copy engine) or `sm` (kernel loads/stores).
+    pub engine: Option<String>,
+    /// `write` (the engine's GPU pushes), `read` (it pulls), `bidirectional`.
+    pub direction: Option<String>,
+    /// What the tool's number is when it is not this stream's own rate
+    /// (`mean of 8 concurrent streams`, `half of the bidirectional sum`).
+    pub value: Option<String>,
+    /// The old nccl-tests `error` column (largest deviation), out of place and in place.
+    pub max_error: Option<f64>,
+    pub in_place_max_error: Option<f64>,
     /// Elements per rank.
     pub count: Option<u64>,
     /// nccl-tests' type column (`bfloat16`, `float`).

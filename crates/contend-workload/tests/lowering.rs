@@ -2,8 +2,8 @@
 
 use contend_topo::{Bytes, Topology, shipped};
 use contend_workload::{
-    Access, Algorithm, Collective, Engine, LowerConfig, MemLoc, Notify, Op, Placement, chunks,
-    groups, lower,
+    Access, Algorithm, Collective, Engine, LowerConfig, MemLoc, Notify, Op, Placement, RingConfig,
+    chunk_of, chunks, groups, lower,
 };
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -139,6 +139,16 @@ proptest! {
         prop_assert_eq!(c.iter().map(|b| b.0).sum::<u64>(), size);
         for b in &c[..n - 1] {
             prop_assert_eq!(b.0 % 16, 0);
+        }
+    }
+
+    /// `chunk_of` (O(1), what the rings use per slice) is `chunks` (the
+    /// reference) chunk by chunk.
+    #[test]
+    fn chunk_of_is_chunks_one_at_a_time(size in 0u64..(1 << 40), n in 1usize..5000) {
+        let c = chunks(Bytes(size), n);
+        for i in [0, 1, n / 2, n.saturating_sub(2), n - 1] {
+            prop_assert_eq!(chunk_of(Bytes(size), n, i), c[i.min(n - 1)]);
         }
     }
 }

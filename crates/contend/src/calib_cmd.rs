@@ -8,8 +8,8 @@ use contend_calib::calibrate::MAX_TLP_CHECKS;
 use contend_calib::eval::{Which, by_placement, winners};
 use contend_calib::fit::{MAX_BOOTSTRAP, MAX_FIT_ITERS};
 use contend_calib::{
-    CalibrateOptions, DEFAULT_SUBSET, FitOptions, advice_table, advise as run_advise,
-    calibrate as run_calibrate, select, write_report,
+    CalibrateOptions, DEFAULT_SUBSET, FitOptions, NCCL_LOG_SUBSET, advice_table,
+    advise as run_advise, calibrate as run_calibrate, select, write_report,
 };
 use contend_sim::ModelParams;
 use contend_topo::{Bytes, Topology};
@@ -20,7 +20,9 @@ use std::sync::Mutex;
 
 #[derive(Args, Debug)]
 pub struct CalibrateArgs {
-    /// Measurement files: the hardware backend's JSON Lines (`.jsonl`) or nccl-tests logs (any other name).
+    /// Measurement files: the hardware backend's JSON Lines (`.jsonl`), or any tool's output `contend import` reads
+    /// (nccl-tests text or -J JSON, p2pBandwidthLatencyTest, nvbandwidth, p2pmark). A user's own nccl-tests log alone
+    /// fits NCCL's twin: every other size fitted, the rest held out.
     #[arg(required = true)]
     pub measurements: Vec<PathBuf>,
     /// Topology the measurements were taken on (a file or a shipped name).
@@ -138,6 +140,17 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
             fidelity: Fidelity::Flow,
         },
         params: select(&names)?,
+        // a log-only fit: the constants asked for, else the log's own
+        log_params: if a.fit.is_empty() {
+            select(
+                &NCCL_LOG_SUBSET
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect::<Vec<_>>(),
+            )?
+        } else {
+            select(&names)?
+        },
         tlp_checks: a.tlp_checks,
     };
     let files: Vec<&Path> = a.measurements.iter().map(|p| p.as_path()).collect();

@@ -2,6 +2,7 @@
 
 mod calib_cmd;
 mod hw_cmd;
+mod import_cmd;
 mod nccl_cmd;
 mod output;
 mod tui_cmd;
@@ -50,6 +51,8 @@ enum Command {
     Report(calib_cmd::ReportArgs),
     /// Print which allreduce algorithm wins up to which size, per world size.
     Advise(calib_cmd::AdviseArgs),
+    /// Read the output of nccl-tests, p2pBandwidthLatencyTest, nvbandwidth or p2pmark as contend's records.
+    Import(import_cmd::ImportArgs),
     /// NCCL's own decisions for a topology (paths, transports, channels, algorithm per size), replicated from its sources.
     Nccl {
         #[command(subcommand)]
@@ -238,6 +241,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Calibrate(a) => calib_cmd::calibrate(a),
         Command::Report(a) => calib_cmd::report(a),
         Command::Advise(a) => calib_cmd::advise(a),
+        Command::Import(a) => import_cmd::run(a),
         Command::Tui(a) => tui_cmd::run(a),
         Command::Nccl { cmd } => nccl_cmd::run(cmd),
     }

@@ -22,7 +22,8 @@ pub struct TuiArgs {
     #[arg(long)]
     params: Option<PathBuf>,
     /// Measured results to lay over the charts: JSON Lines of result records
-    /// (`contend hw run --out`, `contend hw nccl --out`).
+    /// (`contend hw run --out`, `contend hw nccl --out`, `contend import
+    /// --out`), or a tool's output as `contend import` reads it.
     #[arg(long)]
     measurements: Option<PathBuf>,
 }
@@ -48,7 +49,13 @@ pub fn run(args: TuiArgs) -> Result<()> {
         (None, None) => vec![],
     };
     for f in &files {
-        measurements.extend(load_measurements(f)?);
+        // contend's JSON Lines, or any tool's output `contend import` reads
+        if f.extension().is_some_and(|e| e == "jsonl") {
+            measurements.extend(load_measurements(f)?);
+        } else {
+            let i = contend_calib::import::import_file(f)?;
+            measurements.extend(i.records.into_iter().map(|r| r.1));
+        }
     }
     if !std::io::stdout().is_terminal() {
         bail!("contend tui draws on a terminal, and standard output is not one");
