@@ -291,9 +291,8 @@ pub(crate) fn lower_nccl(
     let mut slots: Vec<(usize, usize, Half)> = Vec::new();
     for (pi, part) in s.parts.iter().enumerate() {
         for r in 0..n {
-            if !tree {
-                slots.push((pi, r, Half::Whole));
-            } else if plan.channels.trees[part.channel][r].up.is_none() {
+            // a ring rank, or the tree's root, runs whole
+            if !tree || plan.channels.trees[part.channel][r].up.is_none() {
                 slots.push((pi, r, Half::Whole));
             } else {
                 slots.push((pi, r, Half::Up));
