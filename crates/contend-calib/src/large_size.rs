@@ -87,11 +87,14 @@ fn fingerprint(params: &ModelParams) -> u64 {
 /// [`MEMO_GENERATIONS`] sets of constants (a fit moves on, so older ones
 /// are dropped), each the value [`direct_time_uncached`] gives.
 pub(crate) struct Memo {
-    inner: std::sync::Mutex<(
-        std::collections::VecDeque<u64>,
-        std::collections::BTreeMap<(u64, String), f64>,
-    )>,
+    inner: std::sync::Mutex<MemoState>,
 }
+
+/// The generations kept (oldest first) and the times by (generation, twin).
+type MemoState = (
+    std::collections::VecDeque<u64>,
+    std::collections::BTreeMap<(u64, String), f64>,
+);
 
 /// Sets of constants whose results are kept.
 const MEMO_GENERATIONS: usize = 8;
@@ -247,7 +250,7 @@ fn at_sizes<'a>(
                 dtype: *dtype,
                 repeats: *repeats,
                 gap: *gap,
-                skew: skew.clone(),
+                skew: *skew,
             })
             .map(Cow::Owned)
             .map_err(|e| e.to_string())

@@ -15,11 +15,12 @@
 
 use crate::error::CalibError;
 use crate::measure::{AlgoRef, Kind, Measurement, ProbeOp, Role};
+use contend_nccl::NcclVersion;
 use contend_sim::{ModelParams, RunSpec, simulate_one};
 use contend_topo::{Bytes, Picos, Topology};
 use contend_workload::{
-    Algorithm, Fidelity, KernelConfig, Placement, Scenario, ScenarioSpec, Skew, Stream, TransferOp,
-    VerifyStep, Workload,
+    Algorithm, Fidelity, KernelConfig, NcclSetup, Placement, Scenario, ScenarioSpec, Skew, Stream,
+    TransferOp, VerifyStep, Workload,
 };
 
 /// Ping-pong round trips the twin runs (the per-round-trip time is steady
@@ -65,8 +66,9 @@ pub fn timing_offset_ns(ms: &[Measurement]) -> f64 {
 enum What {
     /// The first stream's time (plus one launch for SM kernels).
     Stream { kernel: bool },
-    /// The median allreduce time; the fastest of several algorithms (NCCL:
-    /// the ring protocols, NCCL picks one per size).
+    /// The median allreduce time; the fastest of the algorithms (one: the
+    /// measured kernel, or `nccl` — what NCCL decides under the record's
+    /// version and variables).
     Allreduce {
         algorithms: Vec<Algorithm>,
         placement: Placement,
@@ -82,8 +84,29 @@ enum What {
 fn algorithms(a: AlgoRef) -> Vec<Algorithm> {
     match a {
         AlgoRef::Custom(a) => vec![a],
-        AlgoRef::Nccl => vec![Algorithm::RingLl, Algorithm::RingSimple],
+        AlgoRef::Nccl => vec![Algorithm::Nccl],
     }
+}
+
+/// The NCCL release and environment a record ran under, for the `nccl`
+/// twin: its `nccl_version` (the nearest replicated release line) and its
+/// `NCCL_*` variables (those the replica does not model kept as notes, as
+/// NCCL ignores what it does not know; a malformed value is an error).
+fn nccl_setup(r: &contend_workload::ResultRecord) -> Result<NcclSetup, String> {
+    let mut s = NcclSetup::default();
+    if let Some(v) = &r.extra.nccl.nccl_version {
+        let mut parts = v.trim_start_matches('v').split(['.', '-', '+']);
+        let major = parts.next().and_then(|p| p.parse::<u32>().ok());
+        let minor = parts.next().and_then(|p| p.parse::<u32>().ok());
+        match (major, minor) {
+            (Some(a), Some(b)) => s.version = NcclVersion::nearest(a, b).0,
+            _ => return Err(format!("nccl_version `{v}` is not a release number")),
+        }
+    }
+    for (k, v) in &r.extra.nccl.env {
+        s.env.set(k, v).map_err(|e| e.to_string())?;
+    }
+    Ok(s)
 }
 
 /// The twin of `m` on `topo`, or `None` for measurements that are not
@@ -251,6 +274,10 @@ pub fn build_twin(m: &Measurement, topo: &Topology) -> Result<Option<Twin>, Cali
             )
         }
     };
+    let mut spec = spec;
+    if spec.algorithms.contains(&Algorithm::Nccl) {
+        spec.nccl = nccl_setup(&m.record).map_err(fail)?;
+    }
     let scenario = Scenario::new(spec).map_err(|e| fail(e.to_string()))?;
     Ok(Some(Twin {
         scenario,

@@ -18,9 +18,6 @@ pub const NCCL_STEPS: u64 = 8;
 /// `NCCL_LL128_DATAELEMS` (15 of them data) (`src/include/device.h` v2.28.9-1).
 pub const LL128_LINE_ELEMS: u64 = 16;
 pub const LL128_DATA_ELEMS: u64 = 15;
-/// `NCCL_LL128_ELEMS_PER_THREAD` (`src/include/device.h` v2.28.9-1): the
-/// eight-byte words each thread moves per trip of an LL128 step.
-const LL128_ELEMS_PER_THREAD: u64 = 120;
 /// `NCCL_LL128_SHMEM_ELEMS_PER_THREAD` (same file): sets LL128's grain.
 const LL128_SHMEM_ELEMS_PER_THREAD: u64 = 8;
 /// A 16-byte `ncclLLFifoLine` carries 8 data bytes (`data1`, `data2`) and
@@ -107,22 +104,6 @@ pub fn simple_slices(a: Algorithm, data: Bytes, step: Bytes, elem: Bytes) -> Vec
     out
 }
 
-/// Data bytes a block of `threads` moves per trip through an LL or LL128
-/// step (`LLGenericOp`: `nthreads × EltPerLine` elements, 8 bytes per
-/// thread; LL128: `NCCL_LL128_ELEMS_PER_THREAD` words per thread, 15 of
-/// every 16 data): the receiver handles one trip's lines as they land and
-/// forwards them, so a step pipelines down the ring trip by trip.
-pub fn trip_bytes(p: Protocol, threads: u32) -> Bytes {
-    let t = u64::from(threads.max(32));
-    match p {
-        Protocol::Ll => Bytes(t * LL_LINE_DATA),
-        Protocol::Ll128 => {
-            Bytes(t * LL128_ELEMS_PER_THREAD * 8 / LL128_LINE_ELEMS * LL128_DATA_ELEMS)
-        }
-        Protocol::Simple => Bytes(u64::MAX),
-    }
-}
-
 /// 16-byte loads each thread keeps in flight when a primitive reads what
 /// arrived: Simple's `reduceCopy` unrolls `ncclCollUnroll` (4 below
 /// compute capability 8.0, 6 on 12.x, else 8: `src/include/device.h`,
@@ -184,7 +165,6 @@ mod tests {
         assert_eq!(credit_lag(Algorithm::Ring, Protocol::Simple), 4);
         assert_eq!(credit_lag(Algorithm::Tree, Protocol::Simple), 8);
         assert_eq!(credit_lag(Algorithm::Ring, Protocol::Ll), 8);
-        assert_eq!(trip_bytes(Protocol::Ll, 512), Bytes(4096));
         assert_eq!(loads_in_flight(Protocol::Simple, 90), 8);
         assert_eq!(loads_in_flight(Protocol::Simple, 120), 6);
         assert_eq!(loads_in_flight(Protocol::Simple, 75), 4);

@@ -13,9 +13,10 @@
 //!   the sender's), SHM (the sender stores into host memory on the
 //!   receiver's side, the receiver loads it back; step counters in host
 //!   memory, polled by reads);
-//! - LL: 16-byte lines of 8 data bytes, flags inline, forwarded trip by
-//!   trip; LL128: 128-byte lines of 120; Simple: slices, each followed by a
-//!   system fence and its step counter (a separate flag);
+//! - LL: 16-byte lines of 8 data bytes, flags inline (a step moves whole:
+//!   the line-by-line forwarding inside it is not modelled); LL128:
+//!   128-byte lines of 120; Simple: slices, each followed by a system fence
+//!   and its step counter (a separate flag);
 //! - flow control: the receiver posts its head after every slice and a
 //!   sender waits while `NCCL_STEPS` steps are outstanding;
 //! - NCCL's per-step latency (`hwLat`, its tables), scaled by
@@ -37,17 +38,13 @@ use contend_nccl::{Algorithm, BufferAt, NcclPlan, Protocol, Transport};
 use contend_topo::{Bytes, NodeIdx, Picos, Topology};
 use std::collections::HashMap;
 
-/// Most trips one call is cut into (longer trips beyond): keeps phases
-/// unique per call and programs short.
-const MAX_TRIPS: u64 = 64;
-
-/// Phase of the data flag of slice `g`, trip `k` on a connection.
-fn data_phase(g: u64, k: u64) -> Phase {
-    Phase((2 * (g * MAX_TRIPS + k)) as u32)
+/// Phase of the data flag of slice `g` on a connection (even).
+fn data_phase(g: u64) -> Phase {
+    Phase((2 * g) as u32)
 }
-/// Phase of the receiver's head (credit) for slice `g`.
+/// Phase of the receiver's head (credit) for slice `g` (odd).
 fn credit_phase(g: u64) -> Phase {
-    Phase((2 * g * MAX_TRIPS + 1) as u32)
+    Phase((2 * g + 1) as u32)
 }
 
 /// Which half of a tree block a program is.
@@ -154,10 +151,8 @@ enum Work {
 }
 
 /// One primitive call of `data` bytes: receive from `recv` (if any),
-/// `work`, send to `send` (if any). LL and LL128 trips are cut by the
-/// block's threads on both ends of a connection alike.
+/// `work`, send to `send` (if any).
 fn call(cx: &Cx, w: &mut Writer, data: Bytes, recv: Option<End>, send: Option<End>, work: Work) {
-    let threads = cx.s.choice.threads;
     let (a, p) = (cx.algo(), cx.proto());
     // NCCL's per-step latency, once per hop (a call that sends: 2(n−1) on
     // a ring rank, as NCCL's model counts them), on the critical path:
@@ -187,22 +182,17 @@ fn call(cx: &Cx, w: &mut Writer, data: Bytes, recv: Option<End>, send: Option<En
                     count: 1,
                 });
             }
-            // LL and LL128 forward trip by trip; Simple a slice at a time
-            let trip = if protocol::flags_inline(p) {
-                let t = protocol::trip_bytes(p, threads).0;
-                Bytes(t.max(slice.0.div_ceil(MAX_TRIPS)))
-            } else {
-                slice
-            };
-            let mut off = 0;
-            let mut k = 0;
-            while off < slice.0 {
-                let piece = Bytes(trip.0.min(slice.0 - off));
+            // a slice moves whole: LL's line-by-line forwarding inside a
+            // step is not modelled (cut into trips, each would wait for its
+            // stores to land in the fluid model, which NCCL's posted LL
+            // stores never do)
+            {
+                let piece = slice;
                 let wire = protocol::wire_bytes(p, piece);
                 let mut fetch = vec![];
                 if let Some(inc) = recv {
                     w.ops.push(Op::Wait {
-                        phase: data_phase(g_in, k),
+                        phase: data_phase(g_in),
                         count: 1,
                     });
                     if let Some(o) = overhead.take() {
@@ -225,7 +215,7 @@ fn call(cx: &Cx, w: &mut Writer, data: Bytes, recv: Option<End>, send: Option<En
                 let post: Vec<(Access, Notify)> = send
                     .map(|out| {
                         let to = Rank(out.peer);
-                        let phase = data_phase(g_out, k);
+                        let phase = data_phase(g_out);
                         let notify = if protocol::flags_inline(p) {
                             Notify::Inline { to, phase }
                         } else {
@@ -261,8 +251,6 @@ fn call(cx: &Cx, w: &mut Writer, data: Bytes, recv: Option<End>, send: Option<En
                     }),
                     (true, true) => {}
                 }
-                off += piece.0;
-                k += 1;
             }
         }
         // the receiver releases every slot it steps through, empty ones too
@@ -303,9 +291,8 @@ pub(crate) fn lower_nccl(
     let mut slots: Vec<(usize, usize, Half)> = Vec::new();
     for (pi, part) in s.parts.iter().enumerate() {
         for r in 0..n {
-            if !tree {
-                slots.push((pi, r, Half::Whole));
-            } else if plan.channels.trees[part.channel][r].up.is_none() {
+            // a ring rank, or the tree's root, runs whole
+            if !tree || plan.channels.trees[part.channel][r].up.is_none() {
                 slots.push((pi, r, Half::Whole));
             } else {
                 slots.push((pi, r, Half::Up));

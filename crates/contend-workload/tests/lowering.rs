@@ -2,8 +2,8 @@
 
 use contend_topo::{Bytes, Topology, shipped};
 use contend_workload::{
-    Access, Algorithm, Collective, Engine, LowerConfig, MemLoc, Notify, Op, Placement, RingConfig,
-    chunk_of, chunks, groups, lower,
+    Access, Algorithm, Collective, Engine, LowerConfig, MemLoc, Notify, Op, Placement, chunk_of,
+    chunks, groups, lower,
 };
 use proptest::prelude::*;
 use std::collections::BTreeMap;

@@ -181,7 +181,7 @@ pub fn import_nccl_tests_json(file: &str, text: &str) -> Result<Imported, CalibE
                     Some(w as u64)
                 }
             };
-            let per_iter = match r.get(&format!("{key}_per_iter")) {
+            let per_iter = match r.get(format!("{key}_per_iter")) {
                 Some(pi) if !pi.is_null() => {
                     let g = |k: &str| {
                         num(
