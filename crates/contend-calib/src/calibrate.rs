@@ -242,8 +242,9 @@ pub struct CalibrateOptions {
     pub fit: FitOptions,
     pub params: Vec<FitParam>,
     /// The constants fitted when the files hold no microbenchmark but a
-    /// user's own nccl-tests log: then every other size of each run is
-    /// fitted on and the rest held out (see [`log_fit_split`]).
+    /// user's own nccl-tests log: then every other size of each run (at
+    /// most [`LOG_FIT_POINTS`]) is fitted on and the rest held out (see
+    /// [`log_fit_split`]).
     pub log_params: Vec<FitParam>,
     /// Points checked at TLP fidelity after the fit (at most [`MAX_TLP_CHECKS`]).
     pub tlp_checks: usize,
@@ -450,12 +451,18 @@ pub fn calibrate(
 /// 40 ms of simulation per evaluation), so 24 refits would take minutes.
 pub const LOG_FIT_BOOTSTRAP: usize = 8;
 
+/// Most sizes of one nccl-tests run fitted on ([`log_fit_split`]): four
+/// constants ([`crate::NCCL_LOG_SUBSET`]) need a few sizes from latency- to
+/// bandwidth-bound, and every one costs a whole collective per evaluation.
+pub const LOG_FIT_POINTS: usize = 8;
+
 /// When no measurement is a microbenchmark to fit on, a user's own
 /// nccl-tests log (text or `-J`) is: in each run (file, ranks, launch
-/// mode), the sizes in ascending order alternate, the first and every
-/// other one fitted on, the others held out and predicted. Returns how
-/// many were made fit points (0: there were microbenchmarks, or no log).
-/// Shipped constants are never fitted this way: only files the user passes.
+/// mode), the sizes in ascending order are fitted on at an even stride —
+/// every other one, or wider so that at most [`LOG_FIT_POINTS`] are — from
+/// the first; the others are held out and predicted. Returns how many were
+/// made fit points (0: there were microbenchmarks, or no log). Shipped
+/// constants are never fitted this way: only files the user passes.
 pub fn log_fit_split(ms: &mut [Measurement]) -> usize {
     if ms
         .iter()
@@ -489,8 +496,9 @@ pub fn log_fit_split(ms: &mut [Measurement]) -> usize {
     let mut n = 0;
     for idx in runs.values_mut() {
         idx.sort_by_key(|&i| (ms[i].record.size_bytes, i));
+        let stride = idx.len().div_ceil(LOG_FIT_POINTS).max(2);
         for (k, &i) in idx.iter().enumerate() {
-            if k % 2 == 0 {
+            if k % stride == 0 {
                 ms[i].role = Role::Fit;
                 n += 1;
             }

@@ -28,6 +28,12 @@ use contend_workload::{
 /// Slices per chunk up to which a ring is simulated slice by slice.
 pub const MAX_DIRECT_SLICES: u64 = 8;
 
+/// Loops per channel (ring) or chunks (tree) up to which NCCL's own
+/// allreduce is simulated directly: past them its line is drawn through
+/// one and two whole loops of every channel (on 16 ranks with NCCL's
+/// 4 channels and 2 MiB Simple chunks, 128 and 256 MiB).
+pub const MAX_DIRECT_NCCL_LOOPS: u64 = 2;
+
 /// How a collective's time is taken from its run.
 pub(crate) type Metric = fn(&ResultRecord) -> f64;
 
@@ -57,13 +63,14 @@ pub fn direct_time(
         other => format!("{other:?}"),
     };
     let key = format!(
-        "{}|{:?}|{alg}|{placement}|{fidelity}|{}|{:?}|{:?}|{}|{shape}|{:p}",
+        "{}|{:?}|{alg}|{placement}|{fidelity}|{}|{:?}|{:?}|{}|{shape}|{}|{:p}",
         sc.topology().name,
         sc.ranks(),
         size.0,
         sc.launch_of(alg),
         sc.kernel_of(alg),
         sc.seed(),
+        sc.nccl().describe(),
         metric as *const (),
     );
     let fp = fingerprint(params);
@@ -184,14 +191,78 @@ pub fn allreduce_time(
     metric: Metric,
     max_slices: u64,
 ) -> Result<f64, String> {
-    let Some((lo, hi)) = extrapolation_sizes(params, alg, sc.ranks().len(), size, max_slices)
-    else {
+    let line = if alg == Algorithm::Nccl {
+        nccl_extrapolation_sizes(sc, size, MAX_DIRECT_NCCL_LOOPS)
+    } else {
+        extrapolation_sizes(params, alg, sc.ranks().len(), size, max_slices)
+    };
+    let Some((lo, hi)) = line else {
         return direct_time(sc, params, alg, placement, fidelity, size, metric);
     };
     let t_lo = direct_time(sc, params, alg, placement, fidelity, lo, metric)?;
     let t_hi = direct_time(sc, params, alg, placement, fidelity, hi, metric)?;
     let per_byte = (t_hi - t_lo) / (hi.0 - lo.0) as f64;
     Ok(t_hi + per_byte * (size.0 - hi.0) as f64)
+}
+
+/// NCCL's own allreduce (`nccl`) past `max_units` loops (ring) or chunks
+/// (tree) per channel: every further loop repeats the same primitive calls
+/// on every channel, so the time is affine in the size while NCCL's
+/// decision (algorithm, protocol, channels, chunk) stays. The line is
+/// drawn through the two sizes of `max_units` / 2 and `max_units` whole
+/// loops (or twice, four times as many, up to half the size asked for)
+/// where NCCL decides as it does at `size`; `None` (simulate directly)
+/// when `size` is that small, the scenario runs no NCCL, or no such pair
+/// exists.
+pub fn nccl_extrapolation_sizes(
+    sc: &Scenario,
+    size: Bytes,
+    max_units: u64,
+) -> Option<(Bytes, Bytes)> {
+    use contend_nccl::{Algorithm as NcclAlgorithm, CallSchedule};
+    let plan = sc.nccl_plan()?;
+    let elem = match sc.workload() {
+        Workload::Allreduce { dtype, .. } => Bytes(dtype.size()),
+        _ => return None,
+    };
+    let target = plan.schedule(size, elem)?;
+    let n = target.n_ranks.max(1) as u64;
+    let per_unit = |c: &CallSchedule, chunk: u64| match c.choice.algorithm {
+        NcclAlgorithm::Ring => Some(n * chunk),
+        NcclAlgorithm::Tree => Some(chunk),
+        _ => None,
+    };
+    let chunk = target.parts.first()?.chunk.0.max(1);
+    let unit = per_unit(&target, chunk)?;
+    let units = target
+        .parts
+        .iter()
+        .map(|p| p.bytes.0.div_ceil(unit))
+        .max()?;
+    let m0 = max_units.max(2) & !1;
+    if units <= m0 {
+        return None;
+    }
+    let same = |c: &CallSchedule| {
+        c.choice.algorithm == target.choice.algorithm
+            && c.choice.protocol == target.choice.protocol
+            && c.parts.len() == target.parts.len()
+            && c.parts.iter().all(|p| p.chunk.0 == chunk)
+    };
+    let nch = target.parts.len() as u64;
+    let mut m = m0;
+    while m.checked_mul(unit)?.checked_mul(nch)? <= size.0 / 2 {
+        let hi = m * unit * nch;
+        let lo = hi / 2;
+        let ok = [lo, hi]
+            .iter()
+            .all(|&b| plan.schedule(Bytes(b), elem).is_some_and(|c| same(&c)));
+        if ok {
+            return Some((Bytes(lo), Bytes(hi)));
+        }
+        m *= 2;
+    }
+    None
 }
 
 /// A lower bound of a ring's time at `size`, ns, from its bytes alone:
@@ -353,6 +424,55 @@ mod tests {
             extrapolation_sizes(&p, Algorithm::RingLl, 8, Bytes(8 << 30), 64),
             Some((Bytes(4 << 20), Bytes(8 << 20)))
         );
+    }
+
+    /// NCCL's own allreduce extended from two sizes of whole loops agrees
+    /// with simulating every loop, and a small call is simulated directly.
+    #[test]
+    fn extended_nccl_agrees_with_the_reference() {
+        let p = ModelParams::default();
+        for (topo, ranks) in [("pro6000-8x-2switch", 4), ("pro6000-8x-2socket", 4)] {
+            let t = shipped::get(topo).unwrap().unwrap();
+            let sc = Scenario::new(ScenarioSpec {
+                ranks: t.gpus()[..ranks].to_vec(),
+                algorithms: vec![Algorithm::Nccl],
+                ..ScenarioSpec::new(
+                    "large-nccl",
+                    t,
+                    Workload::Allreduce {
+                        sizes: vec![Bytes(64 << 20)],
+                        dtype: Dtype::Fp32,
+                        repeats: 2,
+                        gap: Picos::ZERO,
+                        skew: Skew::None,
+                    },
+                )
+            })
+            .unwrap();
+            assert_eq!(
+                nccl_extrapolation_sizes(&sc, Bytes::kib(64), MAX_DIRECT_NCCL_LOOPS),
+                None
+            );
+            // twenty whole loops of every channel, and a part loop
+            let plan = sc.nccl_plan().unwrap();
+            let c = plan.schedule(Bytes(64 << 20), Bytes(4)).unwrap();
+            let loop_bytes = ranks as u64 * c.parts[0].chunk.0 * c.parts.len() as u64;
+            let size = Bytes(20 * loop_bytes + loop_bytes / 3);
+            let (lo, hi) = nccl_extrapolation_sizes(&sc, size, MAX_DIRECT_NCCL_LOOPS)
+                .unwrap_or_else(|| panic!("{topo}: the test must exercise the line"));
+            assert!(lo < hi && hi.0 <= size.0 / 2, "{lo} {hi}");
+            let a = Algorithm::Nccl;
+            let fid = Fidelity::Flow;
+            let reference =
+                direct_time_uncached(&sc, &p, a, Placement::Peer, fid, size, median).unwrap();
+            let fast = allreduce_time(&sc, &p, a, Placement::Peer, fid, size, median, 8).unwrap();
+            let err = (fast / reference - 1.0).abs();
+            assert!(
+                err < 0.02,
+                "{topo} nccl {size}: extended {fast} vs simulated {reference} ns ({:.2} %)",
+                err * 100.0
+            );
+        }
     }
 
     /// The line through two sizes predicts what simulating every slice

@@ -108,7 +108,12 @@ pub fn vllm(
         });
         let top = *opts.sizes.last().expect("sizes");
         let max_size = first_loss.unwrap_or(top * 2);
-        let last_win = opts.sizes.iter().copied().filter(|z| *z < max_size).last();
+        let last_win = opts
+            .sizes
+            .iter()
+            .copied()
+            .filter(|z| *z < max_size)
+            .next_back();
         let why = match (last_win, first_loss) {
             (Some(w), Some(l)) => format!(
                 "custom {} vs NCCL {} at {}; NCCL wins at {} ({} vs {})",
@@ -160,8 +165,8 @@ fn stages(t: &Times, k: usize, sizes: &[u64], labels: &[&str; 4]) -> Vec<usize> 
     // dp[i][st]: least cost of sizes[..=i] ending in stage st
     let mut dp = vec![[f64::INFINITY; 4]; m];
     let mut from = vec![[0usize; 4]; m];
-    for st in 0..4 {
-        dp[0][st] = cost(sizes[0], st);
+    for (st, d) in dp[0].iter_mut().enumerate() {
+        *d = cost(sizes[0], st);
     }
     for i in 1..m {
         for st in 0..4 {

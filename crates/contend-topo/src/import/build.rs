@@ -149,7 +149,7 @@ pub(crate) fn build(
         bdfs.len()
     } else {
         matrix_n
-            .or((!facts.cuda.is_empty()).then(|| facts.cuda.len()))
+            .or((!facts.cuda.is_empty()).then_some(facts.cuda.len()))
             .unwrap_or(0)
     };
     if n == 0 {

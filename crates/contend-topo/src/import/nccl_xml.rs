@@ -12,7 +12,7 @@
 //! CPU), payload and read request sizes.
 
 use super::pci::{Bdf, gen_of_speed, model_of_device_id};
-use super::{Cpu, DevKind, Facts, Port, Up, located, merge};
+use super::{DevKind, Facts, Port, Up, located, merge};
 use crate::error::Location;
 use crate::error::TopoError;
 use crate::xml::tags;
@@ -92,7 +92,7 @@ pub(crate) fn scan(
                         }
                     }
                     if let Some(n) = numa {
-                        let c = facts.cpus.entry(n).or_insert_with(Cpu::default);
+                        let c = facts.cpus.entry(n).or_default();
                         c.vendor = t.get("vendor").map(String::from).or(c.vendor.take());
                         c.family = t.get("familyid").and_then(|v| v.parse().ok()).or(c.family);
                         c.model = t.get("modelid").and_then(|v| v.parse().ok()).or(c.model);
