@@ -28,6 +28,40 @@ pub struct Options {
     /// ([`emulated_ranks`] picks which), each on its own stream with its own
     /// buffers; records are marked emulated.
     pub emulate_ranks: Option<usize>,
+    /// `hw probe --only`: the probe groups to run ([`PROBE_GROUPS`]); `None`: all.
+    pub probes: Option<Vec<String>>,
+}
+
+/// The groups of `contend hw probe`, in the order they run.
+pub const PROBE_GROUPS: [&str; 7] = [
+    "copy",
+    "sm-vs-blocks",
+    "sm-load-vs-size",
+    "ping-pong",
+    "concurrent",
+    "launch",
+    "nccl-latency",
+];
+
+/// Checks a `--only` list against [`PROBE_GROUPS`].
+pub fn check_probe_groups(v: &[String]) -> Result<(), String> {
+    match v.iter().find(|g| !PROBE_GROUPS.contains(&g.as_str())) {
+        Some(g) => Err(format!(
+            "unknown probe group `{g}` (one of: {})",
+            PROBE_GROUPS.join(", ")
+        )),
+        None => Ok(()),
+    }
+}
+
+impl Options {
+    /// Whether `hw probe` runs the job group `group` (`ping-pong-fenced`
+    /// belongs to `ping-pong`, `concurrent-host` to `concurrent`).
+    fn probes(&self, group: &str) -> bool {
+        self.probes
+            .as_ref()
+            .is_none_or(|v| v.iter().any(|g| group.starts_with(g.as_str())))
+    }
 }
 
 /// The range `--emulate-ranks` takes: 2 to the kernels' MAX_RANKS.
@@ -970,7 +1004,14 @@ pub fn run_probe(rig: &Rig, sink: &mut Sink, opts: &Options) -> Result<(), HwErr
             ));
         }
     }
-    sink.plan(jobs.len() as u64 + 2 + NCCL_LATENCY_SIZES.len() as u64);
+    jobs.retain(|(g, _)| opts.probes(g));
+    let extra_steps = if opts.probes("launch") { 2 } else { 0 }
+        + if opts.probes("nccl-latency") {
+            NCCL_LATENCY_SIZES.len()
+        } else {
+            0
+        };
+    sink.plan((jobs.len() + extra_steps) as u64);
     for (group, specs) in jobs {
         let label = format!("{group}: {} {} B", specs[0].label(), specs[0].bytes);
         match probe::run_concurrent(rig, &specs, w, r, s) {
@@ -1008,10 +1049,15 @@ pub fn run_probe(rig: &Rig, sink: &mut Sink, opts: &Options) -> Result<(), HwErr
     }
     // 6. Kernel launches on GPU 0: back to back and as a CUDA graph.
     let lr = if q { 5 } else { 20 };
-    for (mode, op) in [
-        (LaunchMode::Eager, ProbeOp::LaunchEager),
-        (LaunchMode::Graph, ProbeOp::LaunchGraph),
-    ] {
+    let launches = if opts.probes("launch") {
+        vec![
+            (LaunchMode::Eager, ProbeOp::LaunchEager),
+            (LaunchMode::Graph, ProbeOp::LaunchGraph),
+        ]
+    } else {
+        vec![]
+    };
+    for (mode, op) in launches {
         let label = format!("launch: {} x{}", op.name(), probe::LAUNCH_KERNELS);
         match probe::launch_overhead(rig, 0, mode, probe::LAUNCH_KERNELS, lr) {
             Ok(per) => {
@@ -1059,7 +1105,10 @@ pub fn run_probe(rig: &Rig, sink: &mut Sink, opts: &Options) -> Result<(), HwErr
         sink.step(&label);
     }
     // 7. NCCL's latency at sizes below any sweep, over every GPU.
-    nccl_latency_probe(rig, sink, opts, &names)
+    if opts.probes("nccl-latency") {
+        nccl_latency_probe(rig, sink, opts, &names)?;
+    }
+    Ok(())
 }
 
 /// Sizes of NCCL's latency probe, bytes of fp32: below the held-out sweeps

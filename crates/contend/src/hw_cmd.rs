@@ -23,6 +23,12 @@ pub enum HwCommand {
     /// direction and size, SM load/store bandwidth vs blocks (peer, host,
     /// local), flag round trips, several GPUs on host memory at once.
     Probe {
+        /// Only these probe groups (comma-separated): copy, sm-vs-blocks,
+        /// sm-load-vs-size, ping-pong, concurrent, launch (empty kernels
+        /// back to back and as a CUDA graph), nccl-latency (NCCL's
+        /// allreduce of 4 to 256 B over every GPU); default: all.
+        #[arg(long, value_delimiter = ',', value_parser = parse_probe_group)]
+        only: Vec<String>,
         #[command(flatten)]
         run: RunArgs,
     },
@@ -120,6 +126,13 @@ fn decision_pass(
     Ok(contend_hw::nccl::read_decisions(log)?)
 }
 
+/// A `--only` group.
+fn parse_probe_group(s: &str) -> Result<String, String> {
+    let g = s.trim().to_string();
+    contend_hw::run::check_probe_groups(std::slice::from_ref(&g))?;
+    Ok(g)
+}
+
 /// `--emulate-ranks`: 2 to 8.
 fn parse_emulate_ranks(s: &str) -> Result<usize, String> {
     let n: usize = s
@@ -165,6 +178,7 @@ impl RunArgs {
             repeats: self.repeats,
             max_size: self.max_size,
             emulate_ranks: None,
+            probes: None,
         }
     }
 }
@@ -182,10 +196,16 @@ pub fn run(cmd: HwCommand) -> Result<()> {
             eprintln!("machine: {}", serde_json::to_string(&live.machine())?);
             Ok(())
         }
-        HwCommand::Probe { run } => {
+        HwCommand::Probe { only, run } => {
+            // NCCL's latency probe: NVLink multicast stays off, as for `hw nccl`
+            contend_hw::nccl::prepare_env();
             let (rig, live) = contend_hw::open(true)?;
             let mut sink = Sink::create(run.out.as_deref(), live.machine())?;
-            let r = contend_hw::run::run_probe(&rig, &mut sink, &run.options());
+            let opts = Options {
+                probes: (!only.is_empty()).then_some(only),
+                ..run.options()
+            };
+            let r = contend_hw::run::run_probe(&rig, &mut sink, &opts);
             finish(sink, r)
         }
         HwCommand::Run {
@@ -320,7 +340,10 @@ mod tests {
         ));
         for cmd in [
             HwCommand::Topo { out: None },
-            HwCommand::Probe { run: args() },
+            HwCommand::Probe {
+                only: vec![],
+                run: args(),
+            },
             HwCommand::Run {
                 scenario: sc.clone(),
                 topology: None,
@@ -370,6 +393,10 @@ mod tests {
         }
         let e = T::try_parse_from(["t", "run", "s.toml", "--emulate-ranks", "9"]).unwrap_err();
         assert!(e.to_string().contains("cannot be emulated"), "{e}");
+        let e = T::try_parse_from(["t", "probe", "--only", "launch,warp-drive"]).unwrap_err();
+        assert!(e.to_string().contains("unknown probe group `warp-drive`"), "{e}");
+        let ok = T::try_parse_from(["t", "probe", "--only", "launch,nccl-latency"]).unwrap();
+        assert!(matches!(&ok.cmd, HwCommand::Probe { only, .. } if only == &["launch", "nccl-latency"]));
         let ok = T::try_parse_from(["t", "run", "s.toml", "--emulate-ranks", "4"]).unwrap();
         assert!(matches!(
             ok.cmd,
