@@ -161,9 +161,7 @@ impl FitSummary {
                     .iter()
                     .map(|c| ("local_efficiency".into(), c)),
             )
-            .chain(
-                (self.launch.iter().enumerate()).map(|(i, c)| (format!("launch[{i}]"), c)),
-            );
+            .chain((self.launch.iter().enumerate()).map(|(i, c)| (format!("launch[{i}]"), c)));
         for (name, c) in constants {
             for (x, v) in [
                 ("default", Some(c.default)),

@@ -15,9 +15,9 @@
 
 use crate::error::CalibError;
 use crate::measure::{AlgoRef, Kind, Measurement, ProbeOp, Role};
+use contend_nccl::NcclVersion;
 use contend_sim::{ModelParams, RunSpec, simulate_one};
 use contend_topo::{Bytes, Picos, Topology};
-use contend_nccl::NcclVersion;
 use contend_workload::{
     Algorithm, Fidelity, KernelConfig, NcclSetup, Placement, Scenario, ScenarioSpec, Skew, Stream,
     TransferOp, VerifyStep, Workload,

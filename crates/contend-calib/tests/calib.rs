@@ -564,7 +564,13 @@ fn ncclss_latency_probe_fits_its_step_scale_and_launches_are_closed_form() {
     let parsed = contend_calib::measure::parse_jsonl("p.jsonl", &text).unwrap();
     let ms = contend_calib::measure::classify("p.jsonl", parsed, &topo).unwrap();
     assert_eq!(ms[0].role, Role::Fit);
-    assert!(matches!(&ms[0].kind, Kind::Allreduce { algorithm: AlgoRef::Nccl, .. }));
+    assert!(matches!(
+        &ms[0].kind,
+        Kind::Allreduce {
+            algorithm: AlgoRef::Nccl,
+            ..
+        }
+    ));
     assert!(matches!(&ms[1].role, Role::Skipped(why) if why.contains("one GPU")));
     assert_eq!(ms[2].role, Role::Direct);
     assert!(matches!(&ms[3].kind, Kind::Launch { gpu, .. } if gpu == "gpu0"));
@@ -575,7 +581,10 @@ fn ncclss_latency_probe_fits_its_step_scale_and_launches_are_closed_form() {
         &[contend_workload::Algorithm::Nccl]
     );
     assert!(twin.scenario.nccl().env.p2p_disable);
-    assert_eq!(twin.scenario.nccl().version, contend_nccl::NcclVersion::V2_28);
+    assert_eq!(
+        twin.scenario.nccl().version,
+        contend_nccl::NcclVersion::V2_28
+    );
     assert!(build_twin(&ms[2], &topo).unwrap().is_none());
 
     // a fit on probes simulated with a known scale finds it again
@@ -628,7 +637,13 @@ fn ncclss_latency_probe_fits_its_step_scale_and_launches_are_closed_form() {
     assert_eq!(s.launch[0].value, 1000.0);
     // without NCCL probes in the fit set the scale stays where it was
     let plain = dir.join("plain.jsonl");
-    std::fs::write(&plain, launch("launch-graph", &[1000.0]).to_string() + "\n" + &(probe("copy-d2h", "host", Some("host"), 1 << 20, None).to_string() + "\n")).unwrap();
+    std::fs::write(
+        &plain,
+        launch("launch-graph", &[1000.0]).to_string()
+            + "\n"
+            + &(probe("copy-d2h", "host", Some("host"), 1 << 20, None).to_string() + "\n"),
+    )
+    .unwrap();
     let e = calibrate(
         &[plain.as_path()],
         &topo,

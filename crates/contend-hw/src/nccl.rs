@@ -19,14 +19,14 @@
 #![allow(unsafe_code)]
 
 use crate::allreduce::Collective;
-use contend_nccl::log::NcclLog;
-use std::path::Path;
 use crate::driver::{DevMem, Gpu, StreamRef};
 use crate::error::HwError;
 use crate::rig::Rig;
+use contend_nccl::log::NcclLog;
 use contend_workload::Dtype;
 use cudarc::nccl::{result, sys};
 use std::ffi::c_void;
+use std::path::Path;
 
 /// Sets `NCCL_NVLS_ENABLE=0` for this process. Call before any thread starts
 /// (at the top of the command), as environment changes are not thread safe.

@@ -1094,10 +1094,7 @@ pub fn run_probe(rig: &Rig, sink: &mut Sink, opts: &Options) -> Result<(), HwErr
                     None,
                     extra,
                 );
-                sink.note(&format!(
-                    "{label}: {} per launch",
-                    us(rec.stats.median_ns)
-                ));
+                sink.note(&format!("{label}: {} per launch", us(rec.stats.median_ns)));
                 sink.write(rec)?;
             }
             Err(e) => soft(sink, &label, e)?,

@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 /// The public `NCCL_DEBUG=INFO` run of nccl-tests on 2× RTX 5090
 /// (`tests/fixtures/nccl-logs`, its README gives the source).
 fn public_log() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/nccl-logs/rtx5090-2x-genoa.log")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/nccl-logs/rtx5090-2x-genoa.log")
 }
 
 fn tmp(name: &str) -> PathBuf {
@@ -27,7 +28,10 @@ fn the_pass_logs_every_decision_subsystem_into_a_file() {
     assert_eq!(get("NCCL_DEBUG_FILE"), Some("/tmp/x/nccl.log"));
     let subsys = get("NCCL_DEBUG_SUBSYS").unwrap();
     for s in ["INIT", "GRAPH", "TUNING", "ENV"] {
-        assert!(subsys.split(',').any(|x| x == s), "{s} missing from {subsys}");
+        assert!(
+            subsys.split(',').any(|x| x == s),
+            "{s} missing from {subsys}"
+        );
     }
     assert_eq!(subsys, DEBUG_SUBSYS);
 }
@@ -51,17 +55,33 @@ fn a_captured_log_puts_ncclss_decisions_into_the_record() {
     let log = read_decisions(&path).unwrap();
     let mut extra = Extra::default();
     attach_decisions(&log, 43_008, &mut extra);
-    let f = extra.nccl.decisions.as_ref().expect("decisions for 43008 B");
+    let f = extra
+        .nccl
+        .decisions
+        .as_ref()
+        .expect("decisions for 43008 B");
     assert_eq!(f.decided_by, DecidedBy::Log);
     assert_eq!(f.version, "2.25.1");
-    assert_eq!((f.algorithm, f.protocol), (Algorithm::Ring, Protocol::Simple));
-    assert_eq!((f.channel_lo, f.channel_hi, f.comm_channels), (0, 1, Some(2)));
+    assert_eq!(
+        (f.algorithm, f.protocol),
+        (Algorithm::Ring, Protocol::Simple)
+    );
+    assert_eq!(
+        (f.channel_lo, f.channel_hi, f.comm_channels),
+        (0, 1, Some(2))
+    );
     // both directions between the two GPUs, through host memory
     assert_eq!(f.connections.len(), 2);
-    assert!(f.connections.iter().all(|c| c.transport == TransportKind::Shm));
+    assert!(
+        f.connections
+            .iter()
+            .all(|c| c.transport == TransportKind::Shm)
+    );
     let line = extra.nccl.line.as_deref().unwrap();
     assert!(
-        line.starts_with("nccl 2.25.1 (NCCL's log): SHM on 2 connections; ring Simple on channels 0..1 of 2"),
+        line.starts_with(
+            "nccl 2.25.1 (NCCL's log): SHM on 2 connections; ring Simple on channels 0..1 of 2"
+        ),
         "{line}"
     );
     let mut small = Extra::default();
@@ -80,8 +100,13 @@ fn a_captured_log_puts_ncclss_decisions_into_the_record() {
 
 #[test]
 fn a_missing_or_broken_log_is_a_located_error() {
-    let e = read_decisions(Path::new("/no/such/nccl.log")).unwrap_err().to_string();
-    assert!(e.starts_with("/no/such/nccl.log: cannot read NCCL's log"), "{e}");
+    let e = read_decisions(Path::new("/no/such/nccl.log"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("/no/such/nccl.log: cannot read NCCL's log"),
+        "{e}"
+    );
     let path = tmp("broken.log");
     std::fs::write(
         &path,

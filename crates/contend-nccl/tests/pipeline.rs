@@ -496,7 +496,11 @@ fn one_calls_schedule_facts_and_line() {
     assert_eq!(f.decided_by, DecidedBy::Replica);
     assert_eq!((f.channel_lo, f.channel_hi), (0, 1));
     assert_eq!(f.connections.len(), 8, "the ring's eight links");
-    assert!(f.connections.iter().all(|c| c.transport == TransportKind::Shm));
+    assert!(
+        f.connections
+            .iter()
+            .all(|c| c.transport == TransportKind::Shm)
+    );
     let line = call_line(&p, &s);
     assert_eq!(
         line,
@@ -505,7 +509,11 @@ fn one_calls_schedule_facts_and_line() {
     // P2P level SYS: the same ring, P2P writes
     let q = run(&topo, &env(&["NCCL_P2P_LEVEL=SYS"]));
     let f = CallFacts::from_plan(&q, &q.schedule(Bytes(43_008), Bytes(2)).unwrap());
-    assert!(f.connections.iter().all(|c| c.transport == TransportKind::P2pWrite));
+    assert!(
+        f.connections
+            .iter()
+            .all(|c| c.transport == TransportKind::P2pWrite)
+    );
     // a small call: LL on one channel; the tree when forced lists both ways
     let small = p.schedule(Bytes(1024), Bytes(2)).unwrap();
     assert_eq!(small.choice.protocol, Protocol::Ll);
@@ -516,6 +524,12 @@ fn one_calls_schedule_facts_and_line() {
     let tf = CallFacts::from_plan(&t, &ts);
     assert_eq!(tf.connections.len(), 14, "a chain of 8, up and down");
     // one rank: no call to schedule
-    let one = plan(&topo, &ranks(&topo, &["gpu0"]), &NcclEnv::default(), NcclVersion::V2_28).unwrap();
+    let one = plan(
+        &topo,
+        &ranks(&topo, &["gpu0"]),
+        &NcclEnv::default(),
+        NcclVersion::V2_28,
+    )
+    .unwrap();
     assert!(one.schedule(Bytes(1024), Bytes(2)).is_none());
 }

@@ -99,8 +99,9 @@ fn decision_pass(
     run: &RunArgs,
     log: &Path,
 ) -> Result<contend_nccl::log::NcclLog> {
-    let exe = std::env::current_exe()
-        .map_err(|e| anyhow::anyhow!("cannot find this program to run NCCL's decision pass: {e}"))?;
+    let exe = std::env::current_exe().map_err(|e| {
+        anyhow::anyhow!("cannot find this program to run NCCL's decision pass: {e}")
+    })?;
     let mut cmd = std::process::Command::new(exe);
     cmd.args(["hw", "nccl-decisions"]).arg(scenario);
     if let Some(t) = topology {
@@ -119,9 +120,7 @@ fn decision_pass(
         .status()
         .map_err(|e| anyhow::anyhow!("NCCL's decision pass did not start: {e}"))?;
     if !status.success() {
-        bail!(
-            "NCCL's decision pass failed ({status}); `--no-decisions` measures without it"
-        );
+        bail!("NCCL's decision pass failed ({status}); `--no-decisions` measures without it");
     }
     Ok(contend_hw::nccl::read_decisions(log)?)
 }
@@ -394,9 +393,14 @@ mod tests {
         let e = T::try_parse_from(["t", "run", "s.toml", "--emulate-ranks", "9"]).unwrap_err();
         assert!(e.to_string().contains("cannot be emulated"), "{e}");
         let e = T::try_parse_from(["t", "probe", "--only", "launch,warp-drive"]).unwrap_err();
-        assert!(e.to_string().contains("unknown probe group `warp-drive`"), "{e}");
+        assert!(
+            e.to_string().contains("unknown probe group `warp-drive`"),
+            "{e}"
+        );
         let ok = T::try_parse_from(["t", "probe", "--only", "launch,nccl-latency"]).unwrap();
-        assert!(matches!(&ok.cmd, HwCommand::Probe { only, .. } if only == &["launch", "nccl-latency"]));
+        assert!(
+            matches!(&ok.cmd, HwCommand::Probe { only, .. } if only == &["launch", "nccl-latency"])
+        );
         let ok = T::try_parse_from(["t", "run", "s.toml", "--emulate-ranks", "4"]).unwrap();
         assert!(matches!(
             ok.cmd,
