@@ -82,6 +82,11 @@ pub struct FitSummary {
     pub constants: Vec<FittedConstant>,
     /// `gpu.local_efficiency` from the local-memory probes (closed form).
     pub local_efficiency: Option<FittedConstant>,
+    /// `gpu.launch_eager_ns` and `gpu.launch_graph_ns` from the launch
+    /// probes (closed form: the median per-launch time), set before the fit
+    /// (the starting predictions use them too).
+    #[serde(default)]
+    pub launch: Vec<FittedConstant>,
     pub loss_default: f64,
     pub loss_fit: f64,
     pub iterations: u64,
@@ -155,7 +160,8 @@ impl FitSummary {
                 self.local_efficiency
                     .iter()
                     .map(|c| ("local_efficiency".into(), c)),
-            );
+            )
+            .chain((self.launch.iter().enumerate()).map(|(i, c)| (format!("launch[{i}]"), c)));
         for (name, c) in constants {
             for (x, v) in [
                 ("default", Some(c.default)),
@@ -192,6 +198,7 @@ impl FitSummary {
                     kernel(&at("kind.blocks"), *blocks, *threads)?;
                 }
                 Kind::Local { bytes, .. } => size(at("kind.bytes"), *bytes)?,
+                Kind::Launch { .. } => {}
                 Kind::Allreduce {
                     ranks,
                     size: z,
@@ -287,11 +294,21 @@ pub fn calibrate(
     let mut ms = load_measurements(files, topo)?;
     // no microbenchmark: a user's own nccl-tests log fits NCCL's twin
     let on_log = log_fit_split(&mut ms);
-    let fit_params = if on_log > 0 {
+    let chosen = if on_log > 0 {
         &opts.log_params
     } else {
         &opts.params
     };
+    // the launch constants in closed form first: every probe's time holds launches
+    let launch = launch_constants(&ms);
+    let mut start = base.clone();
+    for c in &launch {
+        match c.name.as_str() {
+            "gpu.launch_eager_ns" => start.gpu.launch_eager_ns = c.value,
+            _ => start.gpu.launch_graph_ns = c.value,
+        }
+    }
+    let base = &start;
     // Pair: every twin is built and simulated once with the starting
     // constants before any fitting, so a measurement that cannot be paired
     // stops the calibration here.
@@ -346,13 +363,35 @@ pub fn calibrate(
             });
         }
     }
+    // NCCL's step-latency scale moves only NCCL twins: fitted when the fit
+    // set holds NCCL's latency probe, left as it is otherwise
+    let has_nccl = ms.iter().any(|m| {
+        m.role == Role::Fit
+            && matches!(
+                m.kind,
+                Kind::Allreduce {
+                    algorithm: crate::measure::AlgoRef::Nccl,
+                    ..
+                }
+            )
+    });
+    let fit_params: Vec<FitParam> = chosen
+        .iter()
+        .copied()
+        .filter(|p| has_nccl || p.name != "nccl.step_latency_scale")
+        .collect();
+    if fit_params.is_empty() && !chosen.is_empty() {
+        return Err(CalibError::Fit(
+            "`nccl.step_latency_scale` is pinned by NCCL's latency probe (`nccl-latency`, from `contend hw probe` on two GPUs or more): the fit set has none".into(),
+        ));
+    }
     // a log's fit points are collectives, each many times a probe's cost:
     // its bootstrap is capped (the summary says how many ran)
     let mut fit_opts = opts.fit.clone();
     if on_log > 0 {
         fit_opts.bootstrap = fit_opts.bootstrap.min(LOG_FIT_BOOTSTRAP);
     }
-    let out = fit(base, fit_params, &points, &fit_opts, progress)?;
+    let out = fit(base, &fit_params, &points, &fit_opts, progress)?;
     // gpu.local_efficiency: local loads at full occupancy, launch removed.
     let mut params = out.params.clone();
     let local_efficiency = local_efficiency(&ms, topo, &params);
@@ -432,6 +471,7 @@ pub fn calibrate(
         files: files.iter().map(|p| p.display().to_string()).collect(),
         constants: out.constants,
         local_efficiency,
+        launch,
         loss_default: out.loss_default,
         loss_fit: out.loss,
         iterations: out.iterations,
@@ -505,6 +545,48 @@ pub fn log_fit_split(ms: &mut [Measurement]) -> usize {
         }
     }
     n
+}
+
+/// `gpu.launch_eager_ns` and `gpu.launch_graph_ns`: the median per-launch
+/// time of the `launch-eager` and `launch-graph` probes (each record's
+/// per-op times are per launch), with their 5th and 95th percentiles.
+fn launch_constants(ms: &[Measurement]) -> Vec<FittedConstant> {
+    let mut out = vec![];
+    for (op, name, default) in [
+        (
+            ProbeOp::LaunchEager,
+            "gpu.launch_eager_ns",
+            ModelParams::default().gpu.launch_eager_ns,
+        ),
+        (
+            ProbeOp::LaunchGraph,
+            "gpu.launch_graph_ns",
+            ModelParams::default().gpu.launch_graph_ns,
+        ),
+    ] {
+        let v: Vec<f64> = ms
+            .iter()
+            .filter(|m| matches!(&m.kind, Kind::Launch { op: o, .. } if *o == op))
+            .flat_map(|m| m.record.per_op_ns.iter().copied())
+            .filter(|x| x.is_finite() && *x > 0.0 && *x <= ModelParams::MAX_NS)
+            .collect();
+        if v.is_empty() {
+            continue;
+        }
+        let mut d = Data::new(v);
+        out.push(FittedConstant {
+            name: name.into(),
+            default,
+            value: d.median(),
+            lo_bound: 0.0,
+            hi_bound: ModelParams::MAX_NS,
+            p05: Some(d.percentile(5)),
+            p95: Some(d.percentile(95)),
+            std: None,
+            at_bound: false,
+        });
+    }
+    out
 }
 
 /// `gpu.local_efficiency` = local load bandwidth at full occupancy over the

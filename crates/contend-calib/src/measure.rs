@@ -74,6 +74,10 @@ pub enum Kind {
         bytes: u64,
         blocks: u32,
     },
+    /// Kernel launches on one GPU, back to back (`launch-eager`) or
+    /// replayed as a CUDA graph (`launch-graph`): the per-launch cost, a
+    /// constant in closed form (`gpu.launch_eager_ns`, `gpu.launch_graph_ns`).
+    Launch { op: ProbeOp, gpu: String },
     /// An allreduce at one size (repeated back to back).
     Allreduce {
         algorithm: AlgoRef,
@@ -172,6 +176,7 @@ impl Measurement {
             Kind::Local {
                 op, gpu, blocks, ..
             } => format!("{} {gpu} local {blocks} blocks", op.name()),
+            Kind::Launch { op, gpu } => format!("{} {gpu}", op.name()),
             Kind::Allreduce {
                 algorithm,
                 placement,
@@ -252,7 +257,9 @@ pub fn parse_jsonl(file: &str, text: &str) -> Result<Vec<(usize, ResultRecord)>,
 /// The numbers a twin is built from, against the scenario limits
 /// ([`contend_workload::limits`]): an error names the field.
 fn check_numbers(r: &ResultRecord) -> Result<(), String> {
-    if r.size_bytes == 0 || r.size_bytes > MAX_SIZE.0 {
+    // a launch probe moves no bytes
+    let launch = r.algorithm.probe().is_some_and(|o| o.is_launch());
+    if (r.size_bytes == 0 && !launch) || r.size_bytes > MAX_SIZE.0 {
         return Err(format!(
             "field `size_bytes`: {} B is outside 1..={} ({MAX_SIZE})",
             r.size_bytes, MAX_SIZE.0
@@ -443,6 +450,39 @@ fn target_of(topo: &Topology, gpu: NodeIdx, id: &str) -> Result<String, String> 
     }
 }
 
+/// NCCL's small-message latency probe: an NCCL allreduce of a few bytes
+/// over two GPUs or more, fitted on (its twin the `nccl` algorithm under
+/// the record's NCCL version and variables); over one GPU NCCL moves no
+/// data, so there is nothing to fit.
+fn nccl_latency(r: &ResultRecord, topo: &Topology) -> Result<(Kind, Role), String> {
+    for id in &r.ranks {
+        gpu_of(topo, id)?;
+    }
+    if r.size_bytes == 0 {
+        return Err("an allreduce of zero bytes".into());
+    }
+    let kind = Kind::Allreduce {
+        algorithm: AlgoRef::Nccl,
+        placement: Placement::Peer,
+        ranks: r.ranks.clone(),
+        size: r.size_bytes,
+        // NCCL's own grid: the twin's lowering sets it
+        blocks: 1,
+        threads: 512,
+        dtype: r.extra.timing.dtype.unwrap_or(Dtype::Fp32),
+        launch: r.launch,
+    };
+    let role = if r.ranks.len() < 2 {
+        Role::Skipped(
+            "NCCL latency over one GPU: NCCL moves no data, the simulator has nothing to time"
+                .into(),
+        )
+    } else {
+        Role::Fit
+    };
+    Ok((kind, role))
+}
+
 /// Checks and classifies the records of one file.
 pub fn classify(
     file: &str,
@@ -498,6 +538,23 @@ fn classify_one(r: &ResultRecord, topo: &Topology) -> Result<(Kind, Role), Strin
             )
         })
     };
+    if let Some(op) = r.algorithm.probe().filter(|o| o.is_launch()) {
+        let gpu = r
+            .ranks
+            .first()
+            .ok_or_else(|| format!("a `{op}` record names no GPU"))?;
+        gpu_of(topo, gpu)?;
+        return Ok((
+            Kind::Launch {
+                op,
+                gpu: gpu.clone(),
+            },
+            Role::Direct,
+        ));
+    }
+    if r.algorithm == Measured::Probe(ProbeOp::NcclLatency) {
+        return nccl_latency(r, topo);
+    }
     match r.workload {
         WorkloadKind::Transfer => {
             let op = r.algorithm.probe().ok_or_else(|| {

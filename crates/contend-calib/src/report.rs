@@ -580,13 +580,20 @@ pub fn render_markdown(
 
     // Constants.
     o.push_str("## Fitted constants\n\nUncertainty: 5th–95th percentile over bootstrap refits (points resampled with replacement). A wide interval means the microbenchmarks do not pin the constant down (several constants trade off against each other).\n\n| constant | default | fitted | bootstrap 5 % – 95 % | note |\n|---|---|---|---|---|\n");
-    for c in s.constants.iter().chain(s.local_efficiency.iter()) {
+    for c in s
+        .constants
+        .iter()
+        .chain(s.local_efficiency.iter())
+        .chain(s.launch.iter())
+    {
         let ci = match (c.p05, c.p95) {
             (Some(a), Some(b)) => format!("{} – {}", fmt_value(a), fmt_value(b)),
             _ => "-".into(),
         };
         let note = if c.name == "gpu.local_efficiency" {
             "closed form from local-memory SM loads"
+        } else if s.launch.iter().any(|l| l.name == c.name) {
+            "closed form: median per launch of the launch probe"
         } else if c.at_bound {
             "at a search bound"
         } else {

@@ -126,7 +126,7 @@ pub fn build_twin(m: &Measurement, topo: &Topology) -> Result<Option<Twin>, Cali
     };
     let ranks_of = |ids: &[String]| ids.iter().map(|r| node(r)).collect::<Result<Vec<_>, _>>();
     let (spec, what) = match &m.kind {
-        Kind::Local { .. } => return Ok(None),
+        Kind::Local { .. } | Kind::Launch { .. } => return Ok(None),
         Kind::Probe {
             op,
             streams,
@@ -145,6 +145,10 @@ pub fn build_twin(m: &Measurement, topo: &Topology) -> Result<Option<Twin>, Cali
                     TransferOp::PingPong,
                     (*iterations).clamp(1, TWIN_PING_PONGS),
                 ),
+                // classified as an allreduce (NCCL) or a launch, never a stream
+                ProbeOp::NcclLatency | ProbeOp::LaunchEager | ProbeOp::LaunchGraph => {
+                    return Err(fail(format!("`{op}` is not a transfer probe")));
+                }
             };
             let kernel = KernelConfig {
                 blocks: *blocks,

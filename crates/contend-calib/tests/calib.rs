@@ -526,3 +526,149 @@ fn emulated_records_are_skipped_with_the_reason() {
     assert!(build_twin(&ms[0], &h200x2()).unwrap().is_none(), "no twin");
     assert_eq!(ms[1].role, contend_calib::measure::Role::HeldOut);
 }
+
+/// An `nccl-latency` record of `bytes` over `ranks`, P2P off, as `contend
+/// hw probe` writes it.
+fn nccl_latency(bytes: u64, ranks: &[&str], ns: f64) -> serde_json::Value {
+    let mut v = probe("nccl-latency", "gpu1", None, bytes, None);
+    v["source"] = json!("nccl");
+    v["workload"] = json!("allreduce");
+    v["ranks"] = json!(ranks);
+    v["verified"] = json!(true);
+    v["per_op_ns"] = json!([ns]);
+    v["stats"]["median_ns"] = json!(ns);
+    v["extra"] = json!({"dtype": "fp32", "nccl_version": "2.28.3", "NCCL_P2P_DISABLE": "1", "NCCL_NVLS_ENABLE": "0"});
+    v
+}
+
+fn launch(alg: &str, per: &[f64]) -> serde_json::Value {
+    let mut v = probe(alg, "gpu0", None, 0, None);
+    v["ranks"] = json!(["gpu0"]);
+    v["per_op_ns"] = json!(per);
+    v["stats"]["median_ns"] = json!(per[per.len() / 2]);
+    v["extra"] = json!({"batch_ops": 100});
+    v
+}
+
+#[test]
+fn ncclss_latency_probe_fits_its_step_scale_and_launches_are_closed_form() {
+    use contend_calib::measure::{AlgoRef, Kind, Role};
+    let topo = h200x2();
+    let dir = tmp("nccl-probes");
+    // classification: two ranks fit, one rank is skipped, launches are direct
+    let recs = [
+        nccl_latency(64, &["gpu0", "gpu1"], 1.0),
+        nccl_latency(64, &["gpu0"], 1.0),
+        launch("launch-graph", &[900.0, 1000.0, 1100.0]),
+        launch("launch-eager", &[3900.0, 4100.0, 4300.0]),
+    ];
+    let text: String = recs.iter().map(|r| r.to_string() + "\n").collect();
+    let parsed = contend_calib::measure::parse_jsonl("p.jsonl", &text).unwrap();
+    let ms = contend_calib::measure::classify("p.jsonl", parsed, &topo).unwrap();
+    assert_eq!(ms[0].role, Role::Fit);
+    assert!(matches!(
+        &ms[0].kind,
+        Kind::Allreduce {
+            algorithm: AlgoRef::Nccl,
+            ..
+        }
+    ));
+    assert!(matches!(&ms[1].role, Role::Skipped(why) if why.contains("one GPU")));
+    assert_eq!(ms[2].role, Role::Direct);
+    assert!(matches!(&ms[3].kind, Kind::Launch { gpu, .. } if gpu == "gpu0"));
+    // the twin runs what NCCL decides under the record's version and variables
+    let twin = build_twin(&ms[0], &topo).unwrap().unwrap();
+    assert_eq!(
+        twin.scenario.algorithms(),
+        &[contend_workload::Algorithm::Nccl]
+    );
+    assert!(twin.scenario.nccl().env.p2p_disable);
+    assert_eq!(
+        twin.scenario.nccl().version,
+        contend_nccl::NcclVersion::V2_28
+    );
+    assert!(build_twin(&ms[2], &topo).unwrap().is_none());
+
+    // a fit on probes simulated with a known scale finds it again
+    let mut truth = ModelParams::default();
+    truth.nccl.step_latency_scale = 0.4;
+    let mut out = String::new();
+    for b in [4u64, 16, 64, 256] {
+        let mut r = nccl_latency(b, &["gpu0", "gpu1"], 1.0);
+        let text = r.to_string() + "\n";
+        let parsed = contend_calib::measure::parse_jsonl("t.jsonl", &text).unwrap();
+        let m = contend_calib::measure::classify("t.jsonl", parsed, &topo).unwrap();
+        let t = build_twin(&m[0], &topo)
+            .unwrap()
+            .unwrap()
+            .predict(&truth, Fidelity::Flow)
+            .unwrap();
+        r["per_op_ns"] = json!([t]);
+        r["stats"]["median_ns"] = json!(t);
+        out.push_str(&(r.to_string() + "\n"));
+    }
+    out.push_str(&(launch("launch-graph", &[900.0, 1000.0, 1100.0]).to_string() + "\n"));
+    let file = dir.join("nccl-latency.jsonl");
+    std::fs::write(&file, out).unwrap();
+    let opts = CalibrateOptions {
+        fit: FitOptions {
+            max_iters: 150,
+            bootstrap: 0,
+            bootstrap_iters: 1,
+            seed: 1,
+            fidelity: Fidelity::Flow,
+        },
+        params: select(&["nccl.step_latency_scale".to_string()]).unwrap(),
+        log_params: vec![],
+        tlp_checks: 0,
+    };
+    let s = calibrate(
+        &[file.as_path()],
+        &topo,
+        "calibration/h200x2/topo.toml",
+        &ModelParams::default(),
+        &opts,
+        &|_, _, _| {},
+    )
+    .unwrap();
+    let c = &s.constants[0];
+    assert_eq!(c.name, "nccl.step_latency_scale");
+    assert!((c.value - 0.4).abs() < 0.04, "fitted {}", c.value);
+    // the graph launch in closed form: the median per launch
+    assert_eq!(s.launch.len(), 1);
+    assert_eq!(s.launch[0].name, "gpu.launch_graph_ns");
+    assert_eq!(s.launch[0].value, 1000.0);
+    // without NCCL probes in the fit set the scale stays where it was
+    let plain = dir.join("plain.jsonl");
+    std::fs::write(
+        &plain,
+        launch("launch-graph", &[1000.0]).to_string()
+            + "\n"
+            + &(probe("copy-d2h", "host", Some("host"), 1 << 20, None).to_string() + "\n"),
+    )
+    .unwrap();
+    let e = calibrate(
+        &[plain.as_path()],
+        &topo,
+        "calibration/h200x2/topo.toml",
+        &ModelParams::default(),
+        &opts,
+        &|_, _, _| {},
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("nccl-latency"), "{e}");
+    let mut both = opts.clone();
+    both.params = select(&["nccl.step_latency_scale".into(), "gpu.copy_setup_ns".into()]).unwrap();
+    let s = calibrate(
+        &[plain.as_path()],
+        &topo,
+        "calibration/h200x2/topo.toml",
+        &ModelParams::default(),
+        &both,
+        &|_, _, _| {},
+    )
+    .unwrap();
+    let names: Vec<&str> = s.constants.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, vec!["gpu.copy_setup_ns"]);
+}

@@ -5,6 +5,16 @@
 //! NVLink multicast (NVLS) stays off: [`prepare_env`] sets
 //! `NCCL_NVLS_ENABLE=0` unless the caller already did. Other `NCCL_*`
 //! variables (for example `NCCL_P2P_DISABLE=1`) are honoured and recorded.
+//!
+//! NCCL's decisions come from NCCL itself: a pass run with [`capture_env`]
+//! (`NCCL_DEBUG=INFO`, the subsystems that print topology, graphs,
+//! channels, transports and the per-call algorithm and protocol, into
+//! `NCCL_DEBUG_FILE`), whose log [`read_decisions`] parses with
+//! contend-nccl's parser; [`NcclTeam::decisions`] then puts each call's
+//! into its record ([`attach_decisions`]). The capture runs apart from the
+//! timed runs (`contend hw nccl` runs it as a child process), since NCCL
+//! reads its debug settings once per process and its per-call lines cost
+//! host time.
 
 #![allow(unsafe_code)]
 
@@ -12,9 +22,11 @@ use crate::allreduce::Collective;
 use crate::driver::{DevMem, Gpu, StreamRef};
 use crate::error::HwError;
 use crate::rig::Rig;
+use contend_nccl::log::NcclLog;
 use contend_workload::Dtype;
 use cudarc::nccl::{result, sys};
 use std::ffi::c_void;
+use std::path::Path;
 
 /// Sets `NCCL_NVLS_ENABLE=0` for this process. Call before any thread starts
 /// (at the top of the command), as environment changes are not thread safe.
@@ -22,6 +34,59 @@ pub fn prepare_env() {
     if std::env::var("NCCL_NVLS_ENABLE").as_deref() != Ok("0") {
         // SAFETY: called from the main thread before other threads exist.
         unsafe { std::env::set_var("NCCL_NVLS_ENABLE", "0") };
+    }
+}
+
+/// `NCCL_DEBUG_SUBSYS` of the capture: the init and environment lines
+/// (version, ranks, rings, trees, channel counts, transports per
+/// connection, the variables NCCL read), the graph dumps (topology, paths,
+/// search results) and tuning (the model table and the per-call algorithm
+/// and protocol line).
+pub const DEBUG_SUBSYS: &str = "INIT,GRAPH,TUNING,ENV";
+
+/// The variables a decision capture runs under: INFO level, the
+/// subsystems above, the log into `log` (a file NCCL creates, not the
+/// process's output).
+pub fn capture_env(log: &Path) -> Vec<(&'static str, String)> {
+    vec![
+        ("NCCL_DEBUG", "INFO".to_string()),
+        ("NCCL_DEBUG_SUBSYS", DEBUG_SUBSYS.to_string()),
+        ("NCCL_DEBUG_FILE", log.display().to_string()),
+    ]
+}
+
+/// Reads and parses a captured `NCCL_DEBUG=INFO` log; an unreadable file
+/// or a decision line that does not parse is an error naming file and line.
+pub fn read_decisions(log: &Path) -> Result<NcclLog, HwError> {
+    let text = std::fs::read_to_string(log).map_err(|e| HwError::Io {
+        path: log.display().to_string(),
+        message: format!("cannot read NCCL's log: {e}"),
+    })?;
+    contend_nccl::log::parse(&log.display().to_string(), &text).map_err(|e| HwError::Io {
+        path: log.display().to_string(),
+        message: e.to_string(),
+    })
+}
+
+/// Puts NCCL's decisions for a call of `bytes` into a record: its
+/// algorithm, protocol and channels as the per-call line says, the
+/// transports of every connection, and a line for people. Nothing when the
+/// log has no line for that size.
+pub fn attach_decisions(log: &NcclLog, bytes: u64, extra: &mut contend_workload::Extra) {
+    if let Some(f) = contend_nccl::CallFacts::from_log(log, bytes) {
+        extra.nccl.line = Some(format!(
+            "nccl {} (NCCL's log): {}; {} {} on channels {}..{}{}",
+            f.version,
+            f.transports(),
+            f.algorithm,
+            f.protocol,
+            f.channel_lo,
+            f.channel_hi,
+            f.comm_channels
+                .map(|c| format!(" of {c}"))
+                .unwrap_or_default()
+        ));
+        extra.nccl.decisions = Some(f);
     }
 }
 
@@ -61,6 +126,9 @@ pub struct NcclTeam {
     output: Vec<DevMem>,
     dtype: Dtype,
     pub version: String,
+    /// NCCL's own decisions for these ranks (a captured log), put into
+    /// each record.
+    pub decisions: Option<NcclLog>,
 }
 
 // SAFETY: each communicator is used by one thread at a time (its rank's).
@@ -95,6 +163,7 @@ impl NcclTeam {
             output: dev(cap)?,
             dtype,
             version,
+            decisions: None,
         })
     }
 }
@@ -141,9 +210,12 @@ impl Collective for NcclTeam {
             code: format!("{e:?}"),
         })
     }
-    fn describe(&self, _bytes: usize, extra: &mut contend_workload::Extra) {
+    fn describe(&self, bytes: usize, extra: &mut contend_workload::Extra) {
         extra.nccl.nccl_version = Some(self.version.clone());
         extra.nccl.env.extend(nccl_env());
+        if let Some(log) = &self.decisions {
+            attach_decisions(log, bytes as u64, extra);
+        }
     }
 }
 

@@ -381,6 +381,76 @@ fn check_status(t: &Timeouts, s: &Spec, b: &Bufs) -> Result<(), HwError> {
     Ok(())
 }
 
+/// Empty kernels per timed launch batch of the launch probe.
+pub const LAUNCH_KERNELS: usize = 100;
+
+/// The launch probe on GPU `gpu`: `kernels` empty kernels (`spin(0)`, one
+/// warp) back to back from the host (`Eager`) or replayed as one CUDA
+/// graph captured from the same launches (`Graph`), between two events,
+/// `repeats` times after a warm-up: the per-launch time of each repeat, ns.
+pub fn launch_overhead(
+    rig: &Rig,
+    gpu: usize,
+    mode: contend_workload::LaunchMode,
+    kernels: usize,
+    repeats: usize,
+) -> Result<Vec<f64>, HwError> {
+    let t = &rig.timeouts;
+    let (k, r) = (kernels.max(1), repeats.max(1));
+    let what = match mode {
+        contend_workload::LaunchMode::Eager => "launch probe (eager)",
+        contend_workload::LaunchMode::Graph => "launch probe (CUDA graph)",
+    };
+    let hang = || {
+        driver::poison();
+        HwError::Hang {
+            what: what.into(),
+            algorithm: "spin".into(),
+            size: 0,
+            ranks: format!("gpu{gpu}"),
+            limit_ms: t.watchdog_ms(),
+            detail: String::new(),
+        }
+    };
+    let out = rig.par(&[gpu], |_, g, _gate| {
+        let s = g.stream();
+        let spin = g.func("spin")?;
+        let zero: u64 = 0;
+        let body = || -> Result<(), HwError> {
+            for _ in 0..k {
+                // SAFETY: spin(u64 ns) takes no address.
+                unsafe { g.launch(spin, 1, 32, s, (&zero,))? };
+            }
+            Ok(())
+        };
+        let graph = match mode {
+            contend_workload::LaunchMode::Graph => Some(driver::Graph::capture(g, s, body)?),
+            contend_workload::LaunchMode::Eager => None,
+        };
+        let run = || match &graph {
+            Some(gr) => gr.launch(s),
+            None => body(),
+        };
+        run()?;
+        if !driver::sync_stream(s, t.watchdog)? {
+            return Err(hang());
+        }
+        let ev = Event::many(g, 2 * r)?;
+        for i in 0..r {
+            ev[2 * i].record(s)?;
+            run()?;
+            ev[2 * i + 1].record(s)?;
+        }
+        if !ev[2 * r - 1].wait(t.watchdog)? {
+            return Err(hang());
+        }
+        (0..r)
+            .map(|i| Ok(ev[2 * i].ns_until(&ev[2 * i + 1])? / k as f64))
+            .collect::<Result<Vec<f64>, HwError>>()
+    })?;
+    Ok(out.into_iter().next().unwrap_or_default())
+}
+
 fn hang(t: &Timeouts, s: &Spec, what: &str) -> HwError {
     driver::poison();
     HwError::Hang {

@@ -9,6 +9,7 @@ use crate::output::Sink;
 use crate::probe::{self, Op, Spec, Target};
 use crate::rig::Rig;
 use contend_topo::NodeKind;
+use contend_workload::ProbeOp;
 use contend_workload::{
     Algorithm, Dtype, Extra, GroupTag, KernelConfig, LaunchMode, Measured, Placement, ResultRecord,
     Scenario, Source, Stats, TransferOp, Workload, WorkloadKind,
@@ -27,6 +28,40 @@ pub struct Options {
     /// ([`emulated_ranks`] picks which), each on its own stream with its own
     /// buffers; records are marked emulated.
     pub emulate_ranks: Option<usize>,
+    /// `hw probe --only`: the probe groups to run ([`PROBE_GROUPS`]); `None`: all.
+    pub probes: Option<Vec<String>>,
+}
+
+/// The groups of `contend hw probe`, in the order they run.
+pub const PROBE_GROUPS: [&str; 7] = [
+    "copy",
+    "sm-vs-blocks",
+    "sm-load-vs-size",
+    "ping-pong",
+    "concurrent",
+    "launch",
+    "nccl-latency",
+];
+
+/// Checks a `--only` list against [`PROBE_GROUPS`].
+pub fn check_probe_groups(v: &[String]) -> Result<(), String> {
+    match v.iter().find(|g| !PROBE_GROUPS.contains(&g.as_str())) {
+        Some(g) => Err(format!(
+            "unknown probe group `{g}` (one of: {})",
+            PROBE_GROUPS.join(", ")
+        )),
+        None => Ok(()),
+    }
+}
+
+impl Options {
+    /// Whether `hw probe` runs the job group `group` (`ping-pong-fenced`
+    /// belongs to `ping-pong`, `concurrent-host` to `concurrent`).
+    fn probes(&self, group: &str) -> bool {
+        self.probes
+            .as_ref()
+            .is_none_or(|v| v.iter().any(|g| group.starts_with(g.as_str())))
+    }
 }
 
 /// The range `--emulate-ranks` takes: 2 to the kernels' MAX_RANKS.
@@ -609,16 +644,50 @@ fn verify_step_one(
     Ok(())
 }
 
+/// The sizes `contend hw nccl` runs for the scenario, and their element type.
+fn nccl_sizes(sc: &Scenario, opts: &Options) -> Result<(Vec<u64>, Dtype), HwError> {
+    match sc.workload() {
+        Workload::Allreduce { dtype, .. } => Ok((allreduce_sizes(sc, opts), *dtype)),
+        Workload::VerifyStep(v) => Ok((vec![v.size().0], v.dtype)),
+        Workload::Transfer { .. } => Err(HwError::Scenario(
+            "NCCL runs allreduce and verify-step workloads, not transfers".into(),
+        )),
+    }
+}
+
+/// The decision capture of `contend hw nccl` (run in a process of its own
+/// under [`crate::nccl::capture_env`]): one checked NCCL allreduce of each
+/// size the timed run will take, untimed, so NCCL's INFO log holds its
+/// init decisions and one per-call line per size.
+pub fn run_nccl_once(rig: &Rig, sc: &Scenario, opts: &Options) -> Result<(), HwError> {
+    let ids = rank_gpus(sc, rig)?;
+    let (sizes, dtype) = nccl_sizes(sc, opts)?;
+    let max = sizes.iter().copied().max().unwrap_or(16) as usize;
+    let team = NcclTeam::new(rig, &ids, max, dtype)?;
+    for &size in &sizes {
+        allreduce::verify_once(rig, &team, dtype, "nccl", size as usize, sc.seed())?;
+    }
+    Ok(())
+}
+
 /// `contend hw nccl`: NCCL's allreduce over the scenario's sizes and ranks
-/// (an allreduce or verify-step workload).
-pub fn run_nccl(rig: &Rig, sc: &Scenario, sink: &mut Sink, opts: &Options) -> Result<(), HwError> {
+/// (an allreduce or verify-step workload); `decisions`, NCCL's own log of
+/// a capture pass, puts each call's decisions into its record.
+pub fn run_nccl(
+    rig: &Rig,
+    sc: &Scenario,
+    sink: &mut Sink,
+    opts: &Options,
+    decisions: Option<&contend_nccl::log::NcclLog>,
+) -> Result<(), HwError> {
     let ids = rank_gpus(sc, rig)?;
     let names = sc.rank_names();
     match sc.workload() {
         Workload::Allreduce { dtype, .. } => {
             let sizes = allreduce_sizes(sc, opts);
             let max = sizes.iter().copied().max().unwrap_or(16) as usize;
-            let team = NcclTeam::new(rig, &ids, max, *dtype)?;
+            let mut team = NcclTeam::new(rig, &ids, max, *dtype)?;
+            team.decisions = decisions.cloned();
             sink.note(&format!(
                 "NCCL {} with {}",
                 team.version,
@@ -663,7 +732,8 @@ pub fn run_nccl(rig: &Rig, sc: &Scenario, sink: &mut Sink, opts: &Options) -> Re
             let (size, dtype) = (v.size().0 as usize, &v.dtype);
             let ops = v.allreduces() as usize;
             let delays = step_delays(sc, ops, ids.len(), v.gap, &v.skew);
-            let team = NcclTeam::new(rig, &ids, size, *dtype)?;
+            let mut team = NcclTeam::new(rig, &ids, size, *dtype)?;
+            team.decisions = decisions.cloned();
             sink.plan(2);
             for mode in [LaunchMode::Eager, LaunchMode::Graph] {
                 verify_step_one(
@@ -934,7 +1004,14 @@ pub fn run_probe(rig: &Rig, sink: &mut Sink, opts: &Options) -> Result<(), HwErr
             ));
         }
     }
-    sink.plan(jobs.len() as u64);
+    jobs.retain(|(g, _)| opts.probes(g));
+    let extra_steps = if opts.probes("launch") { 2 } else { 0 }
+        + if opts.probes("nccl-latency") {
+            NCCL_LATENCY_SIZES.len()
+        } else {
+            0
+        };
+    sink.plan((jobs.len() + extra_steps) as u64);
     for (group, specs) in jobs {
         let label = format!("{group}: {} {} B", specs[0].label(), specs[0].bytes);
         match probe::run_concurrent(rig, &specs, w, r, s) {
@@ -965,6 +1042,118 @@ pub fn run_probe(rig: &Rig, sink: &mut Sink, opts: &Options) -> Result<(), HwErr
                         specs.len()
                     ));
                 }
+            }
+            Err(e) => soft(sink, &label, e)?,
+        }
+        sink.step(&label);
+    }
+    // 6. Kernel launches on GPU 0: back to back and as a CUDA graph.
+    let lr = if q { 5 } else { 20 };
+    let launches = if opts.probes("launch") {
+        vec![
+            (LaunchMode::Eager, ProbeOp::LaunchEager),
+            (LaunchMode::Graph, ProbeOp::LaunchGraph),
+        ]
+    } else {
+        vec![]
+    };
+    for (mode, op) in launches {
+        let label = format!("launch: {} x{}", op.name(), probe::LAUNCH_KERNELS);
+        match probe::launch_overhead(rig, 0, mode, probe::LAUNCH_KERNELS, lr) {
+            Ok(per) => {
+                let t = Timing {
+                    total_ns: per.iter().sum::<f64>() * probe::LAUNCH_KERNELS as f64,
+                    per_op_ns: per,
+                    sync_ns: vec![],
+                    batch_ops: 0,
+                };
+                let mut extra = Extra::default();
+                extra.timing.batch_ops = Some(probe::LAUNCH_KERNELS as u32);
+                extra.timing.repeats = Some(lr as u32);
+                extra.timing.timing = Some(format!(
+                    "per_op_ns: per launch, {} empty kernels (spin(0), 1 x 32) {} between two events, per repeat",
+                    probe::LAUNCH_KERNELS,
+                    if mode == LaunchMode::Graph {
+                        "replayed as one CUDA graph"
+                    } else {
+                        "launched back to back from the host"
+                    }
+                ));
+                let rec = record(
+                    Source::Hw,
+                    "probe",
+                    "live",
+                    WorkloadKind::Transfer,
+                    Measured::Probe(op),
+                    None,
+                    mode,
+                    vec![names[0].clone()],
+                    0,
+                    &t,
+                    None,
+                    None,
+                    extra,
+                );
+                sink.note(&format!("{label}: {} per launch", us(rec.stats.median_ns)));
+                sink.write(rec)?;
+            }
+            Err(e) => soft(sink, &label, e)?,
+        }
+        sink.step(&label);
+    }
+    // 7. NCCL's latency at sizes below any sweep, over every GPU.
+    if opts.probes("nccl-latency") {
+        nccl_latency_probe(rig, sink, opts, &names)?;
+    }
+    Ok(())
+}
+
+/// Sizes of NCCL's latency probe, bytes of fp32: below the held-out sweeps
+/// (which start at 1 KiB), so the fit and the held-out points never share one.
+pub const NCCL_LATENCY_SIZES: [u64; 4] = [4, 16, 64, 256];
+
+/// `nccl-latency`: NCCL's allreduce of a few bytes over every GPU of the
+/// machine, timed like the sweeps; says so and moves on when NCCL is missing.
+fn nccl_latency_probe(
+    rig: &Rig,
+    sink: &mut Sink,
+    opts: &Options,
+    names: &[String],
+) -> Result<(), HwError> {
+    if !crate::nccl::nccl_present() {
+        sink.note(&format!("nccl-latency: skipped: {}", HwError::NoNccl));
+        return Ok(());
+    }
+    let ids: Vec<usize> = (0..rig.len()).collect();
+    let max = *NCCL_LATENCY_SIZES.iter().max().unwrap_or(&4) as usize;
+    let team = match NcclTeam::new(rig, &ids, max, Dtype::Fp32) {
+        Ok(t) => t,
+        Err(e) => return soft(sink, "nccl-latency", e),
+    };
+    for &size in &NCCL_LATENCY_SIZES {
+        let label = format!("nccl-latency {size} B x{} GPUs", ids.len());
+        match measure_allreduce(rig, &team, Dtype::Fp32, "nccl", size as usize, 1, opts) {
+            Ok((t, seeds)) => {
+                let mut extra = Extra::default();
+                team.describe(size as usize, &mut extra);
+                common_extra(Dtype::Fp32, size, &t, seeds, &mut extra);
+                let rec = record(
+                    Source::Nccl,
+                    "probe",
+                    "live",
+                    WorkloadKind::Allreduce,
+                    Measured::Probe(ProbeOp::NcclLatency),
+                    None,
+                    LaunchMode::Eager,
+                    names.to_vec(),
+                    size,
+                    &t,
+                    None,
+                    Some(true),
+                    extra,
+                );
+                sink.note(&format!("{label}: {}", us(rec.stats.median_ns)));
+                sink.write(rec)?;
             }
             Err(e) => soft(sink, &label, e)?,
         }

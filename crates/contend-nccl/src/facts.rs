@@ -57,14 +57,22 @@ impl CallFacts {
             if !chans.iter().any(|c| used.contains(c)) {
                 continue;
             }
-            // a ring uses its next links; a tree both ways
+            // a ring uses its next links; a tree its links up and down
             let on_ring = used.iter().any(|&c| {
                 let r = &plan.channels.rings[c];
                 r.iter()
                     .position(|&x| x == a)
                     .is_some_and(|i| r[(i + 1) % r.len()] == b)
             });
-            if s.choice.algorithm == Algorithm::Ring && !on_ring {
+            let on_tree = used.iter().any(|&c| {
+                let t = &plan.channels.trees[c];
+                t[a].up == Some(b) || t[b].up == Some(a)
+            });
+            let uses = match s.choice.algorithm {
+                Algorithm::Tree => on_tree,
+                _ => on_ring,
+            };
+            if !uses {
                 continue;
             }
             if let Some(p) = plan.pair(a, b) {

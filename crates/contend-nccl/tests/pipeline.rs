@@ -473,3 +473,63 @@ fn explain_says_what_and_why() {
     assert!(text.contains("P2P write, path PIX within P2P level PXB"));
     assert!(text.contains("ring LL"));
 }
+
+#[test]
+fn one_calls_schedule_facts_and_line() {
+    use contend_nccl::{CallFacts, DecidedBy, TransportKind, call_line};
+    use contend_topo::Picos;
+    let topo = shipped_topo("pro6000-8x-2socket");
+    let p = run(&topo, &NcclEnv::default());
+    // the model's latency is NCCL's base plus 2(n−1) steps of PCI Ring Simple
+    let e = p.model.entry(Algorithm::Ring, Protocol::Simple).unwrap();
+    assert_eq!((e.base_latency_us, e.step_latency_us), (8.4, 5.7));
+    assert!((e.latency_us - (8.4 + 14.0 * 5.7)).abs() < 1e-3);
+    let s = p.schedule(Bytes(43_008), Bytes(2)).unwrap();
+    assert_eq!(
+        (s.choice.algorithm, s.choice.protocol),
+        (Algorithm::Ring, Protocol::Simple)
+    );
+    assert_eq!(s.parts.len(), 2);
+    assert_eq!(s.parts.iter().map(|x| x.bytes.0).sum::<u64>(), 43_008);
+    assert_eq!(s.step_latency, Picos::from_ns(5700));
+    let f = CallFacts::from_plan(&p, &s);
+    assert_eq!(f.decided_by, DecidedBy::Replica);
+    assert_eq!((f.channel_lo, f.channel_hi), (0, 1));
+    assert_eq!(f.connections.len(), 8, "the ring's eight links");
+    assert!(
+        f.connections
+            .iter()
+            .all(|c| c.transport == TransportKind::Shm)
+    );
+    let line = call_line(&p, &s);
+    assert_eq!(
+        line,
+        "nccl 2.28: SHM on 8 connections; ring Simple on 2 of 2 channels (ring LL to 3.8 KiB, then Simple); gpu0→gpu4: SHM, path SYS above P2P level PXB (NCCL's default)"
+    );
+    // P2P level SYS: the same ring, P2P writes
+    let q = run(&topo, &env(&["NCCL_P2P_LEVEL=SYS"]));
+    let f = CallFacts::from_plan(&q, &q.schedule(Bytes(43_008), Bytes(2)).unwrap());
+    assert!(
+        f.connections
+            .iter()
+            .all(|c| c.transport == TransportKind::P2pWrite)
+    );
+    // a small call: LL on one channel; the tree when forced lists both ways
+    let small = p.schedule(Bytes(1024), Bytes(2)).unwrap();
+    assert_eq!(small.choice.protocol, Protocol::Ll);
+    assert_eq!(small.parts.len(), 1);
+    let t = run(&topo, &env(&["NCCL_ALGO=Tree"]));
+    let ts = t.schedule(Bytes(43_008), Bytes(2)).unwrap();
+    assert_eq!(ts.choice.algorithm, Algorithm::Tree);
+    let tf = CallFacts::from_plan(&t, &ts);
+    assert_eq!(tf.connections.len(), 14, "a chain of 8, up and down");
+    // one rank: no call to schedule
+    let one = plan(
+        &topo,
+        &ranks(&topo, &["gpu0"]),
+        &NcclEnv::default(),
+        NcclVersion::V2_28,
+    )
+    .unwrap();
+    assert!(one.schedule(Bytes(1024), Bytes(2)).is_none());
+}

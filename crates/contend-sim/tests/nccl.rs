@@ -157,10 +157,11 @@ fn fidelities_agree_and_every_algorithm_and_protocol_runs() {
         let sc = with(&vars, 43_008);
         let flow = time(&sc, &ModelParams::default(), Fidelity::Flow);
         let tlp = time(&sc, &ModelParams::default(), Fidelity::Tlp);
-        // LL over host memory polls it line by line: the fluid model's
-        // polls are coarser than TLP's
+        // LL into host memory: each step's post ends when its stores have
+        // drained there in the fluid model, when they have left the GPU at
+        // TLP fidelity (the store buffer), so flow runs up to a quarter slow
         assert!(
-            (flow - tlp).abs() <= 0.2 * tlp,
+            (flow - tlp).abs() <= 0.25 * tlp,
             "{vars:?}: flow {flow} us, TLP {tlp} us"
         );
     }

@@ -204,6 +204,14 @@ named_enum!(
         SmStore = "sm-store",
         /// Flag round trips.
         PingPong = "ping-pong",
+        /// NCCL's allreduce at sizes below any held-out sweep (4 B to
+        /// 256 B) over every GPU: what one call costs when no data moves
+        /// to speak of — the latency of NCCL's steps.
+        NcclLatency = "nccl-latency",
+        /// Empty kernels launched back to back from the host: the per-launch cost.
+        LaunchEager = "launch-eager",
+        /// Empty kernels replayed as one CUDA graph: the per-node cost.
+        LaunchGraph = "launch-graph",
     }
 );
 
@@ -211,6 +219,10 @@ impl ProbeOp {
     /// An SM kernel (its per-op time includes one kernel launch).
     pub fn is_kernel(self) -> bool {
         matches!(self, ProbeOp::SmLoad | ProbeOp::SmStore)
+    }
+    /// A probe of kernel launches (per-op time: one launch).
+    pub fn is_launch(self) -> bool {
+        matches!(self, ProbeOp::LaunchEager | ProbeOp::LaunchGraph)
     }
 }
 

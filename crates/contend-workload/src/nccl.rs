@@ -108,9 +108,12 @@ impl Cx<'_> {
         }
     }
     /// Where a program on rank `r` whose step counters belong to the
-    /// connection `from → to` polls them.
+    /// connection `from → to` polls them. LL and LL128 receivers poll the
+    /// data lines themselves: the read that finds a line complete is the
+    /// load of its data, which the program's fetch models, so their flag is
+    /// noticed where the program runs and no separate poll is charged.
     fn flags_of(&self, r: usize, from: usize, to: usize) -> MemLoc {
-        if self.transport(from, to).flags_in_host() {
+        if self.transport(from, to).flags_in_host() && !protocol::flags_inline(self.proto()) {
             self.host_of(r)
         } else {
             MemLoc::Device(self.gpus[r])

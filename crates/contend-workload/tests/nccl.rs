@@ -38,11 +38,11 @@ fn lowered(sc: &Scenario, size: u64, scale: f64) -> Collective {
     .unwrap()
 }
 
-/// Bytes a program posts and fetches, by where they go.
-/// Bytes by memory: (read from, written to).
-type Traffic = (Vec<(MemLoc, u64)>, Vec<(MemLoc, u64)>);
+/// Bytes by where they go.
+type ByPlace = Vec<(MemLoc, u64)>;
 
-fn traffic(c: &Collective, i: usize) -> Traffic {
+/// Bytes a program posts and fetches, by where they go.
+fn traffic(c: &Collective, i: usize) -> (ByPlace, ByPlace) {
     let (mut posts, mut fetches) = (vec![], vec![]);
     let add =
         |v: &mut Vec<(MemLoc, u64)>, m: MemLoc, b: u64| match v.iter_mut().find(|(x, _)| *x == m) {

@@ -200,6 +200,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
         .constants
         .iter()
         .chain(summary.local_efficiency.iter())
+        .chain(summary.launch.iter())
     {
         let ci = match (c.p05, c.p95) {
             (Some(l), Some(h)) => format!("{l:.4}..{h:.4}"),

@@ -23,6 +23,12 @@ pub enum HwCommand {
     /// direction and size, SM load/store bandwidth vs blocks (peer, host,
     /// local), flag round trips, several GPUs on host memory at once.
     Probe {
+        /// Only these probe groups (comma-separated): copy, sm-vs-blocks,
+        /// sm-load-vs-size, ping-pong, concurrent, launch (empty kernels
+        /// back to back and as a CUDA graph), nccl-latency (NCCL's
+        /// allreduce of 4 to 256 B over every GPU); default: all.
+        #[arg(long, value_delimiter = ',', value_parser = parse_probe_group)]
+        only: Vec<String>,
         #[command(flatten)]
         run: RunArgs,
     },
@@ -52,15 +58,78 @@ pub enum HwCommand {
     },
     /// Run NCCL's allreduce over the scenario's sizes and ranks (NVLink
     /// multicast kept off; other NCCL_* variables are honoured and recorded).
+    /// First a decision pass in a process of its own: one untimed call per
+    /// size under NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,GRAPH,TUNING,ENV,
+    /// into NCCL_DEBUG_FILE), whose log says NCCL's transports, channels and
+    /// per-call algorithm and protocol; each record keeps them
+    /// (`extra.nccl_decisions`). The timed runs log nothing.
     Nccl {
         /// Scenario TOML file (an allreduce or verify-step workload).
         scenario: PathBuf,
         /// As for `run`: a file, a shipped name, or `live`.
         #[arg(long)]
         topology: Option<String>,
+        /// Keep NCCL's INFO log of the decision pass in this file (default:
+        /// a temporary file, removed once parsed).
+        #[arg(long)]
+        nccl_log: Option<PathBuf>,
+        /// Skip the decision pass: the records carry no NCCL decisions.
+        #[arg(long)]
+        no_decisions: bool,
         #[command(flatten)]
         run: RunArgs,
     },
+    /// The decision pass of `hw nccl` (run by it, under NCCL_DEBUG=INFO):
+    /// one checked, untimed allreduce per size.
+    #[command(hide = true)]
+    NcclDecisions {
+        scenario: PathBuf,
+        #[arg(long)]
+        topology: Option<String>,
+        #[command(flatten)]
+        run: RunArgs,
+    },
+}
+
+/// Runs the decision pass of `hw nccl` as a child process of this binary
+/// under NCCL's INFO logging into `log`, and parses what NCCL wrote.
+fn decision_pass(
+    scenario: &Path,
+    topology: Option<&str>,
+    run: &RunArgs,
+    log: &Path,
+) -> Result<contend_nccl::log::NcclLog> {
+    let exe = std::env::current_exe().map_err(|e| {
+        anyhow::anyhow!("cannot find this program to run NCCL's decision pass: {e}")
+    })?;
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(["hw", "nccl-decisions"]).arg(scenario);
+    if let Some(t) = topology {
+        cmd.args(["--topology", t]);
+    }
+    if run.quick {
+        cmd.arg("--quick");
+    }
+    if let Some(m) = run.max_size {
+        cmd.args(["--max-size", &m.to_string()]);
+    }
+    for (k, v) in contend_hw::nccl::capture_env(log) {
+        cmd.env(k, v);
+    }
+    let status = cmd
+        .status()
+        .map_err(|e| anyhow::anyhow!("NCCL's decision pass did not start: {e}"))?;
+    if !status.success() {
+        bail!("NCCL's decision pass failed ({status}); `--no-decisions` measures without it");
+    }
+    Ok(contend_hw::nccl::read_decisions(log)?)
+}
+
+/// A `--only` group.
+fn parse_probe_group(s: &str) -> Result<String, String> {
+    let g = s.trim().to_string();
+    contend_hw::run::check_probe_groups(std::slice::from_ref(&g))?;
+    Ok(g)
 }
 
 /// `--emulate-ranks`: 2 to 8.
@@ -108,6 +177,7 @@ impl RunArgs {
             repeats: self.repeats,
             max_size: self.max_size,
             emulate_ranks: None,
+            probes: None,
         }
     }
 }
@@ -125,10 +195,16 @@ pub fn run(cmd: HwCommand) -> Result<()> {
             eprintln!("machine: {}", serde_json::to_string(&live.machine())?);
             Ok(())
         }
-        HwCommand::Probe { run } => {
+        HwCommand::Probe { only, run } => {
+            // NCCL's latency probe: NVLink multicast stays off, as for `hw nccl`
+            contend_hw::nccl::prepare_env();
             let (rig, live) = contend_hw::open(true)?;
             let mut sink = Sink::create(run.out.as_deref(), live.machine())?;
-            let r = contend_hw::run::run_probe(&rig, &mut sink, &run.options());
+            let opts = Options {
+                probes: (!only.is_empty()).then_some(only),
+                ..run.options()
+            };
+            let r = contend_hw::run::run_probe(&rig, &mut sink, &opts);
             finish(sink, r)
         }
         HwCommand::Run {
@@ -154,15 +230,49 @@ pub fn run(cmd: HwCommand) -> Result<()> {
         HwCommand::Nccl {
             scenario,
             topology,
+            nccl_log,
+            no_decisions,
             run,
         } => {
             // Before any thread exists: NVLink multicast stays off.
             contend_hw::nccl::prepare_env();
             let (rig, live) = contend_hw::open(true)?;
             let sc = load_with(&scenario, topology.as_deref(), &live)?;
+            let decisions = if no_decisions {
+                None
+            } else {
+                let path = nccl_log.clone().unwrap_or_else(|| {
+                    std::env::temp_dir().join(format!("contend-nccl-{}.log", std::process::id()))
+                });
+                let log = decision_pass(&scenario, topology.as_deref(), &run, &path);
+                if nccl_log.is_none() {
+                    let _ = std::fs::remove_file(&path);
+                } else {
+                    eprintln!("NCCL's INFO log: {}", path.display());
+                }
+                let log = log?;
+                eprintln!(
+                    "NCCL's decisions: {} connection(s), {} per-call line(s), version {}",
+                    log.connections.len(),
+                    log.calls.len(),
+                    log.version.as_ref().map_or("?", |v| v.text.as_str())
+                );
+                Some(log)
+            };
             let mut sink = Sink::create(run.out.as_deref(), live.machine())?;
-            let r = contend_hw::run::run_nccl(&rig, &sc, &mut sink, &run.options());
+            let r =
+                contend_hw::run::run_nccl(&rig, &sc, &mut sink, &run.options(), decisions.as_ref());
             finish(sink, r)
+        }
+        HwCommand::NcclDecisions {
+            scenario,
+            topology,
+            run,
+        } => {
+            contend_hw::nccl::prepare_env();
+            let (rig, live) = contend_hw::open(true)?;
+            let sc = load_with(&scenario, topology.as_deref(), &live)?;
+            Ok(contend_hw::run::run_nccl_once(&rig, &sc, &run.options())?)
         }
     }
 }
@@ -229,7 +339,10 @@ mod tests {
         ));
         for cmd in [
             HwCommand::Topo { out: None },
-            HwCommand::Probe { run: args() },
+            HwCommand::Probe {
+                only: vec![],
+                run: args(),
+            },
             HwCommand::Run {
                 scenario: sc.clone(),
                 topology: None,
@@ -245,6 +358,13 @@ mod tests {
             HwCommand::Nccl {
                 scenario: sc.clone(),
                 topology: Some("live".into()),
+                nccl_log: None,
+                no_decisions: false,
+                run: args(),
+            },
+            HwCommand::NcclDecisions {
+                scenario: sc.clone(),
+                topology: None,
                 run: args(),
             },
         ] {
@@ -272,6 +392,15 @@ mod tests {
         }
         let e = T::try_parse_from(["t", "run", "s.toml", "--emulate-ranks", "9"]).unwrap_err();
         assert!(e.to_string().contains("cannot be emulated"), "{e}");
+        let e = T::try_parse_from(["t", "probe", "--only", "launch,warp-drive"]).unwrap_err();
+        assert!(
+            e.to_string().contains("unknown probe group `warp-drive`"),
+            "{e}"
+        );
+        let ok = T::try_parse_from(["t", "probe", "--only", "launch,nccl-latency"]).unwrap();
+        assert!(
+            matches!(&ok.cmd, HwCommand::Probe { only, .. } if only == &["launch", "nccl-latency"])
+        );
         let ok = T::try_parse_from(["t", "run", "s.toml", "--emulate-ranks", "4"]).unwrap();
         assert!(matches!(
             ok.cmd,
