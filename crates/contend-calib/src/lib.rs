@@ -27,10 +27,15 @@ pub mod advise;
 pub mod calibrate;
 mod error;
 pub mod eval;
+pub mod figure_twin;
+pub mod figures;
 pub mod fit;
 pub mod measure;
 pub mod nccl_tests;
 pub mod report;
+pub mod rig;
+pub mod rig_fit;
+pub mod rig_report;
 pub mod twin;
 
 pub use advise::{WorldAdvice, advice_table, advise};
