@@ -64,6 +64,21 @@ pub enum Readout {
     OpUs,
 }
 
+impl Readout {
+    /// Its kind, without the clock GPU: `stream-rate`, `bytes-over-clock`, …
+    pub fn kind(self) -> &'static str {
+        match self {
+            Readout::StreamRate => "stream-rate",
+            Readout::BytesOverSpan => "bytes-over-span",
+            Readout::BytesOverClock { .. } => "bytes-over-clock",
+            Readout::PerGpuRates => "per-gpu-rates",
+            Readout::MeanStreamRate => "mean-stream-rate",
+            Readout::OneWayNs => "one-way",
+            Readout::OpUs => "op-time",
+        }
+    }
+}
+
 /// A figure and the scenario that reproduces it.
 #[derive(Clone, Debug)]
 pub struct FigureTwin {

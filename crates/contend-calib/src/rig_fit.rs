@@ -170,18 +170,17 @@ pub struct RigOptions {
 }
 
 /// The family a figure's weight is shared in: the readout, the op and
-/// whether one stream or several ran (so 56 matrix entries weigh as much
-/// as two collapse tests).
+/// whether one stream or several ran. Each of a family's n figures weighs
+/// 1/√n: 56 matrix entries do not drown two collapse tests, nor two tests
+/// the matrix.
 fn family(f: &Figure, t: &FigureTwin) -> String {
     let n = t.scenario.streams().len();
     format!(
-        "{:?} {} {}",
-        t.readout,
+        "{} {} {}",
+        t.readout.kind(),
         f.op,
         if n == 1 { "1 stream" } else { "streams" }
     )
-    .to_lowercase()
-    .replace(['{', '}', ':'], "")
 }
 
 fn ratios(a: &[f64], b: &[f64]) -> Vec<f64> {
@@ -439,7 +438,7 @@ pub fn calibrate_rig(
         .map(|((i, t), fam)| FitPoint {
             twin: (*t).clone(),
             measured: figs[*i].value,
-            weight: 1.0 / count[fam.as_str()] as f64,
+            weight: 1.0 / (count[fam.as_str()] as f64).sqrt(),
         })
         .collect();
     // the fit of the platform's collapse rate starts from what the

@@ -61,7 +61,7 @@ pub fn rig_markdown(s: &RigSummary, command: &str) -> String {
     let _ = writeln!(o, "- fitted constants: {}", stats(&s.fitted_errors));
     let _ = writeln!(
         o,
-        "- loss (mean squared log ratio, each family weighing the same): {:.5} at the start, {:.5} fitted; {} Nelder–Mead iterations, {} simulations of the fit set, {} bootstrap refits\n",
+        "- loss (mean squared log ratio, each of a family's n figures weighing 1/√n): {:.5} at the start, {:.5} fitted; {} Nelder–Mead iterations, {} simulations of the fit set, {} bootstrap refits\n",
         s.loss_default, s.loss_fit, s.iterations, s.evaluations, s.bootstrap
     );
     let _ = writeln!(o, "## Constants\n");
