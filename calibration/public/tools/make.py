@@ -8,6 +8,7 @@ import sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(__file__))
 from common import write_figures  # noqa: E402
+import model_marks  # noqa: E402
 
 RIGS = [
     "rig_asus",
@@ -93,7 +94,7 @@ def main():
         for path, t in topos:
             t.write(path)
             gpus |= set(t.gpu_ids())
-        figs = m.figures()
+        figs = model_marks.apply(m.RIG, m.figures())
         nfit, nno = write_figures(f"calibration/public/{m.RIG}/figures.toml", m.RIG,
                                   getattr(m, "TOPO", None), figs, gpus, HEADER.format(rig=m.RIG))
         update_readme(m, figs, [p for p, _ in topos])

@@ -24,13 +24,15 @@ def figures():
                      "kernel launch geometry (blocks × threads) not stated; platform (CPU, root ports, switch) not stated (no topology file)"]
             if key != "cudaipc":
                 notes.append("same measurement with another peer mapping; within 1% of the cudaIpc row")
+            if not conc:
+                notes.append("p50 per link; which summary over the links the row gives is not stated")
             if conc:
                 notes.append(("physically suspicious: 3 peers × " + v + " GB/s = " + f"{3 * float(v):.1f}" +
                               " GB/s through one Gen5 x16 link per GPU (~56 usable); the per-link value cannot be a rate held by all links at once"))
             F.append(ext(f"{key}-{kind}", f"IPC {'stores' if op == 'write' else 'loads'} GPU→peer, {'every rank to all 3 peers at once' if conc else 'one link alone'} ({name.strip('`')})",
                          f"{SRC}, row {name}, column {kind.replace('-', ' ')}", "custom IPC kernel (the RFC's probe)", "sm", op, float(v),
                          "mean-per-stream-gbps" if conc else "per-stream-gbps", "; ".join(notes),
-                         pattern=({"kind": "all-to-all", "gpus": GPUS} if conc else {"kind": "one-at-a-time", "pairs": LINKS, "summary": "p50 per link, summary over links not stated"}),
+                         pattern=({"kind": "all-to-all", "gpus": GPUS} if conc else {"kind": "one-at-a-time", "pairs": LINKS, "summary": "representative"}),
                          nbytes="1.3 MB", box=BOXN))
     return F
 

@@ -358,7 +358,7 @@ pub fn calibrate(
             point_of[i] = Some(points.len());
             points.push(FitPoint {
                 twin: t.clone(),
-                measured_ns: m.measured_ns(),
+                measured: m.measured_ns(),
                 weight: 1.0 / fam_count[&family(m, topo)] as f64,
             });
         }

@@ -26,13 +26,16 @@ pub struct FitParam {
     pub integer: bool,
     pub get: fn(&ModelParams) -> f64,
     pub set: fn(&mut ModelParams, f64),
+    /// An optional cap: unset reads as the top of the range.
+    pub optional: bool,
 }
 
 impl FitParam {
     fn log_scale(&self) -> bool {
         self.lo > 0.0 && self.hi / self.lo > 20.0
     }
-    fn unit_of(&self, x: f64) -> f64 {
+    /// The optimiser's unbounded coordinate of value `x`.
+    pub fn unit_of(&self, x: f64) -> f64 {
         let x = x.clamp(self.lo, self.hi);
         let t = if self.log_scale() {
             (x.ln() - self.lo.ln()) / (self.hi.ln() - self.lo.ln())
@@ -42,7 +45,8 @@ impl FitParam {
         let t = t.clamp(1e-4, 1.0 - 1e-4);
         (t / (1.0 - t)).ln()
     }
-    fn value_at(&self, u: f64) -> f64 {
+    /// The value at the optimiser's coordinate `u` (rounded for integers).
+    pub fn value_at(&self, u: f64) -> f64 {
         let t = 1.0 / (1.0 + (-u).exp());
         let x = if self.log_scale() {
             (self.lo.ln() + t * (self.hi.ln() - self.lo.ln())).exp()
@@ -50,6 +54,12 @@ impl FitParam {
             self.lo + t * (self.hi - self.lo)
         };
         if self.integer { x.round().max(1.0) } else { x }
+    }
+    /// The value a fraction `t` (0..1) of the way across the search range
+    /// (log-scaled where the range is).
+    pub fn at_fraction(&self, t: f64) -> f64 {
+        let t = t.clamp(1e-4, 1.0 - 1e-4);
+        self.value_at((t / (1.0 - t)).ln())
     }
 }
 
@@ -62,6 +72,7 @@ macro_rules! fp {
             integer: $int,
             get: |p| p.$($f).+ as f64,
             set: |p, v| p.$($f).+ = v as _,
+            optional: false,
         }
     };
 }
@@ -77,6 +88,7 @@ macro_rules! fp_opt {
             integer: false,
             get: |p| p.$($f).+.unwrap_or($hi),
             set: |p, v| p.$($f).+ = Some(v),
+            optional: true,
         }
     };
 }
@@ -172,6 +184,75 @@ pub fn catalogue() -> Vec<FitParam> {
             200.0,
             root_complex.p2p_bandwidth_gbps
         ),
+        fp!("switch.latency_ns", 10.0, 2000.0, false, switch.latency_ns),
+        fp!("io_die.latency_ns", 1.0, 2000.0, false, io_die.latency_ns),
+        fp!(
+            "gpu.store_visibility_ns",
+            10.0,
+            3000.0,
+            false,
+            gpu.store_visibility_ns
+        ),
+        fp!(
+            "gpu.copy_outstanding",
+            16.0,
+            4096.0,
+            true,
+            gpu.copy_outstanding
+        ),
+        fp_opt!(
+            "root_complex.port_p2p_gbps",
+            5.0,
+            200.0,
+            root_complex.port_p2p_gbps
+        ),
+        fp_opt!(
+            "root_complex.memory_bandwidth_gbps",
+            5.0,
+            400.0,
+            root_complex.memory_bandwidth_gbps
+        ),
+        fp_opt!(
+            "cross_socket.p2p_bandwidth_gbps",
+            5.0,
+            400.0,
+            cross_socket.p2p_bandwidth_gbps
+        ),
+        fp_opt!(
+            "cross_socket.stream_gbps",
+            5.0,
+            200.0,
+            cross_socket.stream_gbps
+        ),
+        fp_opt!("cross_socket.port_gbps", 5.0, 200.0, cross_socket.port_gbps),
+        fp!(
+            "cross_socket.stream_knee",
+            1.0,
+            64.0,
+            false,
+            cross_socket.stream_knee
+        ),
+        fp!(
+            "cross_socket.stream_exponent",
+            0.0,
+            4.0,
+            false,
+            cross_socket.stream_exponent
+        ),
+        fp_opt!("platform.collapse_gbps", 0.5, 60.0, platform.collapse_gbps),
+        FitParam {
+            name: "root_complex.host_completion_bytes",
+            lo: 64.0,
+            hi: 512.0,
+            integer: true,
+            get: |p| p.root_complex.host_completion_bytes.map_or(64.0, f64::from),
+            // a completion is a power of two: the nearest one in log space
+            set: |p, v| {
+                let e = v.clamp(64.0, 4096.0).log2().round() as u32;
+                p.root_complex.host_completion_bytes = Some(1 << e);
+            },
+            optional: false,
+        },
     ]
 }
 
@@ -226,14 +307,37 @@ pub fn select(names: &[String]) -> Result<Vec<FitParam>, CalibError> {
         .collect()
 }
 
+/// What the fit can ask of a fit point: its value under some constants
+/// (a time for the lent machine's probes, the figure's own unit for a
+/// public figure; the loss compares log ratios, so the unit cancels).
+pub trait Predict: Sync {
+    fn predict(&self, params: &ModelParams, fidelity: Fidelity) -> Result<f64, String>;
+}
+
+impl Predict for Twin {
+    fn predict(&self, params: &ModelParams, fidelity: Fidelity) -> Result<f64, String> {
+        Twin::predict(self, params, fidelity)
+    }
+}
+
+impl Predict for crate::figure_twin::FigureTwin {
+    fn predict(&self, params: &ModelParams, fidelity: Fidelity) -> Result<f64, String> {
+        crate::figure_twin::FigureTwin::predict(self, params, fidelity)
+    }
+}
+
 /// One fit point: a microbenchmark and its twin.
 #[derive(Debug)]
-pub struct FitPoint {
-    pub twin: Twin,
-    pub measured_ns: f64,
+pub struct FitPoint<T = Twin> {
+    pub twin: T,
+    /// The measured value, in the unit the twin predicts.
+    pub measured: f64,
     /// Relative weight (each family of probes counts the same in total).
     pub weight: f64,
 }
+
+/// Where in its search range an unset cap starts the fit.
+pub const UNSET_CAP_START: f64 = 0.85;
 
 /// Most Nelder–Mead iterations of a fit or of each bootstrap refit.
 pub const MAX_FIT_ITERS: u64 = 100_000;
@@ -317,10 +421,10 @@ pub struct FitOutcome {
 /// Progress callback: (stage, done, total).
 pub type Progress<'a> = &'a (dyn Fn(&str, usize, usize) + Sync);
 
-struct Problem<'a> {
+struct Problem<'a, T> {
     base: &'a ModelParams,
     params: &'a [FitParam],
-    points: &'a [FitPoint],
+    points: &'a [FitPoint<T>],
     /// Per point: weight times bootstrap multiplicity.
     weights: Vec<f64>,
     fidelity: Fidelity,
@@ -335,11 +439,21 @@ fn apply(base: &ModelParams, params: &[FitParam], u: &[f64]) -> ModelParams {
     p
 }
 
+/// The fit's loss of `params` over the points at their own weights.
+pub fn loss_of<T: Predict>(
+    params: &ModelParams,
+    points: &[FitPoint<T>],
+    fidelity: Fidelity,
+) -> Result<f64, String> {
+    let w: Vec<f64> = points.iter().map(|p| p.weight).collect();
+    loss(params, points, &w, fidelity)
+}
+
 /// Weighted mean squared log ratio of predicted to measured; a twin that
 /// fails to simulate under these constants makes them infeasible.
-fn loss(
+fn loss<T: Predict>(
     params: &ModelParams,
-    points: &[FitPoint],
+    points: &[FitPoint<T>],
     weights: &[f64],
     fid: Fidelity,
 ) -> Result<f64, String> {
@@ -352,7 +466,7 @@ fn loss(
         .filter(|(_, w)| **w > 0.0)
         .map(|(pt, &w)| {
             let pred = pt.twin.predict(params, fid)?;
-            let r = (pred.max(1e-3) / pt.measured_ns).ln();
+            let r = (pred.max(1e-6) / pt.measured).ln();
             Ok((w * r * r, w))
         })
         .collect();
@@ -365,7 +479,7 @@ fn loss(
     Ok(if sw > 0.0 { s / sw } else { 0.0 })
 }
 
-impl CostFunction for Problem<'_> {
+impl<T: Predict> CostFunction for Problem<'_, T> {
     type Param = Vec<f64>;
     type Output = f64;
     fn cost(&self, u: &Vec<f64>) -> Result<f64, argmin::core::Error> {
@@ -375,8 +489,8 @@ impl CostFunction for Problem<'_> {
     }
 }
 
-fn nelder_mead(
-    problem: Problem<'_>,
+fn nelder_mead<T: Predict>(
+    problem: Problem<'_, T>,
     start: Vec<f64>,
     iters: u64,
 ) -> Result<(Vec<f64>, f64, u64), CalibError> {
@@ -412,10 +526,10 @@ impl SplitMix {
 }
 
 /// Fits `params` (starting from `base`) to the points.
-pub fn fit(
+pub fn fit<T: Predict>(
     base: &ModelParams,
     params: &[FitParam],
-    points: &[FitPoint],
+    points: &[FitPoint<T>],
     opts: &FitOptions,
     progress: Progress<'_>,
 ) -> Result<FitOutcome, CalibError> {
@@ -431,7 +545,20 @@ pub fn fit(
     let weights: Vec<f64> = points.iter().map(|p| p.weight).collect();
     let loss_default = loss(base, points, &weights, opts.fidelity).map_err(CalibError::Fit)?;
     let evals = AtomicUsize::new(0);
-    let start: Vec<f64> = params.iter().map(|p| p.unit_of((p.get)(base))).collect();
+    // an unset cap starts inside its range, above any link's rate, where
+    // the simplex's first steps can reach values that bind (from the very
+    // top of the range they would move nothing)
+    let start: Vec<f64> = params
+        .iter()
+        .map(|p| {
+            let v = (p.get)(base);
+            if p.optional && v >= p.hi {
+                p.unit_of(p.at_fraction(UNSET_CAP_START))
+            } else {
+                p.unit_of(v)
+            }
+        })
+        .collect();
     progress("fitting", 0, 1);
     let (best, best_cost, iterations) = nelder_mead(
         Problem {

@@ -28,12 +28,17 @@ pub mod calibrate;
 pub mod emit;
 mod error;
 pub mod eval;
+pub mod figure_twin;
+pub mod figures;
 pub mod fit;
 pub mod import;
 pub mod large_size;
 pub mod measure;
 pub mod nccl_tests;
 pub mod report;
+pub mod rig;
+pub mod rig_fit;
+pub mod rig_report;
 pub mod twin;
 
 pub use advise::{WorldAdvice, advice_table, advise};

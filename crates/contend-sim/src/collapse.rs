@@ -63,16 +63,26 @@ fn distinct<T: PartialEq + Copy>(it: impl Iterator<Item = T>) -> usize {
 }
 
 impl CollapseRule {
-    /// The rule of `spec`, its unset fields from the model's defaults.
-    pub fn of(spec: &CollapseSpec, p: &ModelParams) -> CollapseRule {
+    /// The rule of a port the topology marks (`spec`), as the constants
+    /// say: none when `platform.collapse` is off; the rate
+    /// `platform.collapse_gbps` where set, else the topology's, else
+    /// `root_complex.collapse_gbps`; the other unset fields from
+    /// `root_complex`'s defaults. The one place a collapse rule is made.
+    pub fn of(spec: Option<&CollapseSpec>, p: &ModelParams) -> Option<CollapseRule> {
+        let spec = spec.filter(|_| p.platform.collapse)?;
         let rc = &p.root_complex;
-        CollapseRule {
+        let gbps = p
+            .platform
+            .collapse_gbps
+            .or(spec.rate.map(|r| r.as_gbps()))
+            .unwrap_or(rc.collapse_gbps);
+        Some(CollapseRule {
             min_sources: spec.min_sources.unwrap_or(rc.collapse_min_sources) as usize,
             min_targets: spec.min_targets.unwrap_or(rc.collapse_min_targets) as usize,
-            gbps: spec.rate.map_or(rc.collapse_gbps, |r| r.as_gbps()),
+            gbps,
             per: spec.per,
             window: spec.window.unwrap_or(ns(rc.collapse_window_ns)),
-        }
+        })
     }
 
     /// Whether this many distinct sources and targets collapse the port.
@@ -148,18 +158,42 @@ impl CollapseRule {
 mod tests {
     use super::*;
 
+    fn spec(min_sources: u32, per: CollapsePer) -> CollapseSpec {
+        CollapseSpec {
+            min_sources: Some(min_sources),
+            min_targets: Some(2),
+            rate: Some(BytesPerSec::from_gbps(2.7)),
+            per,
+            window: None,
+            note: None,
+        }
+    }
+
     fn rule(min_sources: u32, per: CollapsePer) -> CollapseRule {
-        CollapseRule::of(
-            &CollapseSpec {
-                min_sources: Some(min_sources),
-                min_targets: Some(2),
-                rate: Some(BytesPerSec::from_gbps(2.7)),
-                per,
-                window: None,
-                note: None,
-            },
-            &ModelParams::default(),
-        )
+        CollapseRule::of(Some(&spec(min_sources, per)), &ModelParams::default())
+            .expect("collapse is on by default")
+    }
+
+    #[test]
+    fn the_platform_constants_replace_the_topology_and_can_turn_collapse_off() {
+        let mut p = ModelParams::default();
+        let s = spec(2, CollapsePer::Port);
+        assert_eq!(CollapseRule::of(Some(&s), &p).unwrap().gbps, 2.7);
+        assert!(CollapseRule::of(None, &p).is_none());
+        p.platform.collapse_gbps = Some(3.1);
+        assert_eq!(CollapseRule::of(Some(&s), &p).unwrap().gbps, 3.1);
+        let unrated = CollapseSpec {
+            rate: None,
+            ..s.clone()
+        };
+        assert_eq!(CollapseRule::of(Some(&unrated), &p).unwrap().gbps, 3.1);
+        p.platform.collapse_gbps = None;
+        assert_eq!(
+            CollapseRule::of(Some(&unrated), &p).unwrap().gbps,
+            p.root_complex.collapse_gbps
+        );
+        p.platform.collapse = false;
+        assert!(CollapseRule::of(Some(&s), &p).is_none());
     }
 
     #[test]

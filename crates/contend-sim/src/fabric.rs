@@ -169,6 +169,8 @@ struct RcStages {
     from_memory: Option<ChId>,
     /// Per root port (the PCIe link): (in, out).
     ports: FxMap<u32, (Option<ChId>, Option<ChId>)>,
+    /// Per root port: P2P entering by it bound for the other socket.
+    cross: FxMap<u32, ChId>,
 }
 
 #[derive(Debug)]
@@ -232,9 +234,8 @@ impl Fabric {
                 // a switch's uplink carries the writes its collapse rule watches
                 let rule = match (&l.kind, &topo.node(from).kind, dir) {
                     (LinkKind::Pcie(_), NodeKind::Switch(sw), 0) => {
-                        sw.collapse.as_ref().map_or(StageRule::None, |c| {
-                            StageRule::Collapse(CollapseRule::of(c, p))
-                        })
+                        CollapseRule::of(sw.collapse.as_ref(), p)
+                            .map_or(StageRule::None, StageRule::Collapse)
                     }
                     _ => StageRule::None,
                 };
@@ -324,17 +325,30 @@ impl Fabric {
         let route = topo.route(from, to)?;
         let is_mem = |n: NodeIdx| matches!(topo.node(n).kind, NodeKind::HostMemory { .. });
         let p2p = !is_mem(from) && !is_mem(to);
-        let mem_link = |l: LinkIdx| matches!(topo.link(l).kind, LinkKind::Memory { .. });
         // the root port of root complex `rc` a PCIe link is
         let root_port = |l: LinkIdx, rc: NodeIdx| {
             let k = topo.link(l);
             matches!(k.kind, LinkKind::Pcie(_)) && k.b == rc
         };
         let target_rc = target_root_complex(topo, from, &route);
+        let other_socket = p2p && topo.socket_of(from) != topo.socket_of(to);
         let mut chans = Vec::new();
         let mut collapse_at = Vec::new();
         let mut cross_at = Vec::new();
         let mut entered = false;
+        // Traffic to or from host memory takes the memory path of the root
+        // complex whose root ports carry it: the first one on the way to
+        // memory, the last one on the way back (memory may hang off the
+        // root complex or the I/O die).
+        let is_rc = |n: NodeIdx| matches!(topo.node(n).kind, NodeKind::RootComplex(_));
+        let on_route = || route.hops.iter().map(|h| h.to).filter(|&n| is_rc(n));
+        let mem_rc = if is_mem(to) {
+            on_route().next()
+        } else if is_mem(from) {
+            on_route().next_back()
+        } else {
+            None
+        };
         let push = |chans: &mut Vec<ChId>, c: Option<ChId>| {
             if let Some(c) = c {
                 chans.push(c);
@@ -362,12 +376,20 @@ impl Fabric {
             if let Some(st) = self.rcs.get(&node) {
                 if !entered {
                     push(&mut chans, st.forward);
+                    if other_socket {
+                        push(&mut chans, st.cross.get(&h.link.0).copied());
+                    }
                 }
                 entered = true;
-                if mem_link(h.link) {
-                    push(&mut chans, st.from_memory);
-                } else if mem_link(next.link) {
-                    push(&mut chans, st.to_memory);
+                if Some(node) == mem_rc {
+                    push(
+                        &mut chans,
+                        if is_mem(from) {
+                            st.from_memory
+                        } else {
+                            st.to_memory
+                        },
+                    );
                 } else if p2p {
                     if root_port(h.link, node) {
                         let port_in = st.ports.get(&h.link.0).and_then(|p| p.0);
@@ -411,14 +433,16 @@ impl Fabric {
                 .chain(route.hops.iter().map(|h| h.to))
                 .map(|n| &topo.node(n).kind)
         };
-        let switch_mrrs = nodes().filter_map(|k| match k {
-            NodeKind::Switch(sw) => sw.mrrs.map(|m| m.0 as u32),
-            _ => None,
-        });
+        // A switch issues no reads: the MaxReadReq its ports report (a
+        // register a requester's Device Control has; Broadcom and Microchip
+        // switch ports show it fixed at 128 B) bounds no request passing
+        // through. The WRX90 + PM50100 rigs' copy-engine reads run at
+        // 50.4–51.6 GB/s while their GPUs serve as many reads as they make
+        // (p2pmark's staggered probe), which 128-byte requests sharing the
+        // link with the completions cannot reach (at most ~47 GB/s).
         let mrrs = pcie
             .iter()
             .map(|s| s.mrrs.0 as u32)
-            .chain(switch_mrrs)
             .min()
             .unwrap_or(self.no_pcie_mps);
         let ten_bit = nodes().all(|k| match k {
@@ -491,6 +515,7 @@ pub(crate) struct RcStageIds {
     pub to_memory: Option<ChId>,
     pub from_memory: Option<ChId>,
     pub ports: Vec<(u32, Option<ChId>, Option<ChId>)>,
+    pub cross_ports: Vec<(u32, ChId)>,
 }
 
 impl From<RcStageIds> for RcStages {
@@ -501,6 +526,7 @@ impl From<RcStageIds> for RcStages {
             to_memory: s.to_memory,
             from_memory: s.from_memory,
             ports: s.ports.into_iter().map(|(l, i, o)| (l, (i, o))).collect(),
+            cross: s.cross_ports.into_iter().collect(),
         }
     }
 }

@@ -89,7 +89,8 @@ pub(crate) fn request_bytes(p: &ModelParams, dir: Dir, engine: Engine, mps: u32,
     }
 }
 
-/// Requests (or store TLPs) a group of transfers may have outstanding.
+/// Requests (or store TLPs) a group of transfers may have outstanding:
+/// reads (SM or copy engine) at most the tags their paths allow.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn window(
     topo: &Topology,
@@ -103,7 +104,12 @@ pub(crate) fn window(
 ) -> u32 {
     match (dir, engine) {
         (Dir::Read, Engine::Sm) => load_window(topo, p, k, req, tags, loads_per_thread),
-        (_, Engine::CopyEngine) => p.gpu.copy_outstanding,
+        // a copy engine's reads are non-posted requests too: each holds a
+        // tag until its completions are back
+        (Dir::Read, Engine::CopyEngine) => {
+            tags.map_or(p.gpu.copy_outstanding, |t| p.gpu.copy_outstanding.min(t))
+        }
+        (Dir::Write, Engine::CopyEngine) => p.gpu.copy_outstanding,
         (Dir::Write, Engine::Sm) => p.gpu.store_window,
     }
 }
@@ -140,9 +146,11 @@ pub(crate) fn memory_latency(topo: &Topology, p: &ModelParams, node: NodeIdx) ->
     }
 }
 
-/// Payload of the completions `completer` returns: host memory splits at
-/// the root complex's completion boundary (`rcb` of the path back), a GPU
-/// returns up to the path's max payload; never below `fabric.min_completion_bytes`.
+/// Payload of the completions `completer` returns: host memory as the
+/// root complex returns them (`root_complex.host_completion_bytes`, else
+/// split at the completion boundary, `rcb` of the path back), a GPU up to
+/// the path's max payload; never above the path's max payload, never below
+/// `fabric.min_completion_bytes`.
 pub(crate) fn completion_bytes(
     topo: &Topology,
     p: &ModelParams,
@@ -151,7 +159,7 @@ pub(crate) fn completion_bytes(
     rcb: u32,
 ) -> u32 {
     if matches!(topo.node(completer).kind, NodeKind::HostMemory { .. }) {
-        p.root_complex.host_completion_bytes.unwrap_or(rcb)
+        p.root_complex.host_completion_bytes.unwrap_or(rcb).min(mps)
     } else {
         mps
     }

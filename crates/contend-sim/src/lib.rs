@@ -74,7 +74,7 @@ pub use actor::{Span, SpanKind};
 pub use limits::{LimitHit, RunLimits};
 pub use params::{
     CrossSocketParams, FabricParams, GpuParams, HostParams, IoDieParams, ModelParams, NcclParams,
-    ParamsError, PcieParams, RingParams, RootComplexParams, SwitchParams,
+    ParamsError, PcieParams, PlatformParams, RingParams, RootComplexParams, SwitchParams,
 };
 pub use run::{
     QueueKind, Run, RunSpec, SimError, SimOptions, runs_of, simulate, simulate_one,

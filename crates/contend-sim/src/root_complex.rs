@@ -2,8 +2,10 @@
 //! once where a path enters the CPU; per root port and direction, a P2P
 //! forwarding cap (each port's ingress and egress its own resource); an
 //! aggregate P2P cap over all its ports; a cap on its path to host memory
-//! per direction; and, where the platform shows it, posted-write collapse
-//! on what enters a root port ([`crate::collapse`]). Stages without a cap or
+//! per direction; on a box of several sockets, a cap on the P2P a root port
+//! sends to the other socket (`cross_socket.port_gbps`); and, where the
+//! platform shows it, posted-write collapse on what enters a root port
+//! ([`crate::collapse`]). Stages without a cap or
 //! rule are not built. At TLP fidelity a packet passes each stage inline: it
 //! takes its slot of the stage's bandwidth when it reaches the stage and is
 //! ready for the next link at the end of it, costing no event (the plain
@@ -74,8 +76,15 @@ pub(crate) fn stages(
     let to_memory = mem(Way::In);
     let from_memory = mem(Way::Out);
     let port_cap = rc.port_p2p_bandwidth.or(gbps(pr.port_p2p_gbps));
-    let collapse = rc.collapse.as_ref().map(|c| CollapseRule::of(c, p));
+    let collapse = CollapseRule::of(rc.collapse.as_ref(), p);
+    // P2P bound for the other socket, per root port it enters by (a box
+    // with more than one socket, where the constants cap it)
+    let sockets = topo.links().iter().any(|l| {
+        matches!(l.kind, LinkKind::Cpu { .. }) && topo.socket_of(l.a) != topo.socket_of(l.b)
+    });
+    let cross_cap = gbps(p.cross_socket.port_gbps).filter(|_| sockets);
     let mut ports = vec![];
+    let mut cross_ports = vec![];
     for l in topo.links() {
         if !matches!(l.kind, LinkKind::Pcie(_)) || l.b != idx {
             continue;
@@ -99,6 +108,13 @@ pub(crate) fn stages(
         if inward.is_some() || outward.is_some() {
             ports.push((l.idx.0, inward, outward));
         }
+        if let Some(r) = cross_cap {
+            let name = Resource::CrossSocketPort {
+                rc: id.clone(),
+                port: port.clone(),
+            };
+            cross_ports.push((l.idx.0, stage(name, Some(r), Picos::ZERO, StageRule::None)));
+        }
     }
     RcStageIds {
         forward,
@@ -106,6 +122,7 @@ pub(crate) fn stages(
         to_memory,
         from_memory,
         ports,
+        cross_ports,
     }
 }
 

@@ -207,6 +207,9 @@ pub enum Resource {
     /// P2P entering (`In`) or leaving (`Out`) a root complex by the root
     /// port that leads to `port`.
     RootPort { rc: NodeId, port: NodeId, way: Way },
+    /// P2P entering a root complex by the root port that leads to `port`,
+    /// bound for the other socket.
+    CrossSocketPort { rc: NodeId, port: NodeId },
     /// P2P crossing a socket's I/O-die fabric.
     DieFabric { die: NodeId },
     /// GPU P2P between sockets over the CPU link joining `a` and `b`.
@@ -221,7 +224,8 @@ impl Resource {
             Resource::RootComplexP2p { rc }
             | Resource::RootComplexMemory { rc, .. }
             | Resource::RootComplexForward { rc }
-            | Resource::RootPort { rc, .. } => vec![rc],
+            | Resource::RootPort { rc, .. }
+            | Resource::CrossSocketPort { rc, .. } => vec![rc],
             Resource::DieFabric { die } => vec![die],
             Resource::CrossSocket { a, b } => vec![a, b],
         }
@@ -234,6 +238,7 @@ impl Resource {
             Resource::RootComplexMemory { .. } => "root-complex memory path",
             Resource::RootComplexForward { .. } => "root-complex forwarding",
             Resource::RootPort { .. } => "root port",
+            Resource::CrossSocketPort { .. } => "root port to the other socket",
             Resource::DieFabric { .. } => "I/O-die fabric",
             Resource::CrossSocket { .. } => "cross-socket P2P",
         }
@@ -253,6 +258,7 @@ impl fmt::Display for Resource {
             Resource::RootComplexMemory { rc, way: Way::Out } => format!("{rc} from memory"),
             Resource::RootComplexForward { rc } => format!("{rc} forward"),
             Resource::RootPort { rc, port, way: w } => format!("{rc} port {port} {}", way(w)),
+            Resource::CrossSocketPort { rc, port } => format!("{rc} port {port} cross"),
             Resource::DieFabric { die } => format!("{die} fabric"),
             Resource::CrossSocket { a, b } => format!("{a}~{b} p2p"),
         };
@@ -266,7 +272,7 @@ impl FromStr for Resource {
         let id = |x: &str| NodeId(x.to_string());
         let bad = || {
             format!(
-                "`{s}` names no resource (`a->b`, `rc p2p`, `rc to memory`, `rc from memory`, `rc forward`, `rc port dev in|out`, `die fabric`, `a~b p2p`)"
+                "`{s}` names no resource (`a->b`, `rc p2p`, `rc to memory`, `rc from memory`, `rc forward`, `rc port dev in|out|cross`, `die fabric`, `a~b p2p`)"
             )
         };
         if let Some(x) = s.strip_suffix(" p2p") {
@@ -298,6 +304,12 @@ impl FromStr for Resource {
             let way = match w {
                 "in" => Way::In,
                 "out" => Way::Out,
+                "cross" => {
+                    return Ok(Resource::CrossSocketPort {
+                        rc: id(rc),
+                        port: id(port),
+                    });
+                }
                 _ => return Err(bad()),
             };
             return Ok(Resource::RootPort {

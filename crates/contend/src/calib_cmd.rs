@@ -7,6 +7,9 @@ use clap::{Args, ValueEnum};
 use contend_calib::calibrate::MAX_TLP_CHECKS;
 use contend_calib::eval::{Which, by_placement, winners};
 use contend_calib::fit::{MAX_BOOTSTRAP, MAX_FIT_ITERS};
+use contend_calib::rig::load_rig;
+use contend_calib::rig_fit::{RigOptions, calibrate_rig};
+use contend_calib::rig_report::rig_markdown;
 use contend_calib::{
     CalibrateOptions, DEFAULT_SUBSET, FitOptions, NCCL_LOG_SUBSET, advice_table,
     advise as run_advise, calibrate as run_calibrate, select, write_report,
@@ -22,15 +25,21 @@ use std::sync::Mutex;
 pub struct CalibrateArgs {
     /// Measurement files: the hardware backend's JSON Lines (`.jsonl`), or any tool's output `contend import` reads
     /// (nccl-tests text or -J JSON, p2pBandwidthLatencyTest, nvbandwidth, p2pmark). A user's own nccl-tests log alone
-    /// fits NCCL's twin: every other size fitted, the rest held out.
-    #[arg(required = true)]
+    /// fits NCCL's twin: some sizes fitted, the rest held out.
+    #[arg(required_unless_present = "public")]
     pub measurements: Vec<PathBuf>,
+    /// A public rig's folder (`calibration/public/<rig>/`, with its
+    /// figures.toml) to fit on its own figures, instead of measurement
+    /// files; repeat for several rigs. Writes params.toml, report.md and
+    /// report.json into each folder (or into `--out`/<rig>).
+    #[arg(long, conflicts_with_all = ["measurements", "topology"])]
+    pub public: Vec<PathBuf>,
     /// Topology the measurements were taken on (a file or a shipped name).
-    #[arg(long)]
-    pub topology: String,
-    /// Folder for params.toml and fit.json.
-    #[arg(long)]
-    pub out: PathBuf,
+    #[arg(long, required_unless_present = "public")]
+    pub topology: Option<String>,
+    /// Folder for params.toml and fit.json (with `--public`: for a folder per rig; default the rig's own).
+    #[arg(long, required_unless_present = "public")]
+    pub out: Option<PathBuf>,
     /// Starting constants (TOML); default: ModelParams' documented defaults.
     #[arg(long)]
     pub params: Option<PathBuf>,
@@ -128,7 +137,13 @@ fn progress_bar() -> (ProgressBar, impl Fn(&str, usize, usize) + Sync) {
 }
 
 pub fn calibrate(a: CalibrateArgs) -> Result<()> {
-    let topo = topology(&a.topology)?;
+    if !a.public.is_empty() {
+        return calibrate_public(&a);
+    }
+    let (Some(topology_name), Some(out)) = (a.topology.as_deref(), a.out.as_ref()) else {
+        anyhow::bail!("--topology and --out are needed with measurement files");
+    };
+    let topo = topology(topology_name)?;
     let base = match &a.params {
         Some(p) => ModelParams::load(p)?,
         None => ModelParams::default(),
@@ -162,25 +177,25 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
     };
     let files: Vec<&Path> = a.measurements.iter().map(|p| p.as_path()).collect();
     let (pb, cb) = progress_bar();
-    let summary = run_calibrate(&files, &topo, &a.topology, &base, &opts, &cb);
+    let summary = run_calibrate(&files, &topo, topology_name, &base, &opts, &cb);
     pb.finish_and_clear();
     let summary = summary?;
-    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
-    let pp = a.out.join("params.toml");
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let pp = out.join("params.toml");
     std::fs::write(
         &pp,
         format!(
             "# Fitted by `contend calibrate` on topology `{}` from {}.\n# The report: `contend report {}`.\n{}",
-            a.topology,
+            topology_name,
             summary.files.join(", "),
-            a.out.display(),
+            out.display(),
             summary.params_toml
         ),
     )
     .with_context(|| format!("writing {}", pp.display()))?;
     // The file must load as what `contend simulate --params` reads.
     ModelParams::load(&pp)?;
-    let fp = a.out.join("fit.json");
+    let fp = out.join("fit.json");
     std::fs::write(&fp, serde_json::to_string_pretty(&summary)? + "\n")
         .with_context(|| format!("writing {}", fp.display()))?;
 
@@ -248,6 +263,87 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
         println!("not simulated: {s}");
     }
     println!("wrote {} and {}", pp.display(), fp.display());
+    Ok(())
+}
+
+/// `contend calibrate --public DIR...`: each rig fitted on its own figures.
+fn calibrate_public(a: &CalibrateArgs) -> Result<()> {
+    let base = match &a.params {
+        Some(p) => ModelParams::load(p)?,
+        None => ModelParams::default(),
+    };
+    let free = if a.fit.is_empty() {
+        None
+    } else {
+        Some(select(&a.fit)?)
+    };
+    let opts = RigOptions {
+        fit: FitOptions {
+            max_iters: a.max_iters,
+            bootstrap: a.bootstrap,
+            bootstrap_iters: a.bootstrap_iters,
+            seed: a.seed,
+            fidelity: Fidelity::Flow,
+        },
+        free,
+    };
+    for dir in &a.public {
+        let rig = load_rig(dir)?;
+        let (pb, cb) = progress_bar();
+        let summary = calibrate_rig(&rig, &base, &opts, &cb);
+        pb.finish_and_clear();
+        let summary = summary?;
+        let out = match &a.out {
+            Some(o) => o.join(&summary.rig),
+            None => dir.clone(),
+        };
+        std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+        let mut command = format!("contend calibrate --public {}", dir.display());
+        if let Some(p) = &a.params {
+            command += &format!(" --params {}", p.display());
+        }
+        for f in &a.fit {
+            command += &format!(" --fit {f}");
+        }
+        let pp = out.join("params.toml");
+        std::fs::write(
+            &pp,
+            format!(
+                "# Fitted by `{command}` on the rig's own figures ({}).\n# The report: report.md next to this file.\n{}",
+                summary.figures_file, summary.params_toml
+            ),
+        )
+        .with_context(|| format!("writing {}", pp.display()))?;
+        // the file must load as what `contend simulate --params` reads
+        ModelParams::load(&pp)?;
+        let rp = out.join("report.md");
+        std::fs::write(&rp, rig_markdown(&summary, &command))
+            .with_context(|| format!("writing {}", rp.display()))?;
+        let jp = out.join("report.json");
+        std::fs::write(&jp, serde_json::to_string_pretty(&summary)? + "\n")
+            .with_context(|| format!("writing {}", jp.display()))?;
+        println!(
+            "{}: {} fit figures, {} not expressible; error default median {:.1} % max {:.1} %, fitted median {:.1} % max {:.1} % ({} of {} within 15 %)",
+            summary.rig,
+            summary.results.len(),
+            summary.skipped.len(),
+            summary.default_errors.median_pct,
+            summary.default_errors.max_pct,
+            summary.fitted_errors.median_pct,
+            summary.fitted_errors.max_pct,
+            summary.fitted_errors.within,
+            summary.fitted_errors.n
+        );
+        for c in &summary.constants {
+            println!("  {:40} {:>10.4} -> {:>10.4}", c.name, c.default, c.value);
+        }
+        println!(
+            "  wrote {}, {} and {}",
+            pp.display(),
+            rp.display(),
+            jp.display()
+        );
+    }
     Ok(())
 }
 

@@ -45,7 +45,7 @@ enum Command {
     },
     /// Explore topologies and scenarios in a terminal UI.
     Tui(tui_cmd::TuiArgs),
-    /// Fit the model's constants to measurements (microbenchmarks) and predict the held-out allreduces.
+    /// Fit the model's constants to measurements (microbenchmarks) and predict the held-out allreduces, or a public rig's on its published figures (`--public`).
     Calibrate(calib_cmd::CalibrateArgs),
     /// Write a calibration folder's Markdown report with SVG charts.
     Report(calib_cmd::ReportArgs),
@@ -83,6 +83,10 @@ struct ModelOpts {
     /// Fidelity; repeat for several (default: the scenario's).
     #[arg(long, value_enum)]
     fidelity: Vec<FidelityArg>,
+    /// No posted-write collapse anywhere: what if the platform's firmware
+    /// were fixed (sets `platform.collapse = false` over the params).
+    #[arg(long)]
+    no_collapse: bool,
 }
 
 /// NCCL's release and environment for the `nccl` algorithm, over the scenario's `[nccl]`.
@@ -267,10 +271,13 @@ fn load(
         Some(p) => load_scenario(p, topo)?,
         None => default_scenario(topo)?,
     };
-    let params = match &model.params {
+    let mut params = match &model.params {
         Some(p) => ModelParams::load(p)?,
         None => ModelParams::default(),
     };
+    if model.no_collapse {
+        params.platform.collapse = false;
+    }
     let fids = if model.fidelity.is_empty() {
         sc.fidelities().to_vec()
     } else {
@@ -450,6 +457,7 @@ fn bench(a: BenchArgs) -> Result<()> {
         topology: None,
         params: a.params.clone(),
         fidelity: vec![],
+        no_collapse: false,
     };
     let (sc, params, _) = load(a.scenario.as_deref(), &model)?;
     let mut rows = vec![];

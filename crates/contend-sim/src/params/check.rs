@@ -54,6 +54,8 @@ impl ModelParams {
             ),
             ("cross_socket.p2p_bandwidth_gbps", xs.p2p_bandwidth_gbps),
             ("cross_socket.stream_gbps", xs.stream_gbps),
+            ("cross_socket.port_gbps", xs.port_gbps),
+            ("platform.collapse_gbps", self.platform.collapse_gbps),
         ] {
             if let Some(v) = v {
                 real(f, v, Self::MIN_GBPS, Self::MAX_GBPS, " GB/s")?;
@@ -242,13 +244,12 @@ impl ModelParams {
             }
         }
         if let Some(b) = rc.host_completion_bytes
-            && b != 64
-            && b != 128
+            && !(b.is_power_of_two() && (64..=Self::MAX_TLP_BYTES).contains(&b))
         {
             return Err((
                 "root_complex.host_completion_bytes",
                 format!(
-                    "root_complex.host_completion_bytes = {b}: a read completion boundary is 64 or 128 bytes"
+                    "root_complex.host_completion_bytes = {b}: a completion is a power of two from 64 (the smallest completion boundary) to 4096 bytes"
                 ),
             ));
         }

@@ -99,9 +99,14 @@ pub struct RootComplexParams {
     /// Cap on traffic between a root complex's ports and host memory, per
     /// direction, GB/s, unless the topology gives one; unset: none.
     pub memory_bandwidth_gbps: Option<f64>,
-    /// Completion payload a root complex returns for host-memory reads (its
-    /// read completion boundary): 64 or 128 B. Typical; when `None`, the RCB of the
-    /// requester's link is used.
+    /// Completion payload a root complex returns for host-memory reads: a
+    /// power of two from 64 B (split at every 64-byte read completion
+    /// boundary) up to the path's max payload size (aligned requests
+    /// answered in MPS-sized completions). Typical; when `None`, the RCB of
+    /// the requester's link. H2D at 55 GB/s over Gen5 x16 (WRX90 + TR PRO
+    /// 7955WX, local-inference-lab/rtx6kpro
+    /// `hardware/wrx90-cpayne-8gpu-root-topology-comparison.md`) needs
+    /// 256-byte completions: 64-byte ones cap it near 45.
     pub host_completion_bytes: Option<u32>,
     /// Posted-write collapse, where the topology puts a `[node.collapse]`
     /// table (or `posted_write_collapse = true`) without saying otherwise:
@@ -165,6 +170,18 @@ pub struct CrossSocketParams {
     pub p2p_bandwidth_gbps: Option<f64>,
     /// Cap on one cross-socket stream (one source GPU to one destination), GB/s; unset: none.
     pub stream_gbps: Option<f64>,
+    /// Cap on the P2P that enters the CPU by one root port bound for the
+    /// other socket (a write's data at its source's root port, a read's
+    /// completions at the completer's), GB/s; unset: none. On the ASUS
+    /// ESC8000A-E13P (2x EPYC 9575F) two GPUs behind one root port get
+    /// 40.3 GB/s to the other socket together, one GPU to two remote root
+    /// ports 36.6, one flow 36-40, while flows from two root ports add up
+    /// (76-80) and two remote ports writing into one GPU reach its link
+    /// (51.2): a cap per sending root port, not per stream
+    /// (local-inference-lab/rtx6kpro
+    /// `hardware/asus-esc8000a-e13p-broadcom-switches.md`, § What Does NOT
+    /// Trigger Collapse, § Cross-Chip Scaling). Typical; fitted per rig.
+    pub port_gbps: Option<f64>,
     /// Concurrent cross-socket streams beyond which throughput degrades.
     pub stream_knee: f64,
     /// Degradation beyond the knee: × (knee / streams)^exponent (0: none).
@@ -178,6 +195,7 @@ impl Default for CrossSocketParams {
         CrossSocketParams {
             p2p_bandwidth_gbps: None,
             stream_gbps: None,
+            port_gbps: None,
             stream_knee: 8.0,
             stream_exponent: 0.0,
             window_ns: 2000.0,
@@ -368,6 +386,33 @@ impl Default for NcclParams {
     }
 }
 
+/// What one platform does where its topology file says otherwise: the
+/// constants a calibration on that platform's own figures found
+/// (`contend calibrate --public`), and the what-if of a fixed firmware.
+/// A topology states what its sources printed (a collapse of 2.7 GB/s);
+/// these replace it everywhere it applies — [`crate::collapse`] resolves
+/// every collapsing port's rule from them, the one place that reads them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PlatformParams {
+    /// Posted-write collapse where the topology marks it; `false`: no port
+    /// collapses (what if the firmware were fixed; `--no-collapse`).
+    pub collapse: bool,
+    /// The rate of every collapsing port's collapsed writes, GB/s, in place
+    /// of the topology's `[node.collapse] rate_gbps` (and of
+    /// `root_complex.collapse_gbps`); unset: the topology's.
+    pub collapse_gbps: Option<f64>,
+}
+
+impl Default for PlatformParams {
+    fn default() -> Self {
+        PlatformParams {
+            collapse: true,
+            collapse_gbps: None,
+        }
+    }
+}
+
 /// Every constant of the model.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -382,6 +427,7 @@ pub struct ModelParams {
     pub fabric: FabricParams,
     pub ring: RingParams,
     pub nccl: NcclParams,
+    pub platform: PlatformParams,
 }
 
 /// The stated limits of the model constants. [`ModelParams::check`] holds

@@ -134,13 +134,19 @@ fn type_errors_and_overflowing_integers_name_line_and_field() {
             "{key} = {bad}: {e}"
         );
     }
-    let e = ModelParams::from_toml("p.toml", "[root_complex]\nhost_completion_bytes = 256\n")
+    for bad in ["192", "32", "8192"] {
+        let e = ModelParams::from_toml(
+            "p.toml",
+            &format!("[root_complex]\nhost_completion_bytes = {bad}\n"),
+        )
         .unwrap_err()
         .to_string();
-    assert!(
-        e.starts_with("p.toml:2:25 (field `root_complex.host_completion_bytes`)"),
-        "{e}"
-    );
+        assert!(
+            e.starts_with("p.toml:2:25 (field `root_complex.host_completion_bytes`)"),
+            "{e}"
+        );
+    }
+    ModelParams::from_toml("p.toml", "[root_complex]\nhost_completion_bytes = 256\n").unwrap();
     let e = ModelParams::from_toml("p.toml", "[gpu]\nwarp_size = 32\n")
         .unwrap_err()
         .to_string();
