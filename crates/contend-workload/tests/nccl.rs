@@ -332,3 +332,44 @@ sizes = [1024, 1048576]
     assert!(e.starts_with("t.toml:8:"), "{e}");
     assert!(e.contains("nccl.NCCL_MAX_CHANNELS"), "{e}");
 }
+
+/// A scenario given another workload keeps NCCL's plan (NCCL decides from
+/// the topology, ranks and `[nccl]`): the same plan a fresh build searches
+/// for, and the same verdict on the new sizes as a fresh build.
+#[test]
+fn another_workload_keeps_the_plan_it_would_search_for() {
+    use contend_workload::{Dtype, ScenarioSpec, Skew, Workload};
+    let sc = default_with(&[]);
+    let w = Workload::Allreduce {
+        sizes: vec![Bytes(1 << 20), Bytes(96 << 20)],
+        dtype: Dtype::Bf16,
+        repeats: 1,
+        gap: Picos::ZERO,
+        skew: Skew::None,
+    };
+    let kept = sc.with_workload(w.clone()).unwrap();
+    let fresh = Scenario::new(ScenarioSpec {
+        workload: w.clone(),
+        ..sc.spec()
+    })
+    .unwrap();
+    assert!(kept.nccl_plan().is_some());
+    assert_eq!(kept.nccl_plan(), fresh.nccl_plan());
+    // under a narrowed NCCL_ALGO/NCCL_PROTO too
+    let ll = default_with(&[("NCCL_PROTO", "LL"), ("NCCL_ALGO", "Tree")]);
+    let e = ll.with_workload(w);
+    let fresh = Scenario::new(ScenarioSpec {
+        workload: Workload::Allreduce {
+            sizes: vec![Bytes(1 << 20), Bytes(96 << 20)],
+            dtype: Dtype::Bf16,
+            repeats: 1,
+            gap: Picos::ZERO,
+            skew: Skew::None,
+        },
+        ..ll.spec()
+    });
+    assert_eq!(
+        e.as_ref().map(|_| ()).map_err(|e| e.to_string()),
+        fresh.as_ref().map(|_| ()).map_err(|e| e.to_string())
+    );
+}

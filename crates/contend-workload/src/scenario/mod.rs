@@ -320,11 +320,17 @@ impl Scenario {
         self.spec.clone()
     }
     /// The same scenario with another workload.
+    /// NCCL's plan is kept (it depends on the topology, ranks and
+    /// `[nccl]` only: a fit's twins change sizes thousands of times).
     pub fn with_workload(&self, workload: Workload) -> Result<Scenario, ScenarioError> {
-        Scenario::new(ScenarioSpec {
+        let spec = ScenarioSpec {
             workload,
             ..self.spec()
-        })
+        };
+        validate::check(&spec).map_err(|e| e.unlocated(&spec.name))?;
+        let plan = nccl::plan_reusing(&spec, self.nccl_plan.as_ref())
+            .map_err(|e| e.unlocated(&spec.name))?;
+        Ok(Scenario::from_checked(spec, plan))
     }
 
     pub fn name(&self) -> &str {

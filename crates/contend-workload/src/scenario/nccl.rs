@@ -45,17 +45,31 @@ fn field_of(e: &NcclError) -> &'static str {
 /// (`None` otherwise), checked to leave an algorithm and protocol for every
 /// size the workload runs.
 pub(crate) fn plan(s: &ScenarioSpec) -> Result<Option<Arc<NcclPlan>>, FieldError> {
+    plan_reusing(s, None)
+}
+
+/// [`plan`], taking `known` — the plan of a scenario with the same
+/// topology, ranks and `[nccl]` (NCCL decides from those alone) — instead of
+/// searching again; the workload's sizes are checked against it all the same.
+pub(crate) fn plan_reusing(
+    s: &ScenarioSpec,
+    known: Option<&Arc<NcclPlan>>,
+) -> Result<Option<Arc<NcclPlan>>, FieldError> {
     // transfers run no algorithm
     if !s.algorithms.contains(&Algorithm::Nccl) || matches!(s.workload, Workload::Transfer { .. }) {
         return Ok(None);
     }
-    let p =
-        contend_nccl::plan(&s.topology, &s.ranks, &s.nccl.env, s.nccl.version).map_err(|e| {
-            FieldError {
-                field: field_of(&e).to_string(),
-                message: format!("NCCL's decisions for these ranks: {e}"),
-            }
-        })?;
+    let p = match known {
+        Some(p) => Arc::clone(p),
+        None => Arc::new(
+            contend_nccl::plan(&s.topology, &s.ranks, &s.nccl.env, s.nccl.version).map_err(
+                |e| FieldError {
+                    field: field_of(&e).to_string(),
+                    message: format!("NCCL's decisions for these ranks: {e}"),
+                },
+            )?,
+        ),
+    };
     if s.ranks.len() > 1 {
         let (sizes, elem) = match &s.workload {
             Workload::Allreduce { sizes, dtype, .. } => (sizes.clone(), dtype.size()),
@@ -80,5 +94,5 @@ pub(crate) fn plan(s: &ScenarioSpec) -> Result<Option<Arc<NcclPlan>>, FieldError
             });
         }
     }
-    Ok(Some(Arc::new(p)))
+    Ok(Some(p))
 }
