@@ -520,3 +520,63 @@ fn calibration_takes_p2pmark_or_an_nccl_tests_log_alone() {
     );
     assert!(s.constants.iter().any(|c| c.name == "gpu.launch_eager_ns"));
 }
+
+/// Beside contend's own microbenchmarks a user's nccl-tests log is judged,
+/// never fitted on: the probes are the fit points, the log's every size a
+/// held-out NCCL point.
+#[test]
+fn an_nccl_tests_log_beside_the_probes_is_held_out() {
+    let t = topo("h200-2x.toml");
+    let dir = std::env::temp_dir().join(format!("contend-beside-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // the lent machine's host-to-device copy probes
+    let probes: String = std::fs::read_to_string(root().join("calibration/h200x2/probe.jsonl"))
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("\"algorithm\":\"copy-h2d\""))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(probes.lines().count() >= 3, "{probes}");
+    let pf = dir.join("probe.jsonl");
+    std::fs::write(&pf, probes).unwrap();
+    // a two-GPU all_reduce_perf log of the same GPU model, three sizes
+    let log = "\
+# nThread 1 nGpus 2 minBytes 1024 maxBytes 1048576 step: 32(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
+#
+# Using devices
+#  Rank  0 Group  0 Pid   4242 on      box device  0 [0x19] NVIDIA H200
+#  Rank  1 Group  0 Pid   4242 on      box device  1 [0x3b] NVIDIA H200
+#
+#                                                              out-of-place                       in-place
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+        1024           256     float     sum      -1    10.12    0.10    0.10      0    10.05    0.10    0.10      0
+       32768          8192     float     sum      -1    12.40    2.64    2.64      0    12.31    2.66    2.66      0
+     1048576        262144     float     sum      -1    25.80   40.64   40.64      0    25.71   40.78   40.78      0
+# Out of bounds values : 0 OK
+# Avg bus bandwidth    : 14.4613
+#
+";
+    let lf = dir.join("mine.log");
+    std::fs::write(&lf, log).unwrap();
+    let s = calibrate(
+        &[pf.as_path(), lf.as_path()],
+        &t,
+        "h200-2x",
+        &Default::default(),
+        &quick(&["gpu.copy_setup_ns"]),
+        &|_, _, _| {},
+    )
+    .unwrap();
+    use contend_calib::measure::Role;
+    let from = |f: &std::path::Path, role: Role| {
+        s.points
+            .iter()
+            .filter(|p| p.role == role && p.file == f.display().to_string())
+            .count()
+    };
+    assert!(from(&pf, Role::Fit) >= 3);
+    assert_eq!(from(&lf, Role::Fit), 0);
+    assert_eq!(from(&lf, Role::HeldOut), 3);
+    assert!(s.constants.iter().any(|c| c.name == "gpu.copy_setup_ns"));
+}
