@@ -107,7 +107,8 @@ impl Transport for Flow {
         );
         let total = xf.total as f64;
         self.flows.advance(w.now, &w.fabric);
-        self.flows.add(x, total, cap, first, uses, rules, rtt, setup);
+        self.flows
+            .add(x, total, cap, first, uses, rules, rtt, setup);
         // Flows starting at the same instant share one recompute.
         if self.flows.pending != Some(w.now) {
             self.flows.pending = Some(w.now);
