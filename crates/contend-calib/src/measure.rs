@@ -65,6 +65,10 @@ pub enum Kind {
         iterations: u32,
         /// Ping-pong with the barriers' system fences (`extra.fenced`).
         fenced: bool,
+        /// GPU-GPU ping-pong with both flags in host memory (`extra.flags`
+        /// says host memory), each GPU polling its own over PCIe.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        host_flags: bool,
     },
     /// SM loads or stores of the GPU's own memory (closed-form fit of
     /// `gpu.local_efficiency`; the simulator has no local transfer stream).
@@ -151,10 +155,13 @@ impl Measurement {
                 bytes,
                 blocks,
                 fenced,
+                host_flags,
                 ..
             } => {
                 let conc = if *fenced {
                     " fenced".to_string()
+                } else if *host_flags {
+                    " host flags".to_string()
                 } else if streams.len() > 1 {
                     format!(" x{} concurrent", streams.len())
                 } else {
@@ -604,14 +611,23 @@ fn classify_one(r: &ResultRecord, topo: &Topology) -> Result<(Kind, Role), Strin
                 .flags
                 .as_deref()
                 .is_some_and(|f| f.contains("host"));
-            let role = if op == ProbeOp::PingPong
-                && flags_in_host
-                && matches!(
-                    topo.lookup(&to).map(|i| &topo.node(i).kind),
-                    Some(NodeKind::Gpu(_))
-                ) {
+            let to_gpu = matches!(
+                topo.lookup(&to).map(|i| &topo.node(i).kind),
+                Some(NodeKind::Gpu(_))
+            );
+            // a GPU-host ping-pong keeps its flags in host memory anyway
+            let host_flags = op == ProbeOp::PingPong && flags_in_host && to_gpu;
+            // A CPU thread answers a GPU-host ping-pong: the GPU's flag
+            // lands, the CPU sees it and answers, the GPU's polls find the
+            // answer. The simulator has no CPU side; its twin (the flag
+            // written, then read back) leaves out the CPU's answer and the
+            // GPU's polling, and a fit on it takes them for PCIe latency.
+            // The GPU-GPU ping-pong with both flags in host memory times
+            // the same flag path (GPU stores and polls over PCIe) without
+            // the CPU.
+            let role = if op == ProbeOp::PingPong && !to_gpu {
                 Role::Skipped(
-                    "GPU-GPU ping-pong with flags in host memory: the simulator's GPU ping-pong keeps flags in device memory"
+                    "GPU-host ping-pong: a CPU thread answers, which the simulator does not model (its twin, a flag written and read back, has no CPU answer and no polling); the GPU-GPU ping-pong with flags in host memory times the flag path"
                         .into(),
                 )
             } else {
@@ -632,6 +648,7 @@ fn classify_one(r: &ResultRecord, topo: &Topology) -> Result<(Kind, Role), Strin
                     threads,
                     iterations: r.extra.stream.iterations.unwrap_or(1),
                     fenced: r.extra.stream.fenced.unwrap_or(false),
+                    host_flags,
                 },
                 role,
             ))

@@ -135,6 +135,7 @@ pub fn build_twin(m: &Measurement, topo: &Topology) -> Result<Option<Twin>, Cali
             threads,
             iterations,
             fenced,
+            host_flags,
         } => {
             let (sim_op, iterations) = match op {
                 ProbeOp::CopyH2d | ProbeOp::CopyD2h | ProbeOp::CopyPeer => (TransferOp::Copy, 1),
@@ -165,6 +166,7 @@ pub fn build_twin(m: &Measurement, topo: &Topology) -> Result<Option<Twin>, Cali
                         kernel,
                         iterations,
                         fence: *fenced,
+                        host_flags: *host_flags,
                         start: Picos::ZERO,
                         repeat: 1,
                     })

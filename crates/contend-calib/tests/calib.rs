@@ -236,7 +236,7 @@ fn synthetic(dir: &Path, truth: &ModelParams) -> PathBuf {
     }
     recs.push(probe("sm-load", "host", Some("host"), 4096, Some(132)));
     recs.push(probe("sm-store", "host", Some("host"), 16 << 20, Some(132)));
-    recs.push(probe("ping-pong", "host", Some("host"), 4, None));
+    recs.push(host_flag_ping_pong());
     recs.push(allreduce("one-shot-pull", 65536, 8));
     recs.push(allreduce("two-shot-push", 1 << 20, 64));
     let template = dir.join("template.jsonl");
@@ -495,6 +495,55 @@ fn a_hand_edited_fit_json_is_a_located_error() {
     assert!(e.starts_with("fit.json:") && e.contains("cut short"), "{e}");
     let e = parse("{}").unwrap_err().to_string();
     assert!(e.contains("field `topology_name`"), "{e}");
+}
+
+/// `contend hw probe`'s GPU-GPU ping-pong with both flags in host memory.
+fn host_flag_ping_pong() -> serde_json::Value {
+    let mut v = probe("ping-pong", "gpu1", Some("peer"), 4, None);
+    v["extra"]["flags"] = json!("host memory");
+    v
+}
+
+/// The GPU-GPU ping-pong with flags in host memory is fitted on, its twin
+/// storing into and polling host memory (its own time, at least two stores'
+/// visibility and posted writes); the GPU-host one, which a CPU thread
+/// answers, is set aside with the reason and has no twin.
+#[test]
+fn host_flag_ping_pong_is_fitted_and_the_cpu_answered_one_set_aside() {
+    use contend_calib::measure::Role;
+    let dir = tmp("host-flags");
+    let plain = probe("ping-pong", "gpu1", Some("peer"), 4, None);
+    let cpu = probe("ping-pong", "host", Some("host"), 4, None);
+    let p = dir.join("pp.jsonl");
+    std::fs::write(&p, format!("{}\n{plain}\n{cpu}\n", host_flag_ping_pong())).unwrap();
+    let topo = h200x2();
+    let ms = load_measurements(&[p.as_path()], &topo).unwrap();
+    assert_eq!(ms[0].role, Role::Fit);
+    assert_eq!(ms[0].label(), "ping-pong gpu0->gpu1 4 B host flags");
+    assert_eq!(ms[1].label(), "ping-pong gpu0->gpu1 4 B");
+    match &ms[2].role {
+        Role::Skipped(why) => assert!(
+            why.starts_with("GPU-host ping-pong: a CPU thread answers"),
+            "{why}"
+        ),
+        other => panic!("the GPU-host ping-pong is {other:?}"),
+    }
+    assert!(build_twin(&ms[2], &topo).unwrap().is_none(), "no twin");
+    let p = ModelParams::default();
+    let rt = |i: usize| {
+        build_twin(&ms[i], &topo)
+            .unwrap()
+            .unwrap()
+            .predict(&p, Fidelity::Flow)
+            .unwrap()
+    };
+    let (host, dev) = (rt(0), rt(1));
+    let floor =
+        2.0 * (p.gpu.store_visibility_ns + p.pcie.link_latency_ns + p.root_complex.latency_ns);
+    assert!(
+        host > floor && (host - dev).abs() > 100.0,
+        "host flags {host} ns, device flags {dev} ns, floor {floor} ns"
+    );
 }
 
 /// Records of `contend hw run --emulate-ranks` (every rank on one GPU) load

@@ -183,8 +183,15 @@ fn stream(sc: &Scenario, s: &Stream, base: u32, eager: bool) -> Vec<ActorSpec> {
             vec![me(ops)]
         }
         TransferOp::PingPong => {
-            // Two GPUs: this actor and its partner right after it.
+            // Two GPUs: this actor and its partner right after it, each
+            // waiting at its own flag: in its own memory, or with
+            // `host_flags` in host memory (one buffer mapped into both),
+            // which each polls across its link.
             let (a, b) = (Rank(base), Rank(base + 1));
+            let flags_at = |gpu| match sc.topology().nearest_host_memory(s.from) {
+                Some(host) if s.host_flags => MemLoc::Host(host),
+                _ => MemLoc::Device(gpu),
+            };
             let mut pa = vec![];
             let mut pb = vec![];
             for i in 0..s.iterations {
@@ -233,13 +240,17 @@ fn stream(sc: &Scenario, s: &Stream, base: u32, eager: bool) -> Vec<ActorSpec> {
                     blocks: 1,
                     threads: 32,
                 },
-                flag_loc: MemLoc::Device(s.to),
+                flag_loc: flags_at(s.to),
                 script,
                 ops: pb.into(),
                 eager,
                 launch: (base + 1, 1),
             };
-            vec![me(pa), partner]
+            let initiator = ActorSpec {
+                flag_loc: flags_at(s.from),
+                ..me(pa)
+            };
+            vec![initiator, partner]
         }
     }
 }

@@ -200,3 +200,79 @@ fn fenced_ping_pong_costs_four_fences_more() {
         );
     }
 }
+
+/// A read that fits in its load window is one round trip at both
+/// fidelities: its requests all go out at once. At flow fidelity the
+/// window's Little's-law rate binds from the second window on only (it
+/// bound the first too, and the round trip was charged twice: a 1-block
+/// read of one window took two round trips). One block of 512 threads
+/// keeps 8 KiB in flight with one load per thread: 1 to 8 KiB cost about
+/// the same, and each further window one round trip.
+#[test]
+fn a_read_within_its_window_is_one_round_trip_at_both_fidelities() {
+    let text = |kib: u32| {
+        format!(
+            "name = \"rd\"\ntopology = \"h200-2x\"\n[workload]\nkind = \"transfer\"\n[[workload.stream]]\nfrom = \"gpu0\"\nto = \"mem0\"\nop = \"load\"\nbytes = \"{kib} KiB\"\nblocks = 1\nthreads = 512\n"
+        )
+    };
+    let mut p = ModelParams::default();
+    p.gpu.loads_in_flight_per_thread = 1;
+    let time = |kib: u32, fid: Fidelity| {
+        let sc = parse_scenario("inline", &text(kib), None, None).unwrap();
+        simulate(&sc, &p, &[fid]).unwrap()[0].records[0]
+            .stats
+            .median_ns
+    };
+    for fid in [Fidelity::Tlp, Fidelity::Flow] {
+        let (one, window, two) = (time(1, fid), time(8, fid), time(16, fid));
+        // the window's bytes over the link (8 KiB at ~55 GB/s: ~150 ns)
+        assert!(
+            window - one < 300.0,
+            "{fid}: 1 KiB {one} ns, 8 KiB {window} ns"
+        );
+        // the second window: one more round trip (more than the link time)
+        assert!(
+            two - window > 0.5 * one && two - window < 1.2 * one,
+            "{fid}: 8 KiB {window} ns, 16 KiB {two} ns"
+        );
+    }
+    let (t, f) = (time(8, Fidelity::Tlp), time(8, Fidelity::Flow));
+    assert!(within(f, t, 0.15), "8 KiB: tlp {t} ns, flow {f} ns");
+}
+
+/// A GPU-GPU ping-pong with both flags in host memory (`host_flags`): each
+/// GPU stores its flag over PCIe and polls its own across its link, so a
+/// round trip costs more than with flags in device memory and at least two
+/// stores' visibility and posted writes; `host_flags` belongs to ping-pongs
+/// between GPUs only.
+#[test]
+fn host_flag_ping_pong_polls_host_memory_over_pcie() {
+    let text = |host: bool| {
+        format!(
+            "name = \"pp\"\ntopology = \"h200-2x\"\n[workload]\nkind = \"transfer\"\n[[workload.stream]]\nfrom = \"gpu0\"\nto = \"gpu1\"\nop = \"ping-pong\"\niterations = 20\nhost_flags = {host}\n"
+        )
+    };
+    let p = ModelParams::default();
+    for fid in [Fidelity::Tlp, Fidelity::Flow] {
+        let rt = |host| {
+            let sc = parse_scenario("inline", &text(host), None, None).unwrap();
+            simulate(&sc, &p, &[fid]).unwrap()[0].records[0]
+                .stats
+                .median_ns
+        };
+        let (dev, host) = (rt(false), rt(true));
+        // each way at least: the store's visibility and a posted write
+        // into host memory (a poll already out may see it as it lands)
+        let floor =
+            2.0 * (p.gpu.store_visibility_ns + p.pcie.link_latency_ns + p.root_complex.latency_ns);
+        assert!(
+            host > dev && host > floor,
+            "{fid}: host flags {host} ns, device {dev} ns, floor {floor} ns"
+        );
+    }
+    let bad = text(true).replace("ping-pong", "load");
+    let e = parse_scenario("inline", &bad, None, None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("host_flags") && e.contains("ping-pong"), "{e}");
+}

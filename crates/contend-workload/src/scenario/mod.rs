@@ -96,6 +96,13 @@ pub struct Stream {
     /// Ping-pong only: a system fence before every flag and after every wait,
     /// as the allreduce kernels' barriers do.
     pub fence: bool,
+    /// Ping-pong between two GPUs only: both flags in host memory (the
+    /// GPU nearest host memory of `from`, mapped into both), each GPU
+    /// polling its own over its link, as `contend hw probe`'s host-flag
+    /// ping-pong and the host placement's barriers keep them
+    /// (`host_flags`). A GPU-host ping-pong keeps its flags in host memory
+    /// anyway.
+    pub host_flags: bool,
     /// Offset from the start of the run (`start_us`).
     pub start: Picos,
     /// The op this many times back to back, each repeat a per-op time of
@@ -116,6 +123,7 @@ impl Stream {
             kernel: KernelConfig::default(),
             iterations: 100,
             fence: false,
+            host_flags: false,
             start: Picos::ZERO,
             repeat: 1,
         }

@@ -119,6 +119,7 @@ impl Pattern {
                 kernel: self.kernel,
                 iterations: 1,
                 fence: false,
+                host_flags: false,
                 start: self.start,
                 repeat: self.repeat,
             })

@@ -78,6 +78,7 @@ struct RawStream {
     threads: Option<Spanned<u32>>,
     iterations: Option<Spanned<u32>>,
     fence: Option<Spanned<bool>>,
+    host_flags: Option<Spanned<bool>>,
     start_us: Option<Spanned<f64>>,
     repeat: Option<Spanned<u32>>,
 }
@@ -677,6 +678,7 @@ fn parse_stream(
         },
         iterations: sr.iterations.as_ref().map_or(100, |n| *n.get_ref()),
         fence: sr.fence.as_ref().is_some_and(|f| *f.get_ref()),
+        host_flags: sr.host_flags.as_ref().is_some_and(|f| *f.get_ref()),
         start,
         repeat: sr.repeat.as_ref().map_or(1, |n| *n.get_ref()),
     })

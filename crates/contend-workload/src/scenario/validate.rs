@@ -507,6 +507,24 @@ fn stream(topo: &Topology, s: &Stream, f: &dyn Fn(&str) -> String) -> Check {
             "`fence` applies to ping-pong streams only",
         ));
     }
+    if s.host_flags {
+        if s.op != TransferOp::PingPong || !matches!(kind_of(topo, s.to), Some(NodeKind::Gpu(_))) {
+            return Err(FieldError::new(
+                f("host_flags"),
+                "`host_flags` applies to ping-pong streams between two GPUs only",
+            ));
+        }
+        if topo.nearest_host_memory(s.from).is_none() {
+            return Err(FieldError::new(
+                f("host_flags"),
+                format!(
+                    "`host_flags`: topology `{}` has no host memory for `{}`'s flags",
+                    topo.name,
+                    node_name(topo, s.from)
+                ),
+            ));
+        }
+    }
     if s.repeat == 0 || s.repeat > MAX_REPEAT {
         return Err(FieldError::new(
             f("repeat"),

@@ -1,7 +1,8 @@
 //! DESIGN 9 — flow fidelity, the fast transport: each remote transfer is a
 //! fluid flow sharing channel bandwidth max-min fairly ([`crate::maxmin`]),
-//! recomputed when flows start or end; a read drains one round trip before
-//! it completes; flags and polls take their unloaded one-way or round-trip
+//! recomputed when flows start or end; a read's first window of requests
+//! goes out at once (the links bound it), the rest at its window's rate
+//! (Little's law), and it drains one round trip before it completes; flags and polls take their unloaded one-way or round-trip
 //! time.
 
 mod state;
@@ -60,7 +61,8 @@ impl Transport for Flow {
         let g = &w.groups[xf.group];
         let remote = g.remote.max(1) as f64;
         let mut uses = Vec::new();
-        let (rtt, cap) = match xf.dir {
+        // (round trip, the flow's cap, the bytes of its first window)
+        let (rtt, cap, first) = match xf.dir {
             Dir::Read => {
                 let completer = w.fabric.paths[fwd].end;
                 let bp = &w.fabric.paths[back];
@@ -72,14 +74,17 @@ impl Transport for Flow {
                 let rtt = w.fabric.one_way(fwd, TlpKind::ReadRequest, 0)
                     + gpu::memory_latency(w.topo, w.p, completer)
                     + w.fabric.one_way(back, TlpKind::Completion, cpl);
-                // Little's law on this transfer's share of the load window
+                // Little's law on this transfer's share of the load window,
+                // from its second window on: the first window's requests
+                // all go out at once, and their round trip is the tail
                 let share = g.window as f64 / remote;
-                (rtt, share * req as f64 / (rtt.0.max(1) as f64 / 1e12))
+                let window = share * req as f64;
+                (rtt, window / (rtt.0.max(1) as f64 / 1e12), window)
             }
             Dir::Write => {
                 w.fabric.uses(fwd, TlpKind::Write, req, req, &mut uses);
                 let cap = g.issue_rate.map_or(f64::INFINITY, |r| r.0 as f64 / remote);
-                (Picos::ZERO, cap)
+                (Picos::ZERO, cap, 0.0)
             }
         };
         // the rules the flow's paths meet: collapse (posted writes only) and
@@ -102,7 +107,8 @@ impl Transport for Flow {
         );
         let total = xf.total as f64;
         self.flows.advance(w.now, &w.fabric);
-        self.flows.add(x, total, cap, uses, rules, rtt, setup);
+        self.flows
+            .add(x, total, cap, first, uses, rules, rtt, setup);
         // Flows starting at the same instant share one recompute.
         if self.flows.pending != Some(w.now) {
             self.flows.pending = Some(w.now);

@@ -1,7 +1,9 @@
 //! DESIGN 9 — the fluid state of flow fidelity: each transfer is a flow
 //! over the channels of its path, using `coef × rate` of each (its wire
 //! bytes per payload byte there), capped per flow (reads: Little's law on
-//! their share of the load window), advanced between recomputes; the rules
+//! their share of the load window, from their second window on: the first
+//! window's requests all go out at once, so only the link bounds its bytes),
+//! advanced between recomputes; the rules
 //! of stages that change with the traffic ([`StageRule`]) give their
 //! resources: posted writes through a collapsing port share the collapse
 //! rule's rate, cross-socket P2P gets the rate for its concurrent streams
@@ -18,6 +20,11 @@ pub(crate) struct Flow {
     pub remaining: f64,
     pub rate: f64,
     pub cap: f64,
+    /// The cap binds once `remaining` is down to this: the bytes above it
+    /// are the first window, requested at once, bounded by the links alone
+    /// (0 for flows whose cap binds from their first byte: writes, whose
+    /// cap is the rate their stores issue at).
+    pub capped_below: f64,
     pub uses: Vec<(ChId, f64)>,
     /// Channels with a rule, and what the rule sees of the flow's path
     /// (collapse entries only for posted writes).
@@ -29,6 +36,23 @@ pub(crate) struct Flow {
     /// The rule channel holding the flow at its current rate, if any
     /// (collapsed writes, a cross-socket stream at its cap).
     pub held: Option<ChId>,
+}
+
+impl Flow {
+    /// Whether the flow still drains its first window (half a byte of
+    /// slack, as [`FlowState::take_finished`] allows).
+    fn in_first_window(&self) -> bool {
+        self.remaining > self.capped_below + 0.5
+    }
+
+    /// The flow's own cap now: none through its first window.
+    fn cap_now(&self) -> f64 {
+        if self.in_first_window() {
+            f64::INFINITY
+        } else {
+            self.cap
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -98,6 +122,7 @@ impl FlowState {
         xfer: XferId,
         bytes: f64,
         cap: f64,
+        uncapped: f64,
         uses: Vec<(ChId, f64)>,
         rules: Vec<(ChId, NodeIdx, NodeIdx)>,
         tail: Picos,
@@ -109,6 +134,7 @@ impl FlowState {
             remaining: bytes,
             rate: 0.0,
             cap,
+            capped_below: (bytes - uncapped.clamp(0.0, bytes)).max(0.0),
             uses,
             rules,
             tail,
@@ -118,13 +144,29 @@ impl FlowState {
     }
 
     pub fn recompute(&mut self, fabric: &Fabric) {
+        self.solve(fabric);
+        // A first window no rated channel bounds goes out and lands at once:
+        // the flow is through it, and its cap binds from there.
+        let mut jumped = false;
+        for f in &mut self.flows {
+            if f.rate.is_infinite() && f.in_first_window() {
+                f.remaining = f.capped_below;
+                jumped = true;
+            }
+        }
+        if jumped {
+            self.solve(fabric);
+        }
+    }
+
+    fn solve(&mut self, fabric: &Fabric) {
         self.version += 1;
         let now = self.last;
         self.caps.clear();
         self.caps.extend(
             self.flows
                 .iter()
-                .map(|f| if f.start > now { 0.0 } else { f.cap }),
+                .map(|f| if f.start > now { 0.0 } else { f.cap_now() }),
         );
         // every flow on a channel with a rule, by channel
         let mut ruled: std::collections::BTreeMap<ChId, Vec<(usize, NodeIdx, NodeIdx)>> =
@@ -229,7 +271,13 @@ impl FlowState {
                 if f.start > now {
                     Some(f.start)
                 } else if f.rate > 0.0 && f.rate.is_finite() {
-                    Some(now + Picos((f.remaining.max(0.0) / f.rate * 1e12).ceil() as u64))
+                    // drained, or through its first window (its cap binds from there)
+                    let to = if f.in_first_window() {
+                        f.remaining - f.capped_below
+                    } else {
+                        f.remaining.max(0.0)
+                    };
+                    Some(now + Picos((to / f.rate * 1e12).ceil() as u64))
                 } else if f.rate.is_infinite() {
                     Some(now)
                 } else {
