@@ -128,7 +128,9 @@ fn nccl_tuner_table_reads_back_as_the_plugin_reads_it() {
     let sizes: Vec<u64> = (12..=20).map(|p| 1u64 << p).collect();
     let csv = run(EmitKind::NcclTunerCsv);
     for k in 2..=4usize {
-        let c = t.comm(k, 1).unwrap_or_else(|| panic!("no entry for {k} ranks"));
+        let c = t
+            .comm(k, 1)
+            .unwrap_or_else(|| panic!("no entry for {k} ranks"));
         assert!(c.note().unwrap().contains(STAMP));
         assert!(t.comm(k, 2).is_none());
         // the ranges cover the ladder, one after the other
@@ -140,7 +142,10 @@ fn nccl_tuner_table_reads_back_as_the_plugin_reads_it() {
             assert_eq!(w[1].min_bytes(), w[0].max_bytes() + 1);
         }
         assert!(c.range(Collective::AllReduce, sizes[0] - 1).is_none());
-        assert!(c.range(Collective::AllReduce, sizes.last().unwrap() + 1).is_none());
+        assert!(
+            c.range(Collective::AllReduce, sizes.last().unwrap() + 1)
+                .is_none()
+        );
         // PCIe only: NCCL leaves LL128 off, so no cost names it
         assert!(
             r.iter()

@@ -599,8 +599,7 @@ struct Cx<'a> {
 impl Cx<'_> {
     fn at<T>(&self, s: &Spanned<T>, field: &str, message: impl Into<String>) -> TableError {
         TableError {
-            location: Location::from_offset(self.file, self.text, s.span().start)
-                .with_field(field),
+            location: Location::from_offset(self.file, self.text, s.span().start).with_field(field),
             message: message.into(),
         }
     }
@@ -660,18 +659,22 @@ pub fn parse(file: &str, text: &str) -> Result<TunerTable, TableError> {
             ),
         ));
     }
-    let mut t = TunerTable::new(raw.stamp.get_ref(), raw.topology.get_ref(), raw.nccl.get_ref())
-        .map_err(|p| {
-            cx.problem(
-                &raw.stamp,
-                &[
-                    ("stamp", raw.stamp.span().start),
-                    ("topology", raw.topology.span().start),
-                    ("nccl", raw.nccl.span().start),
-                ],
-                p,
-            )
-        })?;
+    let mut t = TunerTable::new(
+        raw.stamp.get_ref(),
+        raw.topology.get_ref(),
+        raw.nccl.get_ref(),
+    )
+    .map_err(|p| {
+        cx.problem(
+            &raw.stamp,
+            &[
+                ("stamp", raw.stamp.span().start),
+                ("topology", raw.topology.span().start),
+                ("nccl", raw.nccl.span().start),
+            ],
+            p,
+        )
+    })?;
     for c in &raw.comm {
         let rc = c.get_ref();
         let mut comm = CommTable::new(
@@ -801,9 +804,19 @@ mod tests {
             ("channels = 2", "channels = 0", "channels", "1 to 64"),
             ("max_bytes = 2048", "max_bytes = 1000", "max_bytes", "below"),
             ("us = 6.2500", "us = -1.0", "us", "not a time"),
-            ("protocol = \"ll\",", "protocol = \"ll64\",", "protocol", "ll64"),
+            (
+                "protocol = \"ll\",",
+                "protocol = \"ll64\",",
+                "protocol",
+                "ll64",
+            ),
             ("nodes = 1", "nodes = 3", "nodes", "3 nodes for 2 ranks"),
-            ("format = \"contend-nccl-tuner-table/1\"", "format = \"x\"", "format", "not"),
+            (
+                "format = \"contend-nccl-tuner-table/1\"",
+                "format = \"x\"",
+                "format",
+                "not",
+            ),
         ];
         for (from, to, field, says) in cases {
             assert!(text.contains(from), "{from}");
@@ -825,7 +838,11 @@ mod tests {
         let e = parse("t.toml", "format = \n").unwrap_err();
         assert_eq!((e.location.file.as_str(), e.location.line), ("t.toml", 1));
         // an unknown field
-        let e = parse("t.toml", &text.replacen("nodes = 1", "nodes = 1\nnods = 2", 1)).unwrap_err();
+        let e = parse(
+            "t.toml",
+            &text.replacen("nodes = 1", "nodes = 1\nnods = 2", 1),
+        )
+        .unwrap_err();
         assert!(e.message.contains("nods"), "{e}");
     }
 }
