@@ -112,8 +112,7 @@ pub fn vllm(
             .sizes
             .iter()
             .copied()
-            .filter(|z| *z < max_size)
-            .next_back();
+            .rfind(|z| *z < max_size);
         let why = match (last_win, first_loss) {
             (Some(w), Some(l)) => format!(
                 "custom {} vs NCCL {} at {}; NCCL wins at {} ({} vs {})",
