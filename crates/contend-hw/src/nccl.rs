@@ -71,9 +71,14 @@ pub fn read_decisions(log: &Path) -> Result<NcclLog, HwError> {
 /// Puts NCCL's decisions for a call of `bytes` into a record: its
 /// algorithm, protocol and channels as the per-call line says, the
 /// transports of every connection, and a line for people. Nothing when the
-/// log has no line for that size.
+/// log has no line for that size. Where `NCCL_TUNER_PLUGIN` was set or NCCL
+/// loaded a tuner plugin, the plugin's lines too (`extra.nccl_tuner`,
+/// for every size), said at the end of the line for people.
 pub fn attach_decisions(log: &NcclLog, bytes: u64, extra: &mut contend_workload::Extra) {
-    let tuner = (!log.tuner.is_empty()).then(|| tuner_line(&log.tuner));
+    // a tuner plugin is news when NCCL took one or was told to look for one
+    // (`Could not find: libnccl-tuner.so` is every plain run's line)
+    let asked = log.env.iter().any(|(k, _)| k == TUNER_VAR);
+    let tuner = (log.tuner.loaded() || asked).then(|| tuner_line(&log.tuner));
     if let Some(f) = contend_nccl::CallFacts::from_log(log, bytes) {
         extra.nccl.line = Some(format!(
             "nccl {} (NCCL's log): {}; {} {} on channels {}..{}{}{}",
@@ -89,10 +94,8 @@ pub fn attach_decisions(log: &NcclLog, bytes: u64, extra: &mut contend_workload:
             tuner.as_ref().map(|t| format!("; {t}")).unwrap_or_default()
         ));
         extra.nccl.decisions = Some(f);
-    } else if let Some(t) = tuner {
-        extra.nccl.line = Some(format!("NCCL's log: {t}"));
     }
-    if !log.tuner.is_empty() {
+    if tuner.is_some() {
         extra.nccl.tuner = Some(log.tuner.clone());
     }
 }

@@ -18,9 +18,10 @@
 //! (2.28, 2.29), `ncclTunerPlugin_v4` (2.21 to 2.27), laid out as [`abi`]
 //! cites. Every export catches panics: none crosses into NCCL.
 //!
-//! This is the one crate of the workspace with `unsafe` code (the C
-//! boundary: the exported structs, raw pointers from NCCL, NCCL's
-//! variadic logger); every block says why it holds.
+//! Besides contend-hw's CUDA and NCCL calls, this is the one crate of the
+//! workspace with `unsafe` code (the C boundary: the exported structs, raw
+//! pointers from NCCL, NCCL's variadic logger); every block says why it
+//! holds (`clippy::undocumented_unsafe_blocks` is denied here).
 
 #![allow(unsafe_code)]
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]

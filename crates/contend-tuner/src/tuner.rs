@@ -11,7 +11,9 @@
 //! writes its predicted time into every entry it has a cost for and NCCL
 //! left selectable, leaves -1 entries and entries it has no cost for as
 //! they are, and asks for the channels of the entry NCCL will then pick
-//! when that entry is one of its own.
+//! when that entry is one of its own. `numPipeOps` (calls aggregated in
+//! a group) and `regBuff` (registered buffers) are no keys of the table:
+//! a call costs the same either way.
 
 use crate::abi::{ALGO_PROTO_IGNORE, NUM_ALGORITHMS, NUM_PROTOCOLS, TunerConstantsV5};
 use crate::log::Log;
