@@ -119,6 +119,75 @@ fn nccl_tuner_csv_reads_as_the_example_plugin_reads_it() {
 }
 
 #[test]
+fn nccl_tuner_table_reads_back_as_the_plugin_reads_it() {
+    use contend_nccl::tuner_table::{Collective, parse};
+    let text = run(EmitKind::NcclTunerTable);
+    assert!(text.lines().next().unwrap().contains(STAMP), "{text}");
+    let t = parse("emitted.toml", &text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert!(t.stamp().starts_with(STAMP));
+    let sizes: Vec<u64> = (12..=20).map(|p| 1u64 << p).collect();
+    let csv = run(EmitKind::NcclTunerCsv);
+    for k in 2..=4usize {
+        let c = t
+            .comm(k, 1)
+            .unwrap_or_else(|| panic!("no entry for {k} ranks"));
+        assert!(c.note().unwrap().contains(STAMP));
+        assert!(t.comm(k, 2).is_none());
+        // the ranges cover the ladder, one after the other
+        let r = c.ranges();
+        assert_eq!(r.len(), sizes.len() - 1, "{k}");
+        assert_eq!(r[0].min_bytes(), sizes[0]);
+        assert_eq!(r.last().unwrap().max_bytes(), *sizes.last().unwrap());
+        for w in r.windows(2) {
+            assert_eq!(w[1].min_bytes(), w[0].max_bytes() + 1);
+        }
+        assert!(c.range(Collective::AllReduce, sizes[0] - 1).is_none());
+        assert!(
+            c.range(Collective::AllReduce, sizes.last().unwrap() + 1)
+                .is_none()
+        );
+        // PCIe only: NCCL leaves LL128 off, so no cost names it
+        assert!(
+            r.iter()
+                .flat_map(|x| x.costs())
+                .all(|x| x.protocol() != contend_nccl::tuning::Protocol::Ll128)
+        );
+        // a base latency for each pair it costs, from the smallest sizes
+        assert_eq!(c.base_latencies().len(), r[0].costs().len(), "{k}");
+        // the cheapest pair at each ladder size is the one the tuner-csv
+        // emitter (same predictions, other reader) writes for that size
+        for &z in &sizes[1..] {
+            let range = c.range(Collective::AllReduce, z).unwrap();
+            let best = range
+                .costs()
+                .iter()
+                .min_by(|a, b| range.time_at(a, z).total_cmp(&range.time_at(b, z)))
+                .unwrap();
+            let want = format!(
+                "{},{}",
+                contend_nccl::tuner_table::algorithm_name(best.algorithm()),
+                contend_nccl::tuner_table::protocol_name(best.protocol())
+            );
+            let line = csv
+                .lines()
+                .filter(|l| !l.starts_with('#'))
+                .find(|l| {
+                    let f: Vec<&str> = l.split(',').collect();
+                    f[7] == k.to_string()
+                        && f[1].parse::<u64>().unwrap() <= z
+                        && z <= f[2].parse::<u64>().unwrap()
+                })
+                .unwrap();
+            assert!(
+                line.contains(&format!(",{want},{},", best.channels())),
+                "{k} ranks, {z} B: table's best {want} x{}, csv `{line}`",
+                best.channels()
+            );
+        }
+    }
+}
+
+#[test]
 fn nccl_env_is_variables_ncclenv_accepts() {
     let text = run(EmitKind::NcclEnv);
     assert!(text.lines().next().unwrap().contains(STAMP));
@@ -229,7 +298,7 @@ fn vllm_reads_a_capability_then_world_sizes() {
         let (k, v) = entry.split_once(':').unwrap();
         let k: usize = k.trim().parse().unwrap();
         let v: u64 = v.trim().parse().unwrap();
-        assert!([2, 4, 6, 8].contains(&k) && v % 16 == 0, "{entry}");
+        assert!([2, 4, 6, 8].contains(&k) && v.is_multiple_of(16), "{entry}");
         worlds.push(k);
     }
     assert_eq!(worlds, vec![2, 4]);

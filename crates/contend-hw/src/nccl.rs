@@ -71,11 +71,17 @@ pub fn read_decisions(log: &Path) -> Result<NcclLog, HwError> {
 /// Puts NCCL's decisions for a call of `bytes` into a record: its
 /// algorithm, protocol and channels as the per-call line says, the
 /// transports of every connection, and a line for people. Nothing when the
-/// log has no line for that size.
+/// log has no line for that size. Where `NCCL_TUNER_PLUGIN` was set or NCCL
+/// loaded a tuner plugin, the plugin's lines too (`extra.nccl_tuner`,
+/// for every size), said at the end of the line for people.
 pub fn attach_decisions(log: &NcclLog, bytes: u64, extra: &mut contend_workload::Extra) {
+    // a tuner plugin is news when NCCL took one or was told to look for one
+    // (`Could not find: libnccl-tuner.so` is every plain run's line)
+    let asked = log.env.iter().any(|(k, _)| k == TUNER_VAR);
+    let tuner = (log.tuner.loaded() || asked).then(|| tuner_line(&log.tuner));
     if let Some(f) = contend_nccl::CallFacts::from_log(log, bytes) {
         extra.nccl.line = Some(format!(
-            "nccl {} (NCCL's log): {}; {} {} on channels {}..{}{}",
+            "nccl {} (NCCL's log): {}; {} {} on channels {}..{}{}{}",
             f.version,
             f.transports(),
             f.algorithm,
@@ -84,10 +90,62 @@ pub fn attach_decisions(log: &NcclLog, bytes: u64, extra: &mut contend_workload:
             f.channel_hi,
             f.comm_channels
                 .map(|c| format!(" of {c}"))
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            tuner.as_ref().map(|t| format!("; {t}")).unwrap_or_default()
         ));
         extra.nccl.decisions = Some(f);
     }
+    if tuner.is_some() {
+        extra.nccl.tuner = Some(log.tuner.clone());
+    }
+}
+
+/// The tuner plugin in a few words: loaded (name, ABI, from where) or why not.
+pub fn tuner_line(t: &contend_nccl::log::LogTuner) -> String {
+    if t.loaded() {
+        format!(
+            "tuner plugin {} (v{}) loaded{}",
+            t.name.as_deref().unwrap_or("?"),
+            t.abi.map_or("?".to_string(), |v| v.to_string()),
+            t.loaded_from
+                .as_ref()
+                .map(|p| format!(" from {p}"))
+                .unwrap_or_default()
+        )
+    } else {
+        format!(
+            "no tuner plugin loaded{}",
+            t.failures
+                .first()
+                .map(|f| format!(": {f}"))
+                .unwrap_or_default()
+        )
+    }
+}
+
+/// The variable that names NCCL's tuner plugin (`src/plugin/tuner.cc`).
+pub const TUNER_VAR: &str = "NCCL_TUNER_PLUGIN";
+
+/// Points NCCL at the tuner plugin `lib` (and the contend plugin at
+/// `table`, through `CONTEND_TUNER_TABLE`) for this process and its
+/// children: absolute paths, so NCCL opens that file and no other. Call
+/// before any thread starts, as [`prepare_env`].
+pub fn use_tuner(lib: &Path, table: Option<&Path>) -> Result<(), HwError> {
+    let abs = |p: &Path, what: &str| {
+        std::fs::canonicalize(p).map_err(|e| HwError::Io {
+            path: p.display().to_string(),
+            message: format!("{what}: {e}"),
+        })
+    };
+    let lib = abs(lib, "the tuner plugin")?;
+    // SAFETY: called from the main thread before other threads exist.
+    unsafe { std::env::set_var(TUNER_VAR, &lib) };
+    if let Some(t) = table {
+        let t = abs(t, "the tuner table")?;
+        // SAFETY: as above.
+        unsafe { std::env::set_var("CONTEND_TUNER_TABLE", &t) };
+    }
+    Ok(())
 }
 
 /// Every `NCCL_*` variable of the environment, for the record.

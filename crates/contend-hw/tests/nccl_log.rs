@@ -91,6 +91,8 @@ fn a_captured_log_puts_ncclss_decisions_into_the_record() {
     let mut none = Extra::default();
     attach_decisions(&log, 4096, &mut none);
     assert!(none.nccl.decisions.is_none() && none.nccl.line.is_none());
+    // no tuner plugin asked for: its `Could not find` line is no news
+    assert!(extra.nccl.tuner.is_none() && none.nccl.tuner.is_none());
     // and the record's JSON keeps them
     let json = serde_json::to_value(&extra).unwrap();
     assert_eq!(json["nccl_decisions"]["protocol"], "Simple");
@@ -115,4 +117,57 @@ fn a_missing_or_broken_log_is_a_located_error() {
     .unwrap();
     let e = read_decisions(&path).unwrap_err().to_string();
     assert!(e.contains("broken.log:2"), "{e}");
+}
+
+#[test]
+fn a_tuner_plugin_in_the_log_goes_into_every_record() {
+    // NCCL 2.28.3's lines (src/plugin/tuner.cc, tuner_v5.cc) around a call
+    let text = "\
+h:1:1 [0] NCCL INFO NCCL version 2.28.3+cuda12.9
+h:1:1 [0] NCCL INFO NCCL_TUNER_PLUGIN set by environment to /x/libcontend_tuner.so
+h:1:1 [0] NCCL INFO TUNER/Plugin: Using contend (v5)
+h:1:1 [0] NCCL INFO Successfully loaded external tuner plugin /x/libcontend_tuner.so
+h:1:1 [0] NCCL INFO contend-tuner: table /t.toml (s) has no entry for 1 ranks on 1 node(s) (it has ranks/nodes 2/1): NCCL's own choices for every call of this communicator
+h:1:1 [0] NCCL INFO AllReduce: 1024 Bytes -> Algo RING proto LL channel{Lo..Hi}={0..0}
+";
+    let p = tmp("tuner.log");
+    std::fs::write(&p, text).unwrap();
+    let log = read_decisions(&p).unwrap();
+    for bytes in [1024, 4096] {
+        let mut e = Extra::default();
+        attach_decisions(&log, bytes, &mut e);
+        let t = e.nccl.tuner.as_ref().unwrap();
+        assert!(t.loaded() && t.abi == Some(5), "{t:?}");
+        assert!(t.contend[0].contains("no entry for 1 ranks"), "{t:?}");
+        let json = serde_json::to_value(&e).unwrap();
+        assert_eq!(json["nccl_tuner"]["name"], "contend");
+        let back: Extra = serde_json::from_value(json).unwrap();
+        assert_eq!(back.nccl.tuner, e.nccl.tuner);
+        if bytes == 1024 {
+            let line = e.nccl.line.unwrap();
+            assert!(
+                line.ends_with("; tuner plugin contend (v5) loaded from /x/libcontend_tuner.so"),
+                "{line}"
+            );
+        } else {
+            assert!(e.nccl.line.is_none());
+        }
+    }
+    // asked for, not loaded: said so
+    std::fs::write(
+        &p,
+        "h:1:1 [0] NCCL INFO NCCL_TUNER_PLUGIN set by environment to /y/nope.so\n\
+         h:1:1 [0] NCCL INFO TUNER/Plugin: Could not find: /y/nope.so\n\
+         h:1:1 [0] NCCL INFO AllReduce: 1024 Bytes -> Algo RING proto LL channel{Lo..Hi}={0..0}\n",
+    )
+    .unwrap();
+    let log = read_decisions(&p).unwrap();
+    let mut e = Extra::default();
+    attach_decisions(&log, 1024, &mut e);
+    assert!(!e.nccl.tuner.as_ref().unwrap().loaded());
+    let line = e.nccl.line.unwrap();
+    assert!(
+        line.ends_with("; no tuner plugin loaded: TUNER/Plugin: Could not find: /y/nope.so"),
+        "{line}"
+    );
 }

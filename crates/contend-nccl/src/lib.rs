@@ -6,7 +6,8 @@
 //! every pair of GPUs ([`paths`]), the P2P level ([`p2p`]), the transport
 //! per peer ([`transport`]), the ring and tree search with NCCL's bandwidth
 //! constants ([`search`]), the channels ([`channels`]) and, per message
-//! size, the algorithm and protocol NCCL's cost model picks ([`tuning`]).
+//! size, the algorithm and protocol NCCL's cost model picks ([`tuning`]);
+//! [`tuner_table`] is the table contend's NCCL tuner plugin reads.
 //! [`plan`] runs the pipeline; [`schedule`] says what one call runs
 //! (channels, chunks, loops) and [`protocol`] how each protocol frames and
 //! steps its data; [`explain`] says what NCCL does and why; [`facts`]
@@ -43,6 +44,7 @@ pub mod schedule;
 pub mod search;
 pub mod system;
 pub mod transport;
+pub mod tuner_table;
 pub mod tuning;
 mod version;
 

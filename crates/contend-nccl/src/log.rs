@@ -15,7 +15,7 @@
 use crate::error::LogError;
 use crate::paths::PathType;
 use crate::tuning::{Algorithm, Protocol};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The NCCL release that wrote the log.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -187,6 +187,38 @@ impl TopoMatrix {
     }
 }
 
+/// NCCL's tuner plugin as its log tells it (`src/plugin/tuner.cc`,
+/// `src/plugin/tuner/tuner_v5.cc`, `src/plugin/plugin_open.cc`, NVIDIA/nccl
+/// v2.28.3-1; INIT and TUNING lines), and the lines contend's own plugin
+/// (`crates/contend-tuner`) logged through NCCL.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LogTuner {
+    /// `TUNER/Plugin: Using NAME (vN)`: the plugin's name and ABI version.
+    pub name: Option<String>,
+    pub abi: Option<u32>,
+    /// `Successfully loaded external tuner plugin PATH` (printed when
+    /// `NCCL_TUNER_PLUGIN` named it).
+    pub loaded_from: Option<String>,
+    /// Why none loaded: `External tuner plugin X is unsupported`,
+    /// `TUNER/Plugin: Could not find: …`, `TUNER/Plugin: X: <dlerror>`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<String>,
+    /// The lines of contend's plugin (`contend-tuner: …`), each once, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contend: Vec<String>,
+}
+
+impl LogTuner {
+    /// Whether NCCL took a plugin.
+    pub fn loaded(&self) -> bool {
+        self.name.is_some() || self.loaded_from.is_some()
+    }
+    /// Whether the log says anything about a tuner plugin.
+    pub fn is_empty(&self) -> bool {
+        *self == LogTuner::default()
+    }
+}
+
 /// Everything the parser found.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct NcclLog {
@@ -216,6 +248,8 @@ pub struct NcclLog {
     /// `threadThresholds t/t/t | r/r/r | …`: Tree then Ring, LL/LL128/Simple.
     pub thread_thresholds: Option<([u64; 3], [u64; 3])>,
     pub warnings: Vec<String>,
+    /// The tuner plugin NCCL loaded, or why not.
+    pub tuner: LogTuner,
 }
 
 impl NcclLog {
@@ -321,6 +355,7 @@ pub fn parse(file: &str, text: &str) -> Result<NcclLog, LogError> {
         }
         if let Some(w) = after(raw, "NCCL WARN ") {
             log.warnings.push(w.trim().to_string());
+            parse_tuner(&cx, w.trim(), &mut log.tuner)?;
             if let Some(p) = after(w, "Could not find a path for pattern ") {
                 log.search_fallbacks.push(num(
                     &cx,
@@ -348,6 +383,9 @@ pub fn parse(file: &str, text: &str) -> Result<NcclLog, LogError> {
             if log.version.is_none() {
                 log.version = Some(parse_version(&cx, first_token(v))?);
             }
+            continue;
+        }
+        if parse_tuner(&cx, bt, &mut log.tuner)? {
             continue;
         }
         // Topology dump: "=== System : maxBw 24.0 totalBw 24.0 ===" then tree lines.
@@ -548,6 +586,38 @@ pub fn parse(file: &str, text: &str) -> Result<NcclLog, LogError> {
     log.trees.sort_by_key(|t| t.rank);
     log.connections.dedup();
     Ok(log)
+}
+
+/// A tuner plugin line, into `t`; whether `bt` was one.
+fn parse_tuner(cx: &Cx, bt: &str, t: &mut LogTuner) -> Result<bool, LogError> {
+    if let Some(m) = bt.strip_prefix("contend-tuner: ") {
+        if !t.contend.iter().any(|x| x == m) {
+            t.contend.push(m.to_string());
+        }
+        return Ok(true);
+    }
+    if let Some(p) = bt.strip_prefix("Successfully loaded external tuner plugin ") {
+        t.loaded_from = Some(p.trim().to_string());
+        return Ok(true);
+    }
+    if bt.starts_with("External tuner plugin ") && bt.ends_with(" is unsupported") {
+        t.failures.push(bt.to_string());
+        return Ok(true);
+    }
+    let Some(rest) = bt.strip_prefix("TUNER/Plugin: ") else {
+        return Ok(false);
+    };
+    if let Some(u) = rest.strip_prefix("Using ") {
+        // "NAME (vN)"
+        let (name, v) = u
+            .rsplit_once(" (v")
+            .ok_or_else(|| cx.err("tuner plugin line is not `Using NAME (vN)`"))?;
+        t.name = Some(name.to_string());
+        t.abi = Some(num(cx, v.trim_end_matches(')'), "tuner ABI version")?);
+    } else if !rest.starts_with("Closing tuner") {
+        t.failures.push(bt.to_string());
+    }
+    Ok(true)
 }
 
 fn parse_version(cx: &Cx, tok: &str) -> Result<LogVersion, LogError> {
@@ -1007,6 +1077,38 @@ host:1:2 [0] NCCL INFO 4 coll channels, 4 collnet channels, 0 nvls channels, 4 p
 host:1:2 [0] NCCL INFO AllReduce: 1048576 Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..3}
 host:1:2 [0] NCCL INFO 8 Bytes -> Algo 1 proto 0 time 10.500000
 ";
+
+    #[test]
+    fn reads_the_tuner_plugin_lines() {
+        // as NCCL 2.28.3 prints them (src/plugin/tuner.cc, tuner_v5.cc)
+        let text = "\
+host:1:1 [0] NCCL INFO NCCL_TUNER_PLUGIN set by environment to /x/libcontend_tuner.so
+host:1:1 [0] NCCL INFO TUNER/Plugin: Using contend (v5)
+host:1:1 [0] NCCL INFO Successfully loaded external tuner plugin /x/libcontend_tuner.so
+host:1:1 [0] NCCL INFO contend-tuner: tuner ABI v5, communicator 0x1, 1 ranks on 1 node(s)
+host:1:1 [0] NCCL INFO contend-tuner: tuner ABI v5, communicator 0x1, 1 ranks on 1 node(s)
+host:1:1 [0] file.cc:12 NCCL WARN contend-tuner: malformed table: t.toml:3:1: bad
+host:1:1 [0] NCCL INFO TUNER/Plugin: Closing tuner: 'contend'
+";
+        let log = parse("t.log", text).unwrap();
+        let t = &log.tuner;
+        assert!(t.loaded());
+        assert_eq!((t.name.as_deref(), t.abi), (Some("contend"), Some(5)));
+        assert_eq!(t.loaded_from.as_deref(), Some("/x/libcontend_tuner.so"));
+        assert!(t.failures.is_empty(), "{t:?}");
+        assert_eq!(t.contend.len(), 2, "each line once: {t:?}");
+        assert!(t.contend[1].starts_with("malformed table: t.toml:3:1"));
+        assert_eq!(log.env[0].0, "NCCL_TUNER_PLUGIN");
+        let none = parse(
+            "n.log",
+            "h:1:1 [0] NCCL INFO TUNER/Plugin: Could not find: /y/nope.so\n",
+        )
+        .unwrap();
+        assert!(!none.tuner.loaded());
+        assert_eq!(none.tuner.failures.len(), 1);
+        assert!(parse("b.log", "h:1:1 [0] NCCL INFO TUNER/Plugin: Using x\n").is_err());
+        assert!(parse("e.log", SAMPLE).unwrap().tuner.is_empty());
+    }
 
     #[test]
     fn reads_every_kind_of_line() {

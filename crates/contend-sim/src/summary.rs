@@ -69,6 +69,7 @@ pub(crate) fn nccl_facts(sc: &Scenario, size: Bytes) -> NcclFacts {
             .as_ref()
             .map(|s| contend_nccl::CallFacts::from_plan(plan, s)),
         line: s.as_ref().map(|s| contend_nccl::call_line(plan, s)),
+        tuner: None,
     }
 }
 

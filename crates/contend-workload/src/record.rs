@@ -578,6 +578,9 @@ pub struct NcclFacts {
     pub decisions: Option<contend_nccl::CallFacts>,
     /// The decisions in a line for people (`extra.nccl_line`).
     pub line: Option<String>,
+    /// The tuner plugin NCCL's log says it loaded, or why not, and the
+    /// lines contend's plugin logged (`extra.nccl_tuner`).
+    pub tuner: Option<contend_nccl::log::LogTuner>,
 }
 
 impl NcclFacts {
@@ -619,6 +622,7 @@ struct ExtraWire {
     nccl_version: Option<String>,
     nccl_decisions: Option<contend_nccl::CallFacts>,
     nccl_line: Option<String>,
+    nccl_tuner: Option<contend_nccl::log::LogTuner>,
     /// What no section took: `NCCL_*` variables only.
     #[serde(flatten)]
     rest: BTreeMap<String, serde_json::Value>,
@@ -636,6 +640,7 @@ impl Serialize for Extra {
             nccl_version: self.nccl.nccl_version.clone(),
             nccl_decisions: self.nccl.decisions.clone(),
             nccl_line: self.nccl.line.clone(),
+            nccl_tuner: self.nccl.tuner.clone(),
             rest: self
                 .nccl
                 .env
@@ -682,6 +687,7 @@ impl<'de> Deserialize<'de> for Extra {
                 env,
                 decisions: w.nccl_decisions,
                 line: w.nccl_line,
+                tuner: w.nccl_tuner,
             },
         })
     }
@@ -719,6 +725,7 @@ impl Extra {
                     nccl_version: None,
                     nccl_decisions: None,
                     nccl_line: None,
+                    nccl_tuner: None,
                     rest: BTreeMap::new(),
                 })
                 .ok()?;

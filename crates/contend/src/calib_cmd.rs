@@ -101,7 +101,7 @@ pub struct AdviseArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = AdviseFormat::Table)]
     pub format: AdviseFormat,
-    /// Write the predictions in the form a consumer reads instead: nccl-tuner-csv,
+    /// Write the predictions in the form a consumer reads instead: nccl-tuner-csv, nccl-tuner-table,
     /// nccl-env, nccl-graph, vllm, sglang, flashinfer, trtllm, vidur.
     #[arg(long, value_parser = contend_calib::emit::EmitKind::parse)]
     pub emit: Option<contend_calib::emit::EmitKind>,

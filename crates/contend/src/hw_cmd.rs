@@ -76,6 +76,17 @@ pub enum HwCommand {
         /// Skip the decision pass: the records carry no NCCL decisions.
         #[arg(long)]
         no_decisions: bool,
+        /// Run NCCL with this tuner plugin (NCCL_TUNER_PLUGIN set to its
+        /// absolute path for the decision pass and the timed runs), e.g.
+        /// target/release/libcontend_tuner.so. The decision pass's log says
+        /// whether NCCL loaded it (the run stops if it did not) and what the
+        /// plugin said; each record keeps it (`extra.nccl_tuner`).
+        #[arg(long, value_name = "PATH")]
+        tuner: Option<PathBuf>,
+        /// The table contend's tuner plugin reads (CONTEND_TUNER_TABLE),
+        /// from `contend advise --emit nccl-tuner-table`.
+        #[arg(long, value_name = "PATH", requires = "tuner")]
+        tuner_table: Option<PathBuf>,
         #[command(flatten)]
         run: RunArgs,
     },
@@ -232,10 +243,21 @@ pub fn run(cmd: HwCommand) -> Result<()> {
             topology,
             nccl_log,
             no_decisions,
+            tuner,
+            tuner_table,
             run,
         } => {
-            // Before any thread exists: NVLink multicast stays off.
+            // Before any thread exists: NVLink multicast stays off, the
+            // tuner plugin named.
             contend_hw::nccl::prepare_env();
+            if let Some(t) = &tuner {
+                contend_hw::nccl::use_tuner(t, tuner_table.as_deref())?;
+                if no_decisions {
+                    eprintln!(
+                        "--no-decisions: nothing will say whether NCCL loaded the tuner plugin"
+                    );
+                }
+            }
             let (rig, live) = contend_hw::open(true)?;
             let sc = load_with(&scenario, topology.as_deref(), &live)?;
             let decisions = if no_decisions {
@@ -257,6 +279,18 @@ pub fn run(cmd: HwCommand) -> Result<()> {
                     log.calls.len(),
                     log.version.as_ref().map_or("?", |v| v.text.as_str())
                 );
+                if let Some(t) = &tuner {
+                    eprintln!("NCCL's log: {}", contend_hw::nccl::tuner_line(&log.tuner));
+                    for l in &log.tuner.contend {
+                        eprintln!("  contend-tuner: {l}");
+                    }
+                    if !log.tuner.loaded() {
+                        bail!(
+                            "NCCL did not load the tuner plugin {} (see its INFO log with --nccl-log)",
+                            t.display()
+                        );
+                    }
+                }
                 Some(log)
             };
             let mut sink = Sink::create(run.out.as_deref(), live.machine())?;
@@ -360,6 +394,8 @@ mod tests {
                 topology: Some("live".into()),
                 nccl_log: None,
                 no_decisions: false,
+                tuner: None,
+                tuner_table: None,
                 run: args(),
             },
             HwCommand::NcclDecisions {
@@ -371,6 +407,34 @@ mod tests {
             let e = run(cmd).unwrap_err();
             assert_eq!(format!("{e:#}"), want);
         }
+    }
+
+    #[test]
+    fn a_missing_tuner_plugin_is_named_before_any_gpu_is_looked_for() {
+        use clap::Parser;
+        #[derive(Parser, Debug)]
+        struct T {
+            #[command(subcommand)]
+            cmd: HwCommand,
+        }
+        let e = T::try_parse_from(["t", "nccl", "s.toml", "--tuner-table", "t.toml"]).unwrap_err();
+        assert!(e.to_string().contains("--tuner <PATH>"), "{e}");
+        let ok = T::try_parse_from([
+            "t",
+            "nccl",
+            "s.toml",
+            "--tuner",
+            "/nonexistent/libcontend_tuner.so",
+            "--tuner-table",
+            "t.toml",
+        ])
+        .unwrap();
+        let e = run(ok.cmd).unwrap_err();
+        let msg = format!("{e:#}");
+        assert!(
+            msg.starts_with("/nonexistent/libcontend_tuner.so: the tuner plugin:"),
+            "{msg}"
+        );
     }
 
     #[test]

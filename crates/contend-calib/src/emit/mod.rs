@@ -1,5 +1,6 @@
 //! `contend advise --emit KIND`: the model's predictions in the form the
 //! software that acts on them reads — NCCL's example tuner plugin config,
+//! the table of contend's own tuner plugin,
 //! NCCL environment variables, an NCCL graph file, vLLM's, SGLang's,
 //! FlashInfer's and TensorRT-LLM's custom-allreduce thresholds, Vidur's
 //! collective profile. Every setting carries a comment with contend's
@@ -28,6 +29,7 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EmitKind {
     NcclTunerCsv,
+    NcclTunerTable,
     NcclEnv,
     NcclGraph,
     Vllm,
@@ -38,8 +40,9 @@ pub enum EmitKind {
 }
 
 impl EmitKind {
-    pub const ALL: [EmitKind; 8] = [
+    pub const ALL: [EmitKind; 9] = [
         EmitKind::NcclTunerCsv,
+        EmitKind::NcclTunerTable,
         EmitKind::NcclEnv,
         EmitKind::NcclGraph,
         EmitKind::Vllm,
@@ -51,6 +54,7 @@ impl EmitKind {
     pub fn name(self) -> &'static str {
         match self {
             EmitKind::NcclTunerCsv => "nccl-tuner-csv",
+            EmitKind::NcclTunerTable => "nccl-tuner-table",
             EmitKind::NcclEnv => "nccl-env",
             EmitKind::NcclGraph => "nccl-graph",
             EmitKind::Vllm => "vllm",
@@ -130,6 +134,7 @@ pub(crate) type Times = BTreeMap<(usize, u64, String), Option<f64>>;
 
 /// Simulates every labelled variant at every size for each world size (the
 /// first k GPUs of `topo`), flow fidelity, bf16 elements.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn predict(
     topo: &Topology,
     params: &ModelParams,
@@ -321,6 +326,7 @@ pub fn emit(
     }
     match opts.kind {
         EmitKind::NcclTunerCsv => nccl::tuner_csv(topo, params, opts, progress),
+        EmitKind::NcclTunerTable => nccl::tuner_table(topo, params, opts, progress),
         EmitKind::NcclEnv => nccl::env(topo, params, opts, progress),
         EmitKind::NcclGraph => nccl::graph(topo, params, opts, progress),
         EmitKind::Vllm => engines::vllm(topo, params, opts, progress),

@@ -8,6 +8,11 @@
 //!   256 bytes, lines starting `#` skipped, fields split at `,` and trimmed;
 //!   the first line whose collective, inclusive byte range, node and rank
 //!   counts match decides; `-1` keeps NCCL's channels / matches any count.
+//! - `nccl-tuner-table`: the table contend's own tuner plugin
+//!   (`crates/contend-tuner`) reads, in the format of
+//!   [`contend_nccl::tuner_table`]: per rank count, per size range, the
+//!   predicted time of every algorithm and protocol NCCL enables and its
+//!   channels, and NCCL base latencies for the tuner v5+ constants.
 //! - `nccl-env`: `export NCCL_…=…` lines for the variables contend's NCCL
 //!   replica models.
 //! - `nccl-graph`: an `NCCL_GRAPH_FILE` (`ncclTopoGetGraphFromXmlSub`,
@@ -61,18 +66,7 @@ pub fn tuner_csv(
 ) -> Result<String, CalibError> {
     let n = topo.gpus().len();
     let worlds: Vec<usize> = (2..=n).collect();
-    let mut variants: Vec<(String, Variant)> = FORCED
-        .iter()
-        .map(|(l, a, p, _)| {
-            (
-                l.to_string(),
-                Variant::Nccl(vec![
-                    ("NCCL_ALGO".into(), a.to_string()),
-                    ("NCCL_PROTO".into(), p.to_string()),
-                ]),
-            )
-        })
-        .collect();
+    let mut variants = forced_variants();
     variants.push(("nccl".into(), Variant::Algo(Algorithm::Nccl)));
     let t = predict(
         topo,
@@ -168,6 +162,173 @@ pub fn tuner_csv(
         }
     }
     Ok(s)
+}
+
+/// The forced variants of [`FORCED`], labelled as the predictions key them.
+fn forced_variants() -> Vec<(String, Variant)> {
+    FORCED
+        .iter()
+        .map(|(l, a, p, _)| {
+            (
+                l.to_string(),
+                Variant::Nccl(vec![
+                    ("NCCL_ALGO".into(), a.to_string()),
+                    ("NCCL_PROTO".into(), p.to_string()),
+                ]),
+            )
+        })
+        .collect()
+}
+
+fn table_problem(p: contend_nccl::tuner_table::Problem) -> CalibError {
+    CalibError::Fit(format!("tuner table: {p}"))
+}
+
+/// `nccl-tuner-table`: for each rank count 2..=GPUs (one node), the ladder's
+/// consecutive sizes as ranges (the first from the smallest size, each
+/// next one from one byte past the last), every algorithm and protocol
+/// NCCL enables by default costed at both ends by contend's prediction of
+/// NCCL forced to it (`NCCL_ALGO`, `NCCL_PROTO`; a size between costs the
+/// straight line, so the lower end of a later range is the line one byte
+/// in), with the channels NCCL's rules give it forced at the range's last
+/// size. Base latencies (tuner v5+): each pair's predicted time extended
+/// to zero bytes through the two smallest sizes, less what NCCL's own
+/// model adds per step for this communicator (its latency less its base),
+/// so NCCL's latency formula gives contend's zero-byte time; never below 0.
+pub fn tuner_table(
+    topo: &Topology,
+    params: &ModelParams,
+    opts: &EmitOptions,
+    progress: Progress<'_>,
+) -> Result<String, CalibError> {
+    use contend_nccl::tuner_table::{
+        BaseLatency, Collective, CommTable, Cost, SizeRange, TunerTable,
+    };
+    let n = topo.gpus().len();
+    let worlds: Vec<usize> = (2..=n).collect();
+    let variants = forced_variants();
+    let t = predict(
+        topo,
+        params,
+        opts.placement,
+        LaunchMode::Eager,
+        &worlds,
+        &opts.sizes,
+        &variants,
+        progress,
+    )?;
+    let gpus = topo.gpus();
+    let version = NcclVersion::default();
+    let plan_of = |k: usize, env: &[(&str, &str)]| -> Result<contend_nccl::NcclPlan, CalibError> {
+        let mut e = NcclEnv::default();
+        for (n, v) in env {
+            e.set(n, v).map_err(|x| CalibError::Fit(x.to_string()))?;
+        }
+        contend_nccl::plan(topo, &gpus[..k], &e, version)
+            .map_err(|x| CalibError::Fit(format!("NCCL's plan for {k} ranks: {x}")))
+    };
+    let sizes = &opts.sizes;
+    let mut table = TunerTable::new(&opts.stamp.to_string(), &topo.name, &version.to_string())
+        .map_err(table_problem)?;
+    for &k in &worlds {
+        let default = plan_of(k, &[])?;
+        let enabled: Vec<(&str, contend_nccl::tuning::ModelEntry)> = FORCED
+            .iter()
+            .filter_map(|(l, a, p, _)| {
+                default
+                    .model
+                    .entries
+                    .iter()
+                    .find(|e| {
+                        e.algorithm.nccl_name() == *a
+                            && e.protocol.nccl_name() == *p
+                            && e.bandwidth_gbps > 0.0
+                    })
+                    .map(|e| (*l, *e))
+            })
+            .collect();
+        let note = format!(
+            "{}: {k} ranks of {}, one node; {} buffers, flow fidelity, bf16, eager launches, NCCL {version} rules; {} sizes {}..{}",
+            opts.stamp,
+            topo.name,
+            opts.placement.name(),
+            sizes.len(),
+            Bytes(sizes[0]),
+            Bytes(*sizes.last().expect("sizes")),
+        );
+        let mut comm = CommTable::new(k, 1, Some(note)).map_err(table_problem)?;
+        // the channels NCCL's rules give each forced pair at each size
+        let mut channels: std::collections::BTreeMap<(&str, u64), u32> = Default::default();
+        for (l, e) in &enabled {
+            let forced = plan_of(
+                k,
+                &[
+                    ("NCCL_ALGO", e.algorithm.nccl_name()),
+                    ("NCCL_PROTO", e.protocol.nccl_name()),
+                ],
+            )?;
+            for &z in sizes {
+                if let Some(c) = forced.choose_with(Bytes(z), Bytes(2)) {
+                    channels.insert((l, z), c.max_channels as u32);
+                }
+            }
+        }
+        let us = |l: &str, z: u64| at(&t, k, z, l).map(|ns| ns / 1e3);
+        if sizes.len() >= 2 {
+            let (s0, s1) = (sizes[0], sizes[1]);
+            for (l, e) in &enabled {
+                if let (Some(p0), Some(p1)) = (us(l, s0), us(l, s1)) {
+                    let zero = p0 - (p1 - p0) / (s1 - s0) as f64 * s0 as f64;
+                    let steps = f64::from(e.latency_us - e.base_latency_us);
+                    let b = BaseLatency::new(e.algorithm, e.protocol, (zero - steps).max(0.0))
+                        .map_err(table_problem)?;
+                    comm.add_base_latency(b).map_err(table_problem)?;
+                }
+            }
+        }
+        // (min, max, lower end's own size, upper size): the first range
+        // starts at the smallest size, the next ones one byte past the last
+        let mut spans: Vec<(u64, u64, u64, u64)> = Vec::new();
+        if sizes.len() == 1 {
+            spans.push((sizes[0], sizes[0], sizes[0], sizes[0]));
+        }
+        for (i, w) in sizes.windows(2).enumerate() {
+            let min = if i == 0 { w[0] } else { w[0] + 1 };
+            spans.push((min, w[1], w[0], w[1]));
+        }
+        for (min, max, a, b) in spans {
+            let mut r = SizeRange::new(Collective::AllReduce, min, max).map_err(table_problem)?;
+            for (l, e) in &enabled {
+                let (Some(pa), Some(pb), Some(ch)) = (us(l, a), us(l, b), channels.get(&(l, b)))
+                else {
+                    continue;
+                };
+                // the straight line through (a, pa) and (b, pb), at min
+                let lo = if a == b {
+                    pa
+                } else {
+                    pa + (pb - pa) * (min - a) as f64 / (b - a) as f64
+                };
+                let c = Cost::new(e.algorithm, e.protocol, [lo, pb], *ch).map_err(table_problem)?;
+                r.add_cost(c).map_err(table_problem)?;
+            }
+            if !r.costs().is_empty() {
+                comm.add_range(r).map_err(table_problem)?;
+            }
+        }
+        table.add_comm(comm).map_err(table_problem)?;
+    }
+    Ok(table.to_toml(&[
+        format!(
+            "{}: NCCL tuner table for contend's tuner plugin (crates/contend-tuner)",
+            opts.stamp
+        ),
+        format!("for {}", topo.name),
+        "NCCL_TUNER_PLUGIN=/path/to/libcontend_tuner.so CONTEND_TUNER_TABLE=/path/to/this.toml"
+            .to_string(),
+        "costs: contend's predicted allreduce time in us at min_bytes and max_bytes of each range"
+            .to_string(),
+    ]))
 }
 
 /// Environments the `nccl-env` emitter weighs against NCCL's defaults.
