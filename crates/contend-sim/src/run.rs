@@ -10,7 +10,7 @@ use crate::params::ModelParams;
 use crate::queue::{EventQueue, HeapQueue, RadixQueue};
 use crate::summary::{Ran, records, round6};
 use crate::transport::Transport;
-use crate::transport::flow::Flow;
+use crate::transport::flow::{Flow, FlowOptions};
 use crate::transport::tlp::{Tlp, TlpOptions};
 use contend_topo::{Bytes, Picos};
 use contend_workload::{
@@ -88,6 +88,7 @@ pub enum QueueKind {
 pub struct SimOptions {
     pub queue: QueueKind,
     pub tlp: TlpOptions,
+    pub flow: FlowOptions,
     pub limits: RunLimits,
 }
 
@@ -180,10 +181,10 @@ pub fn simulate_one_with(
             run::<HeapQueue<Ev<TlpEv>>, Tlp>(sc, params, spec, opts.tlp, opts.limits)
         }
         (Fidelity::Flow, QueueKind::Radix) => {
-            run::<RadixQueue<Ev<FlowEv>>, Flow>(sc, params, spec, Default::default(), opts.limits)
+            run::<RadixQueue<Ev<FlowEv>>, Flow>(sc, params, spec, opts.flow, opts.limits)
         }
         (Fidelity::Flow, QueueKind::Heap) => {
-            run::<HeapQueue<Ev<FlowEv>>, Flow>(sc, params, spec, Default::default(), opts.limits)
+            run::<HeapQueue<Ev<FlowEv>>, Flow>(sc, params, spec, opts.flow, opts.limits)
         }
     }
 }
