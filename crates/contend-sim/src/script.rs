@@ -104,7 +104,7 @@ pub(crate) fn collective(
     gap: Picos,
     skew: &Skew,
 ) -> Result<(Vec<ActorSpec>, Option<String>), String> {
-    let c = lower(
+    let mut c = lower(
         alg,
         sc.topology(),
         sc.ranks(),
@@ -123,9 +123,10 @@ pub(crate) fn collective(
         kernel.blocks = launch_grid(alg, sc.ranks().len(), island, size, kernel);
     }
     let per_rank = |r: usize| c.rank_of.iter().filter(|x| **x == r).count() as u32;
-    let actors = c
-        .programs
-        .iter()
+    // each program moves into its actor (a huge ring's ops are not copied)
+    let programs = std::mem::take(&mut c.programs);
+    let actors = programs
+        .into_iter()
         .enumerate()
         .map(|(i, prog)| {
             let r = c.rank_of[i];
@@ -149,7 +150,7 @@ pub(crate) fn collective(
                 },
                 flag_loc: c.flag_loc[i],
                 script,
-                ops: prog.ops.clone().into(),
+                ops: prog.ops.into(),
                 eager,
                 launch: (r as u32, per_rank(r)),
             }
