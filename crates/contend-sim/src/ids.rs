@@ -206,7 +206,14 @@ pub(crate) struct FxHasher(u64);
 impl std::hash::Hasher for FxHasher {
     #[inline]
     fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
+        // eight bytes a round (slices of integers hash as their bytes)
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.write_u64(u64::from_le_bytes(w));
+        }
+        for b in chunks.remainder() {
             self.write_u64(*b as u64);
         }
     }
