@@ -13,12 +13,12 @@ use crate::params::ns;
 use crate::queue::EventQueue;
 use crate::transport::Transport;
 use contend_topo::Picos;
-use contend_workload::{Access, MemLoc, Notify, Op};
+use contend_workload::{MemLoc, Notify, Op};
 use serde::Serialize;
 use std::rc::Rc;
 
 /// One step of an actor's script.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Step {
     /// Idle time before the next collective (compute gap plus skew).
     Delay(Picos),
@@ -60,7 +60,7 @@ pub struct Span {
 pub(crate) struct ActorSpec {
     pub kernel: Kernel,
     pub flag_loc: MemLoc,
-    pub script: Vec<Step>,
+    pub script: crate::script::Script,
     /// The ops `Step::Op` indexes (shared by every repetition of a program).
     pub ops: Rc<[Op]>,
     pub eager: bool,
@@ -132,11 +132,11 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
         loop {
             let act = &self.actors[a];
             let pc = act.pc;
-            if act.finished() {
+            let Some(s) = act.spec.script.step(pc) else {
+                // the script has run to its end
                 self.span(a, None);
                 return;
-            }
-            let s = act.spec.script[pc];
+            };
             self.actors[a].pc += 1;
             match s {
                 Step::Delay(d) => {
@@ -158,6 +158,9 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
                     self.span(a, None);
                     let now = self.w.now;
                     self.actors[a].end.push(now);
+                    // it never waits on this collective's flags again
+                    let epoch = self.actors[a].epoch;
+                    self.w.flags.retire(a, epoch);
                 }
                 Step::Join => {
                     let (group, size) = self.actors[a].spec.launch;
@@ -211,13 +214,12 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
                 loads_per_thread,
             } => {
                 self.span(a, Some(SpanKind::Load));
-                let parts: Vec<(Access, Notify)> =
-                    parts.iter().map(|x| (*x, Notify::None)).collect();
-                self.start_group(a, Dir::Read, &parts, *engine, *loads_per_thread)
+                let parts = parts.iter().map(|x| (*x, Notify::None));
+                self.start_group(a, Dir::Read, parts, *engine, *loads_per_thread)
             }
             Op::Post { parts, engine } => {
                 self.span(a, Some(SpanKind::Store));
-                self.start_group(a, Dir::Write, parts, *engine, None)
+                self.start_group(a, Dir::Write, parts.iter().copied(), *engine, None)
             }
             Op::Stream {
                 fetch,
@@ -226,10 +228,9 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
                 loads_per_thread,
             } => {
                 self.span(a, Some(SpanKind::Store));
-                let reads: Vec<(Access, Notify)> =
-                    fetch.iter().map(|x| (*x, Notify::None)).collect();
-                let r = self.start_group(a, Dir::Read, &reads, *engine, *loads_per_thread);
-                let w = self.start_group(a, Dir::Write, post, *engine, None);
+                let reads = fetch.iter().map(|x| (*x, Notify::None));
+                let r = self.start_group(a, Dir::Read, reads, *engine, *loads_per_thread);
+                let w = self.start_group(a, Dir::Write, post.iter().copied(), *engine, None);
                 r || w
             }
             Op::Signal { to, phase } => {

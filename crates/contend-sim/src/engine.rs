@@ -11,7 +11,7 @@
 use crate::actor::{Actor, ActorSpec, Span};
 use crate::fabric::Fabric;
 use crate::flags::{FlagAddr, Flags, Waiting};
-use crate::ids::{ActorId, Arena, GroupId, XferId};
+use crate::ids::{ActorId, Arena, GroupId, Window, XferId};
 use crate::limits::{LimitClock, LimitHit, RunLimits};
 use crate::params::ModelParams;
 use crate::queue::EventQueue;
@@ -59,8 +59,9 @@ pub(crate) struct World<'a, Q> {
     pub fabric: Fabric,
     q: Q,
     pub now: Picos,
-    pub xfers: Arena<XferId, Xfer>,
-    pub groups: Arena<GroupId, Group>,
+    /// Live transfers and groups (freed when they end).
+    pub xfers: Window<XferId, Xfer>,
+    pub groups: Window<GroupId, Group>,
     pub flags: Flags,
     /// What the transport told the engine during its last call.
     pub out: Vec<Outcome>,
@@ -113,8 +114,8 @@ impl<'a, Q: EventQueue<Ev<T::Event>> + Default, T: Transport> Engine<'a, Q, T> {
                 fabric,
                 q: Q::default(),
                 now: Picos::ZERO,
-                xfers: Arena::default(),
-                groups: Arena::default(),
+                xfers: Window::default(),
+                groups: Window::default(),
                 flags: Flags::default(),
                 out: Vec::new(),
                 moving: Default::default(),

@@ -1,8 +1,10 @@
 //! Typed ids of the simulation's objects (actors, transfers, groups, packets,
-//! channels, paths) and the arena that hands them out, so no index of one
-//! kind can be used for another.
+//! channels, paths) and the arenas that hand them out, so no index of one
+//! kind can be used for another: [`Arena`] keeps every item for the run,
+//! [`Window`] frees items that have died (transfers, groups), so memory
+//! stays flat however many collectives a run has.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::marker::PhantomData;
 
 macro_rules! id {
@@ -79,10 +81,6 @@ impl<I: From<usize> + Copy, T> Arena<I, T> {
         self.items.push(item);
         id
     }
-    /// The id the next pushed item will get.
-    pub fn next_id(&self) -> I {
-        I::from(self.items.len())
-    }
     pub fn len(&self) -> usize {
         self.items.len()
     }
@@ -93,6 +91,92 @@ impl<I: From<usize> + Copy, T> Arena<I, T> {
         (0..self.items.len()).map(I::from)
     }
 }
+
+/// An arena of items that die: ids are handed out in order and never
+/// reused; a removed item's slot is freed once every older item is gone
+/// too, so the storage spans only from the oldest live item to the newest.
+#[derive(Clone, Debug)]
+pub(crate) struct Window<I, T> {
+    /// Id of `items[0]`.
+    base: usize,
+    items: VecDeque<Option<T>>,
+    _id: PhantomData<I>,
+}
+
+impl<I, T> Default for Window<I, T> {
+    fn default() -> Self {
+        Window {
+            base: 0,
+            items: VecDeque::new(),
+            _id: PhantomData,
+        }
+    }
+}
+
+impl<I: From<usize> + Copy + Into<usize>, T> Window<I, T> {
+    /// Adds an item and returns its id.
+    pub fn push(&mut self, item: T) -> I {
+        let id = I::from(self.base + self.items.len());
+        self.items.push_back(Some(item));
+        id
+    }
+    /// The id the next pushed item will get.
+    pub fn next_id(&self) -> I {
+        I::from(self.base + self.items.len())
+    }
+    /// The item, if it is still live.
+    #[inline]
+    pub fn get(&self, i: I) -> Option<&T> {
+        let k = i.into().checked_sub(self.base)?;
+        self.items.get(k)?.as_ref()
+    }
+    #[inline]
+    pub fn get_mut(&mut self, i: I) -> Option<&mut T> {
+        let k = i.into().checked_sub(self.base)?;
+        self.items.get_mut(k)?.as_mut()
+    }
+    /// The item has died: takes it out and frees every dead slot at the
+    /// old end.
+    pub fn remove(&mut self, i: I) -> Option<T> {
+        let k = i.into().checked_sub(self.base)?;
+        let item = self.items.get_mut(k)?.take();
+        while self.items.front().is_some_and(|x| x.is_none()) {
+            self.items.pop_front();
+            self.base += 1;
+        }
+        item
+    }
+    /// Slots held now (live items and dead ones behind the oldest live).
+    #[cfg(test)]
+    pub fn held(&self) -> usize {
+        self.items.len()
+    }
+}
+
+macro_rules! window_index {
+    ($($name:ident),*) => {$(
+        impl From<$name> for usize {
+            #[inline]
+            fn from(i: $name) -> usize {
+                i.ix()
+            }
+        }
+        impl<T> std::ops::Index<$name> for Window<$name, T> {
+            type Output = T;
+            #[inline]
+            fn index(&self, i: $name) -> &T {
+                self.get(i).expect(concat!("a live ", stringify!($name)))
+            }
+        }
+        impl<T> std::ops::IndexMut<$name> for Window<$name, T> {
+            #[inline]
+            fn index_mut(&mut self, i: $name) -> &mut T {
+                self.get_mut(i).expect(concat!("a live ", stringify!($name)))
+            }
+        }
+    )*};
+}
+window_index!(XferId, GroupId);
 
 macro_rules! index {
     ($($name:ident),*) => {$(
@@ -122,7 +206,14 @@ pub(crate) struct FxHasher(u64);
 impl std::hash::Hasher for FxHasher {
     #[inline]
     fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
+        // eight bytes a round (slices of integers hash as their bytes)
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.write_u64(u64::from_le_bytes(w));
+        }
+        for b in chunks.remainder() {
             self.write_u64(*b as u64);
         }
     }
@@ -141,3 +232,31 @@ impl std::hash::Hasher for FxHasher {
 }
 
 pub(crate) type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Ids stay unique and in order; storage shrinks only from the old end,
+    /// once every older item is gone.
+    #[test]
+    fn a_window_frees_dead_items_from_its_old_end() {
+        let mut w: Window<GroupId, u32> = Window::default();
+        let ids: Vec<GroupId> = (0..5).map(|k| w.push(k)).collect();
+        assert_eq!(ids, (0..5).map(GroupId).collect::<Vec<_>>());
+        assert_eq!(w.remove(GroupId(1)), Some(1));
+        assert_eq!(w.held(), 5, "item 0 still holds the window open");
+        assert!(w.get(GroupId(1)).is_none());
+        assert_eq!(w.remove(GroupId(0)), Some(0));
+        assert_eq!(w.held(), 3);
+        assert_eq!(w[GroupId(2)], 2);
+        assert_eq!(w.remove(GroupId(0)), None, "a dead id stays dead");
+        assert_eq!(w.push(9), GroupId(5), "ids are never reused");
+        for g in 2..6 {
+            w.remove(GroupId(g));
+        }
+        assert_eq!(w.held(), 0);
+        assert_eq!(w.next_id(), GroupId(6));
+        assert!(w.get(GroupId(7)).is_none());
+    }
+}

@@ -46,7 +46,14 @@
 //! the radix event queue vs a binary heap ([`QueueKind`]), the fast max-min
 //! solver vs its reference, and the TLP transport's inline root-complex
 //! stages, batched store-buffer release and paced stores vs an event each
-//! ([`TlpOptions`]).
+//! ([`TlpOptions`]), the flow transport's memo of solved flow sets vs a
+//! solve at every recompute ([`FlowOptions`]), and an actor's script in
+//! closed form vs written out (`script.rs`).
+//!
+//! Memory stays flat however many collectives a run has: transfers and
+//! groups live in windowed arenas (`ids.rs`) and are freed when they end
+//! (`transfer.rs`), flag counters when their collective ends (`flags.rs`),
+//! and scripts hold one idle time per collective (`script.rs`).
 
 mod actor;
 mod binding;

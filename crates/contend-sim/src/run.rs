@@ -10,7 +10,7 @@ use crate::params::ModelParams;
 use crate::queue::{EventQueue, HeapQueue, RadixQueue};
 use crate::summary::{Ran, records, round6};
 use crate::transport::Transport;
-use crate::transport::flow::Flow;
+use crate::transport::flow::{Flow, FlowOptions};
 use crate::transport::tlp::{Tlp, TlpOptions};
 use contend_topo::{Bytes, Picos};
 use contend_workload::{
@@ -88,6 +88,7 @@ pub enum QueueKind {
 pub struct SimOptions {
     pub queue: QueueKind,
     pub tlp: TlpOptions,
+    pub flow: FlowOptions,
     pub limits: RunLimits,
 }
 
@@ -180,12 +181,56 @@ pub fn simulate_one_with(
             run::<HeapQueue<Ev<TlpEv>>, Tlp>(sc, params, spec, opts.tlp, opts.limits)
         }
         (Fidelity::Flow, QueueKind::Radix) => {
-            run::<RadixQueue<Ev<FlowEv>>, Flow>(sc, params, spec, Default::default(), opts.limits)
+            run::<RadixQueue<Ev<FlowEv>>, Flow>(sc, params, spec, opts.flow, opts.limits)
         }
         (Fidelity::Flow, QueueKind::Heap) => {
-            run::<HeapQueue<Ev<FlowEv>>, Flow>(sc, params, spec, Default::default(), opts.limits)
+            run::<HeapQueue<Ev<FlowEv>>, Flow>(sc, params, spec, opts.flow, opts.limits)
         }
     }
+}
+
+/// A run's actors, how many collectives they run, at what size, and the
+/// lowering's note.
+type Actors = (Vec<ActorSpec>, usize, Bytes, Option<String>);
+
+fn actors_of(sc: &Scenario, params: &ModelParams, spec: RunSpec) -> Result<Actors, String> {
+    Ok(match (sc.workload(), spec.algorithm) {
+        (
+            Workload::Allreduce {
+                repeats, gap, skew, ..
+            },
+            Some(alg),
+        ) => {
+            let size = spec
+                .size
+                .ok_or_else(|| "an allreduce run needs a size".to_string())?;
+            let n = *repeats as usize;
+            let (a, note) =
+                crate::script::collective(sc, params, alg, spec.placement, size, n, *gap, skew)?;
+            (a, n, size, note)
+        }
+        (Workload::VerifyStep(v), Some(alg)) => {
+            let n = v.allreduces() as usize;
+            let (a, note) = crate::script::collective(
+                sc,
+                params,
+                alg,
+                spec.placement,
+                v.size(),
+                n,
+                v.gap,
+                &v.skew,
+            )?;
+            (a, n, v.size(), note)
+        }
+        (Workload::Transfer { .. }, _) => (
+            crate::script::streams(sc, sc.streams()),
+            0,
+            Bytes::ZERO,
+            None,
+        ),
+        _ => return Err("a collective workload needs an algorithm".into()),
+    })
 }
 
 fn run<Q: EventQueue<Ev<T::Event>> + Default, T: Transport>(
@@ -201,46 +246,7 @@ fn run<Q: EventQueue<Ev<T::Event>> + Default, T: Transport>(
         what: spec.describe(),
         message,
     };
-    let (actors, collectives, size, note): (Vec<ActorSpec>, usize, Bytes, Option<String>) =
-        match (sc.workload(), spec.algorithm) {
-            (
-                Workload::Allreduce {
-                    repeats, gap, skew, ..
-                },
-                Some(alg),
-            ) => {
-                let size = spec
-                    .size
-                    .ok_or_else(|| fail("an allreduce run needs a size".into()))?;
-                let n = *repeats as usize;
-                let (a, note) =
-                    crate::script::collective(sc, params, alg, spec.placement, size, n, *gap, skew)
-                        .map_err(fail)?;
-                (a, n, size, note)
-            }
-            (Workload::VerifyStep(v), Some(alg)) => {
-                let n = v.allreduces() as usize;
-                let (a, note) = crate::script::collective(
-                    sc,
-                    params,
-                    alg,
-                    spec.placement,
-                    v.size(),
-                    n,
-                    v.gap,
-                    &v.skew,
-                )
-                .map_err(fail)?;
-                (a, n, v.size(), note)
-            }
-            (Workload::Transfer { .. }, _) => (
-                crate::script::streams(sc, sc.streams()),
-                0,
-                Bytes::ZERO,
-                None,
-            ),
-            _ => return Err(fail("a collective workload needs an algorithm".into())),
-        };
+    let (actors, collectives, size, note) = actors_of(sc, params, spec).map_err(fail)?;
     let mut eng: Engine<Q, T> = Engine::new(sc.topology(), params, actors, limits, topts);
     eng.trace_epoch = Some((collectives / 2) as u32);
     eng.run().map_err(|e| fail(e.to_string()))?;
@@ -284,4 +290,35 @@ fn run<Q: EventQueue<Ev<T::Event>> + Default, T: Transport>(
         timeline: std::mem::take(&mut eng.spans),
         note,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use contend_workload::default_scenario;
+
+    /// Runs one of the scenario's runs to its end; true if everything a
+    /// run frees as it goes (transfers, groups, flag counters) is gone.
+    fn all_freed<T: Transport>(sc: &Scenario, spec: RunSpec, opts: T::Options) -> bool {
+        let p = ModelParams::default();
+        let (actors, ..) = actors_of(sc, &p, spec).unwrap();
+        let mut eng: Engine<RadixQueue<Ev<T::Event>>, T> =
+            Engine::new(sc.topology(), &p, actors, RunLimits::default(), opts);
+        eng.run().unwrap();
+        eng.w.xfers.held() == 0 && eng.w.groups.held() == 0 && eng.w.flags.rows() == 0
+    }
+
+    /// Flat memory: at the end of a verify step every transfer, group and
+    /// flag counter has been freed, at both fidelities, for every algorithm.
+    #[test]
+    fn a_run_frees_what_it_no_longer_needs() {
+        let sc = default_scenario(None).unwrap();
+        for spec in runs_of(&sc, &[Fidelity::Flow, Fidelity::Tlp]) {
+            let freed = match spec.fidelity {
+                Fidelity::Flow => all_freed::<Flow>(&sc, spec, Default::default()),
+                Fidelity::Tlp => all_freed::<Tlp>(&sc, spec, TlpOptions::default()),
+            };
+            assert!(freed, "{}", spec.describe());
+        }
+    }
 }

@@ -1,7 +1,10 @@
 //! DESIGN 7, 8 — what each actor runs: a collective lowered to one program
 //! per rank (`contend_workload::lower`), repeated once per collective after
 //! the compute gap and that rank's arrival skew; or the ops of a transfer
-//! stream (a ping-pong between two GPUs is two actors).
+//! stream (a ping-pong between two GPUs is two actors). A [`Script`] is in
+//! closed form: each step is worked out from its position when the actor
+//! reaches it, so a run of many collectives holds one program per actor
+//! and one idle time per collective, not a step list per collective.
 
 use crate::actor::{ActorSpec, Step};
 use crate::gpu::Kernel;
@@ -11,6 +14,71 @@ use contend_workload::{
     Access, Algorithm, Engine as Mover, LowerConfig, MemLoc, Notify, Op, Phase, Placement, Rank,
     Scenario, Skew, Stream, TransferOp, groups, launch_grid, lower,
 };
+
+/// An actor's steps: an optional lead delay, then `repeats` frames of
+/// [idle delay] [Begin(k)] Op(0)..Op(ops-1) [Join] [End].
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Script {
+    /// A delay before everything (a stream's start).
+    pub lead: Option<Picos>,
+    pub repeats: u32,
+    /// Idle time before each repetition (empty: no idle step).
+    pub idle: Vec<Picos>,
+    /// Begin and End steps around each repetition.
+    pub timed: bool,
+    /// A Join step after the ops.
+    pub join: bool,
+    pub ops: u32,
+}
+
+impl Script {
+    fn frame(&self) -> usize {
+        usize::from(!self.idle.is_empty())
+            + 2 * usize::from(self.timed)
+            + usize::from(self.join)
+            + self.ops as usize
+    }
+    /// How many steps it has.
+    pub fn len(&self) -> usize {
+        usize::from(self.lead.is_some()) + self.repeats as usize * self.frame()
+    }
+    /// Step `pc` (none past the end).
+    #[inline]
+    pub fn step(&self, pc: usize) -> Option<Step> {
+        let mut i = pc;
+        if let Some(d) = self.lead {
+            if i == 0 {
+                return Some(Step::Delay(d));
+            }
+            i -= 1;
+        }
+        let f = self.frame();
+        if f == 0 || i / f >= self.repeats as usize {
+            return None;
+        }
+        let (k, mut j) = (i / f, i % f);
+        if !self.idle.is_empty() {
+            if j == 0 {
+                return Some(Step::Delay(self.idle[k]));
+            }
+            j -= 1;
+        }
+        if self.timed {
+            if j == 0 {
+                return Some(Step::Begin(k as u32));
+            }
+            j -= 1;
+        }
+        if j < self.ops as usize {
+            return Some(Step::Op(j as u32));
+        }
+        j -= self.ops as usize;
+        if self.join && j == 0 {
+            return Some(Step::Join);
+        }
+        Some(Step::End)
+    }
+}
 
 /// What the lowering needs from the scenario and the model constants.
 pub(crate) fn lower_config<'a>(sc: &'a Scenario, p: &ModelParams) -> LowerConfig<'a> {
@@ -36,7 +104,7 @@ pub(crate) fn collective(
     gap: Picos,
     skew: &Skew,
 ) -> Result<(Vec<ActorSpec>, Option<String>), String> {
-    let c = lower(
+    let mut c = lower(
         alg,
         sc.topology(),
         sc.ranks(),
@@ -55,24 +123,25 @@ pub(crate) fn collective(
         kernel.blocks = launch_grid(alg, sc.ranks().len(), island, size, kernel);
     }
     let per_rank = |r: usize| c.rank_of.iter().filter(|x| **x == r).count() as u32;
-    let actors = c
-        .programs
-        .iter()
+    // each program moves into its actor (a huge ring's ops are not copied)
+    let programs = std::mem::take(&mut c.programs);
+    let actors = programs
+        .into_iter()
         .enumerate()
         .map(|(i, prog)| {
             let r = c.rank_of[i];
             let gpu = sc.ranks()[r];
             let shape = c.shape[i].unwrap_or(kernel);
-            let n = prog.ops.len() as u32;
-            let mut script = Vec::with_capacity(count * (n as usize + 4));
-            for (k, row) in delays.iter().enumerate() {
-                script.push(Step::Delay(gap + row[r]));
-                script.push(Step::Begin(k as u32));
-                script.extend((0..n).map(Step::Op));
-                // the rank's kernel ends with its last block
-                script.push(Step::Join);
-                script.push(Step::End);
-            }
+            // before each collective the gap and the rank's skew; the rank's
+            // kernel ends with its last block (Join)
+            let script = Script {
+                lead: None,
+                repeats: delays.len() as u32,
+                idle: delays.iter().map(|row| gap + row[r]).collect(),
+                timed: true,
+                join: true,
+                ops: prog.ops.len() as u32,
+            };
             ActorSpec {
                 kernel: Kernel {
                     gpu,
@@ -81,7 +150,7 @@ pub(crate) fn collective(
                 },
                 flag_loc: c.flag_loc[i],
                 script,
-                ops: prog.ops.clone().into(),
+                ops: prog.ops.into(),
                 eager,
                 launch: (r as u32, per_rank(r)),
             }
@@ -126,15 +195,14 @@ fn stream(sc: &Scenario, s: &Stream, base: u32, eager: bool) -> Vec<ActorSpec> {
     // An actor that waits for the stream's start, then times each repeat
     // of its ops as collective k.
     let me = |ops: Vec<Op>| {
-        let mut script = Vec::with_capacity(s.repeat as usize * (ops.len() + 2) + 1);
-        if s.start > Picos::ZERO {
-            script.push(Step::Delay(s.start));
-        }
-        for k in 0..s.repeat {
-            script.push(Step::Begin(k));
-            script.extend((0..ops.len() as u32).map(Step::Op));
-            script.push(Step::End);
-        }
+        let script = Script {
+            lead: (s.start > Picos::ZERO).then_some(s.start),
+            repeats: s.repeat,
+            idle: vec![],
+            timed: true,
+            join: false,
+            ops: ops.len() as u32,
+        };
         ActorSpec {
             kernel: Kernel {
                 gpu: s.from,
@@ -224,16 +292,14 @@ fn stream(sc: &Scenario, s: &Stream, base: u32, eager: bool) -> Vec<ActorSpec> {
             }
             // the partner answers every repeat (its flags carry the
             // repeat's epoch, so it counts repeats as the initiator does)
-            let mut script = Vec::with_capacity(s.repeat as usize * (pb.len() + 2));
-            for k in 0..s.repeat {
-                if s.repeat > 1 {
-                    script.push(Step::Begin(k));
-                }
-                script.extend((0..pb.len() as u32).map(Step::Op));
-                if s.repeat > 1 {
-                    script.push(Step::End);
-                }
-            }
+            let script = Script {
+                lead: None,
+                repeats: s.repeat,
+                idle: vec![],
+                timed: s.repeat > 1,
+                join: false,
+                ops: pb.len() as u32,
+            };
             let partner = ActorSpec {
                 kernel: Kernel {
                     gpu: s.to,
@@ -251,6 +317,71 @@ fn stream(sc: &Scenario, s: &Stream, base: u32, eager: bool) -> Vec<ActorSpec> {
                 ..me(pa)
             };
             vec![initiator, partner]
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The plain twin: every step written out, frame after frame.
+    fn written_out(sc: &Script) -> Vec<Step> {
+        let mut v = vec![];
+        if let Some(d) = sc.lead {
+            v.push(Step::Delay(d));
+        }
+        for k in 0..sc.repeats {
+            if !sc.idle.is_empty() {
+                v.push(Step::Delay(sc.idle[k as usize]));
+            }
+            if sc.timed {
+                v.push(Step::Begin(k));
+            }
+            v.extend((0..sc.ops).map(Step::Op));
+            if sc.join {
+                v.push(Step::Join);
+            }
+            if sc.timed {
+                v.push(Step::End);
+            }
+        }
+        v
+    }
+
+    /// The closed form gives every step the written-out script has, and
+    /// nothing past its end, for every shape a script takes.
+    #[test]
+    fn a_script_in_closed_form_matches_it_written_out() {
+        for lead in [None, Some(Picos(7))] {
+            for timed in [false, true] {
+                for join in [false, true] {
+                    for idle in [false, true] {
+                        for ops in [0, 1, 5] {
+                            for repeats in [0, 1, 3] {
+                                let sc = Script {
+                                    lead,
+                                    repeats,
+                                    idle: if idle {
+                                        (0..repeats).map(|k| Picos(100 + k as u64)).collect()
+                                    } else {
+                                        vec![]
+                                    },
+                                    timed,
+                                    join,
+                                    ops,
+                                };
+                                let want = written_out(&sc);
+                                assert_eq!(sc.len(), want.len(), "{sc:?}");
+                                for (pc, st) in want.iter().enumerate() {
+                                    assert_eq!(sc.step(pc), Some(*st), "{sc:?} at {pc}");
+                                }
+                                assert_eq!(sc.step(want.len()), None, "{sc:?}");
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
 }

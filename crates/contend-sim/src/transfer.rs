@@ -7,7 +7,7 @@
 
 use crate::engine::{Engine, Ev};
 use crate::gpu::{self, Dir, Kernel};
-use crate::ids::{ActorId, GroupId, PathId, XferId};
+use crate::ids::{ActorId, GroupId, PathId, Window, XferId};
 use crate::params::ns;
 use crate::queue::EventQueue;
 use crate::transport::Transport;
@@ -31,6 +31,9 @@ pub(crate) struct Xfer {
     pub notify: Notify,
     /// The collective this transfer belongs to (flags carry it).
     pub epoch: u32,
+    /// Its group has ended while packets of it were still on their way:
+    /// it is freed when the last one lands ([`Xfer::settled`]).
+    pub orphan: bool,
 }
 
 impl Xfer {
@@ -44,13 +47,28 @@ impl Xfer {
     pub fn back(&self) -> PathId {
         self.paths.expect("a remote transfer has paths").1
     }
+    /// Nothing of it is on its way any more: every byte a transport
+    /// carries for it has landed (local parts carry none).
+    pub fn settled(&self) -> bool {
+        self.local() || self.done >= self.total
+    }
+}
+
+/// A transport delivered bytes of transfer `x`: an orphan that has now
+/// settled is freed (the one place transfers die after their group).
+pub(crate) fn delivered(xfers: &mut Window<XferId, Xfer>, x: XferId) {
+    if xfers[x].orphan && xfers[x].settled() {
+        xfers.remove(x);
+    }
 }
 
 /// The transfers of one op.
 #[derive(Clone, Debug)]
 pub(crate) struct Group {
     pub actor: ActorId,
-    pub xfers: Vec<XferId>,
+    /// Its transfers: `count` consecutive ids from `first`.
+    pub first: XferId,
+    pub count: u32,
     pub dir: Dir,
     /// Transfers not yet closed.
     pub open: u32,
@@ -72,6 +90,18 @@ pub(crate) struct Group {
     pub moving: bool,
 }
 
+impl Group {
+    /// Its `k`-th transfer.
+    #[inline]
+    pub fn xfer(&self, k: usize) -> XferId {
+        XferId(self.first.0 + k as u32)
+    }
+    pub fn xfers(&self) -> impl Iterator<Item = XferId> + use<> {
+        let first = self.first.0;
+        (first..first + self.count).map(XferId)
+    }
+}
+
 impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
     /// Starts the transfers of a Fetch (`dir` Read, each thread keeping
     /// `loads_per_thread` loads in flight where the kernel says) or Post
@@ -80,7 +110,7 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
         &mut self,
         a: ActorId,
         dir: Dir,
-        parts: &[(Access, Notify)],
+        parts: impl IntoIterator<Item = (Access, Notify)>,
         mover: Mover,
         loads_per_thread: Option<u32>,
     ) -> bool {
@@ -90,7 +120,8 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
         let g = w.groups.next_id();
         let mut group = Group {
             actor: a,
-            xfers: vec![],
+            first: w.xfers.next_id(),
+            count: 0,
             dir,
             open: 0,
             window: 0,
@@ -132,10 +163,12 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
                 issued: 0,
                 done: 0,
                 req: gpu::request_bytes(w.p, dir, mover, mps, mrrs),
-                notify: *notify,
+                notify,
                 epoch,
+                orphan: false,
             });
-            group.xfers.push(x);
+            debug_assert_eq!(x, group.xfer(group.count as usize));
+            group.count += 1;
             group.open += 1;
             if acc.bytes.0 > 0 {
                 group.unissued += 1;
@@ -144,9 +177,10 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
                 group.remote += 1;
             }
         }
-        let Some(&first) = group.xfers.first() else {
+        if group.count == 0 {
             return false;
-        };
+        }
+        let first = group.first;
         let req0 = w.xfers[first].req;
         group.window = gpu::window(w.topo, w.p, k, dir, mover, req0, tags, loads_per_thread);
         let sm_stores = (dir, mover) == (Dir::Write, Mover::Sm);
@@ -156,16 +190,15 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
             // the stores the visibility pipeline holds, at the pace the
             // GPU's egress link takes them: the window grows by them
             let egress = group
-                .xfers
-                .iter()
-                .find_map(|&x| w.xfers[x].paths)
+                .xfers()
+                .find_map(|x| w.xfers[x].paths)
                 .and_then(|(fwd, _)| w.fabric.paths[fwd].chans.first().copied())
                 .and_then(|c| w.fabric.chans[c].rate);
             let pace = egress.map_or(rate, |e| BytesPerSec(e.0.min(rate.0)));
             group.window += gpu::store_pipeline_slots(w.p, pace, req0);
         }
         group.window_init = group.window;
-        let xs = group.xfers.clone();
+        let xs = group.xfers();
         self.actors[a].groups_open += 1;
         if group.remote > 0 {
             group.moving = true;
@@ -213,7 +246,10 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
                 self.check_post(g);
             }
             (Dir::Write, false) => {
-                // the stores are out; flags follow
+                // the stores are out (drained: every byte has landed); flags follow
+                let xf = &mut self.w.xfers[x];
+                xf.done = xf.total;
+                let xf = &self.w.xfers[x];
                 let epoch = xf.epoch;
                 match xf.notify {
                     Notify::After { .. } => {
@@ -243,7 +279,12 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
                 }
                 self.xfer_closed(x);
             }
-            (Dir::Read, _) => self.xfer_closed(x),
+            (Dir::Read, _) => {
+                // every byte has arrived (a flow says so when it drains)
+                let xf = &mut self.w.xfers[x];
+                xf.done = xf.done.max(xf.total);
+                self.xfer_closed(x)
+            }
         }
     }
 
@@ -272,7 +313,10 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
     /// A post group completes once every store has left the GPU and every
     /// flag is out (transports with a store buffer).
     pub(crate) fn check_post(&mut self, g: GroupId) {
-        let grp = &self.w.groups[g];
+        // (a group told of twice in one call may have ended at the first)
+        let Some(grp) = self.w.groups.get(g) else {
+            return;
+        };
         if grp.dir != Dir::Write || grp.done || !T::STORE_BUFFER {
             return;
         }
@@ -285,13 +329,26 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
         }
     }
 
-    /// Group `g` has ended: its time stops counting as moving.
+    /// Group `g` has ended: its time stops counting as moving, and it is
+    /// freed with its transfers (those with packets still on their way
+    /// when they land, [`delivered`]).
     fn group_over(&mut self, g: GroupId) {
         let now = self.w.now;
-        let grp = &mut self.w.groups[g];
-        if std::mem::take(&mut grp.moving) {
+        let Some(grp) = self.w.groups.remove(g) else {
+            return;
+        };
+        if grp.moving {
             self.w.moving.stop(now);
         }
+        for x in grp.xfers() {
+            let xf = &mut self.w.xfers[x];
+            if xf.settled() {
+                self.w.xfers.remove(x);
+            } else {
+                xf.orphan = true;
+            }
+        }
+        self.transport.group_freed(g);
     }
 
     /// The fence after a store stream has passed: its flag goes out.

@@ -12,7 +12,8 @@
 //! 0.7 % and 0.10 %.
 
 use contend_sim::{
-    LimitHit, ModelParams, RunLimits, RunSpec, SimOptions, TlpOptions, simulate_one_with,
+    FlowOptions, LimitHit, ModelParams, RunLimits, RunSpec, SimOptions, TlpOptions,
+    simulate_one_with,
 };
 use contend_workload::{Algorithm, Fidelity, Placement, Scenario, load_scenario, parse_scenario};
 use std::path::PathBuf;
@@ -164,6 +165,47 @@ fn coalesced_credit_wakeups_match_a_wakeup_per_return() {
             0.015,
             0.003,
         );
+    }
+}
+
+/// The flow transport's memo of solved flow sets against solving at every
+/// recompute: the rates are a pure function of the flow set, so every
+/// record matches to the bit (wall time aside), on every algorithm of a
+/// verify step (both placements, two topologies), a ring-ll allreduce
+/// large enough to repeat its pattern of slices, and shipped transfer
+/// scenarios (collapse, cross-socket streams, reads).
+#[test]
+fn memoised_flow_rates_match_a_full_solve_every_time() {
+    let p = ModelParams::default();
+    let memo = SimOptions::default();
+    let full = SimOptions {
+        flow: FlowOptions { full_solve: true },
+        ..SimOptions::default()
+    };
+    let ring = parse_scenario(
+        "inline",
+        "name = \"r\"\ntopology = \"pro6000-8x-2socket\"\nalgorithms = [\"ring-ll\", \"ring-simple\", \"nccl\"]\nplacement = [\"peer\", \"host\"]\n[workload]\nkind = \"allreduce\"\nsizes = [\"4 MiB\"]\nrepeats = 2\n",
+        None,
+        None,
+    )
+    .unwrap();
+    for sc in [
+        verify("pro6000-8x-2socket"),
+        verify("pro6000-8x-2switch"),
+        ring,
+        scenario("transfer-shared-link.toml"),
+        scenario("transfer-load-hops-xgmi.toml"),
+        scenario("transfer-all-to-all-2switch.toml"),
+        scenario("transfer-copy-read.toml"),
+    ] {
+        for spec in contend_sim::runs_of(&sc, &[Fidelity::Flow]) {
+            let mut a = simulate_one_with(&sc, &p, spec, &memo).unwrap().records;
+            let mut b = simulate_one_with(&sc, &p, spec, &full).unwrap().records;
+            for r in a.iter_mut().chain(b.iter_mut()) {
+                r.wall_ns = None;
+            }
+            assert_eq!(a, b, "{} {spec:?}", sc.name());
+        }
     }
 }
 

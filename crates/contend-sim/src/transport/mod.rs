@@ -47,6 +47,10 @@ pub(crate) trait Transport: Sized {
         setup: Picos,
     );
 
+    /// Group `g` has ended and been freed: what the transport kept for it
+    /// goes too.
+    fn group_freed(&mut self, _g: GroupId) {}
+
     /// A flag write from `from` (on GPU `gpu`) to the memory at `dst`: an
     /// SM store, on the link one store visibility latency from now.
     fn send_flag<Q: EventQueue<Ev<Self::Event>>>(

@@ -2,8 +2,8 @@
 //! fluid flow sharing channel bandwidth max-min fairly ([`crate::maxmin`]),
 //! recomputed when flows start or end; a read's first window of requests
 //! goes out at once (the links bound it), the rest at its window's rate
-//! (Little's law), and it drains one round trip before it completes; flags and polls take their unloaded one-way or round-trip
-//! time.
+//! (Little's law), and it drains one round trip before it completes; flags
+//! and polls take their unloaded one-way or round-trip time.
 
 mod state;
 
@@ -12,7 +12,7 @@ use crate::engine::{Ev, Outcome, World};
 use crate::fabric::Fabric;
 use crate::flags::{FlagAddr, Waiting};
 use crate::gpu::{self, Dir};
-use crate::ids::{ActorId, ChId, GroupId, XferId};
+use crate::ids::{ActorId, ChId, FxMap, GroupId, XferId};
 use crate::params::ModelParams;
 use crate::queue::EventQueue;
 use crate::transport::Transport;
@@ -29,13 +29,27 @@ pub(crate) enum FlowEv {
     PollDone { actor: ActorId, wait: Waiting },
 }
 
-/// The flow transport has no optimisation with a twin of its own (its
-/// max-min solver's twin is tested in [`crate::maxmin`]).
+/// Switches of the flow transport's optimisations (its max-min solver's
+/// twin is tested in [`crate::maxmin`]). `true` selects the plain twin.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct FlowOptions;
+pub struct FlowOptions {
+    /// Solve the rates at every recompute instead of looking the flow set
+    /// up among those solved before.
+    pub full_solve: bool,
+}
+
+/// What a flow start looks up once per [`Ask`]: its interned kind, its
+/// tail (a read's last round trip) and the bytes of its first window.
+type Asked = (u32, Picos, f64);
 
 pub(crate) struct Flow {
     flows: FlowState,
+    /// Buffers reused by every flow start and drain (no allocation there).
+    uses: Vec<(ChId, f64)>,
+    rules: Vec<(ChId, NodeIdx, NodeIdx)>,
+    finished: Vec<(XferId, Picos)>,
+    /// Kind, tail and first window of each flow asked for so far.
+    asked: FxMap<Ask, Asked>,
 }
 
 impl Transport for Flow {
@@ -43,10 +57,14 @@ impl Transport for Flow {
     type Options = FlowOptions;
     const STORE_BUFFER: bool = false;
 
-    fn new(fabric: &Fabric, p: &ModelParams, _: FlowOptions) -> Flow {
+    fn new(fabric: &Fabric, p: &ModelParams, opts: FlowOptions) -> Flow {
         let _ = p;
         Flow {
-            flows: FlowState::new(fabric.chans.len()),
+            flows: FlowState::new(fabric.chans.len(), opts.full_solve),
+            uses: vec![],
+            rules: vec![],
+            finished: vec![],
+            asked: Default::default(),
         }
     }
 
@@ -57,58 +75,28 @@ impl Transport for Flow {
         setup: Picos,
     ) {
         let xf = &w.xfers[x];
-        let (fwd, back, req) = (xf.fwd(), xf.back(), xf.req);
         let g = &w.groups[xf.group];
-        let remote = g.remote.max(1) as f64;
-        let mut uses = Vec::new();
-        // (round trip, the flow's cap, the bytes of its first window)
-        let (rtt, cap, first) = match xf.dir {
-            Dir::Read => {
-                let completer = w.fabric.paths[fwd].end;
-                let bp = &w.fabric.paths[back];
-                let cpl = gpu::completion_bytes(w.topo, w.p, completer, bp.mps, bp.rcb).min(req);
-                // a header-only request per `req` bytes one way, completions back
-                w.fabric.uses(fwd, TlpKind::ReadRequest, 0, req, &mut uses);
-                w.fabric
-                    .uses(back, TlpKind::Completion, cpl, cpl, &mut uses);
-                let rtt = w.fabric.one_way(fwd, TlpKind::ReadRequest, 0)
-                    + gpu::memory_latency(w.topo, w.p, completer)
-                    + w.fabric.one_way(back, TlpKind::Completion, cpl);
-                // Little's law on this transfer's share of the load window,
-                // from its second window on: the first window's requests
-                // all go out at once, and their round trip is the tail
-                let share = g.window as f64 / remote;
-                let window = share * req as f64;
-                (rtt, window / (rtt.0.max(1) as f64 / 1e12), window)
-            }
-            Dir::Write => {
-                w.fabric.uses(fwd, TlpKind::Write, req, req, &mut uses);
-                let cap = g.issue_rate.map_or(f64::INFINITY, |r| r.0 as f64 / remote);
-                (Picos::ZERO, cap, 0.0)
+        // everything the flow's kind and tail follow from
+        let ask = Ask {
+            read: xf.dir == Dir::Read,
+            fwd: xf.fwd().0,
+            back: xf.back().0,
+            req: xf.req,
+            window: g.window,
+            remote: g.remote,
+            issue_rate: g.issue_rate.map_or(u64::MAX, |r| r.0),
+        };
+        let total = xf.total as f64;
+        let (kind, tail, first) = match self.asked.get(&ask) {
+            Some(&k) => k,
+            None => {
+                let k = self.kind_of(w, x);
+                self.asked.insert(ask, k);
+                k
             }
         };
-        // the rules the flow's paths meet: collapse (posted writes only) and
-        // cross-socket P2P, there and back
-        let mut rules: Vec<(ChId, NodeIdx, NodeIdx)> = vec![];
-        // A stream is counted once, on the path its data takes: a write's
-        // forward path, a read's completions.
-        let data = &w.fabric.paths[if xf.dir == Dir::Write { fwd } else { back }];
-        if xf.dir == Dir::Write {
-            rules.extend(
-                data.collapse_at
-                    .iter()
-                    .map(|&(pos, s, t)| (data.chans[pos], s, t)),
-            );
-        }
-        rules.extend(
-            data.cross_at
-                .iter()
-                .map(|&(pos, s, t)| (data.chans[pos], s, t)),
-        );
-        let total = xf.total as f64;
-        self.flows.advance(w.now, &w.fabric);
-        self.flows
-            .add(x, total, cap, first, uses, rules, rtt, setup);
+        self.flows.advance(w.now);
+        self.flows.add(x, total, kind, first, tail, setup);
         // Flows starting at the same instant share one recompute.
         if self.flows.pending != Some(w.now) {
             self.flows.pending = Some(w.now);
@@ -162,15 +150,16 @@ impl Transport for Flow {
         match ev {
             FlowEv::Reflow => {
                 self.flows.pending = None;
-                self.flows.advance(w.now, &w.fabric);
+                self.flows.advance(w.now);
                 self.reflow(w);
             }
             FlowEv::Tick(v) => {
                 if v != self.flows.version {
                     return;
                 }
-                self.flows.advance(w.now, &w.fabric);
-                for (x, tail) in self.flows.take_finished() {
+                self.flows.advance(w.now);
+                self.flows.take_finished(&mut self.finished, &w.fabric);
+                for &(x, tail) in &self.finished {
                     w.push(w.now + tail, Ev::XferDone(x));
                 }
                 self.reflow(w);
@@ -195,7 +184,76 @@ impl Transport for Flow {
     }
 }
 
+/// What a transfer's flow follows from: direction, paths, request size,
+/// and its group's window, remote transfers and store rate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Ask {
+    read: bool,
+    fwd: u32,
+    back: u32,
+    req: u32,
+    window: u32,
+    remote: u32,
+    issue_rate: u64,
+}
+
 impl Flow {
+    /// The interned kind of transfer `x`'s flow and its tail (a read's
+    /// last round trip).
+    fn kind_of<Q: EventQueue<Ev<FlowEv>>>(&mut self, w: &World<'_, Q>, x: XferId) -> Asked {
+        let xf = &w.xfers[x];
+        let (fwd, back, req) = (xf.fwd(), xf.back(), xf.req);
+        let g = &w.groups[xf.group];
+        let remote = g.remote.max(1) as f64;
+        let uses = &mut self.uses;
+        uses.clear();
+        // (round trip, the flow's cap, the bytes of its first window)
+        let (rtt, cap, first) = match xf.dir {
+            Dir::Read => {
+                let completer = w.fabric.paths[fwd].end;
+                let bp = &w.fabric.paths[back];
+                let cpl = gpu::completion_bytes(w.topo, w.p, completer, bp.mps, bp.rcb).min(req);
+                // a header-only request per `req` bytes one way, completions back
+                w.fabric.uses(fwd, TlpKind::ReadRequest, 0, req, uses);
+                w.fabric.uses(back, TlpKind::Completion, cpl, cpl, uses);
+                let rtt = w.fabric.one_way(fwd, TlpKind::ReadRequest, 0)
+                    + gpu::memory_latency(w.topo, w.p, completer)
+                    + w.fabric.one_way(back, TlpKind::Completion, cpl);
+                // Little's law on this transfer's share of the load window,
+                // from its second window on: the first window's requests
+                // all go out at once, and their round trip is the tail
+                let share = g.window as f64 / remote;
+                let window = share * req as f64;
+                (rtt, window / (rtt.0.max(1) as f64 / 1e12), window)
+            }
+            Dir::Write => {
+                w.fabric.uses(fwd, TlpKind::Write, req, req, uses);
+                let cap = g.issue_rate.map_or(f64::INFINITY, |r| r.0 as f64 / remote);
+                (Picos::ZERO, cap, 0.0)
+            }
+        };
+        // the rules the flow's paths meet: collapse (posted writes only) and
+        // cross-socket P2P, there and back
+        let rules = &mut self.rules;
+        rules.clear();
+        // A stream is counted once, on the path its data takes: a write's
+        // forward path, a read's completions.
+        let data = &w.fabric.paths[if xf.dir == Dir::Write { fwd } else { back }];
+        if xf.dir == Dir::Write {
+            rules.extend(
+                data.collapse_at
+                    .iter()
+                    .map(|&(pos, s, t)| (data.chans[pos], s, t)),
+            );
+        }
+        rules.extend(
+            data.cross_at
+                .iter()
+                .map(|&(pos, s, t)| (data.chans[pos], s, t)),
+        );
+        (self.flows.intern(cap, &self.uses, &self.rules), rtt, first)
+    }
+
     fn reflow<Q: EventQueue<Ev<FlowEv>>>(&mut self, w: &mut World<'_, Q>) {
         self.flows.recompute(&w.fabric);
         if let Some(t) = self.flows.next_finish(w.now) {

@@ -2,33 +2,53 @@
 //! over the channels of its path, using `coef × rate` of each (its wire
 //! bytes per payload byte there), capped per flow (reads: Little's law on
 //! their share of the load window, from their second window on: the first
-//! window's requests all go out at once, so only the link bounds its bytes),
-//! advanced between recomputes; the rules
+//! window's requests all go out at once, so only the links bound its
+//! bytes), advanced between recomputes; the rules
 //! of stages that change with the traffic ([`StageRule`]) give their
 //! resources: posted writes through a collapsing port share the collapse
 //! rule's rate, cross-socket P2P gets the rate for its concurrent streams
 //! and each stream its cap.
+//!
+//! What a flow asks of the fabric (cap, channel uses, rules) is interned
+//! once as a [`Kind`], so starting a flow allocates nothing; and since the
+//! rates are a pure function of the flows in order (kind, started or not,
+//! through its first window or not),
+//! a recompute looks the flow set up in a memo of earlier solves and solves
+//! only a set it has not seen (a ring's pattern of slices repeats). The
+//! plain twin (`FlowOptions::full_solve`) solves every time; both give
+//! the same rates to the bit.
 
 use crate::fabric::{Fabric, StageRule};
+use crate::ids::FxMap;
 use crate::ids::{ChId, XferId};
 use crate::maxmin::{MaxMin, Resource};
 use contend_topo::{NodeIdx, Picos};
 
+/// What a flow asks of the fabric: its cap, the channels it uses
+/// (`coef` wire bytes per payload byte), and the rule channels it meets
+/// with what the rule sees of its path (collapse entries only for posted
+/// writes).
+#[derive(Debug)]
+pub(crate) struct Kind {
+    pub cap: f64,
+    pub uses: Vec<(ChId, f64)>,
+    pub rules: Vec<(ChId, NodeIdx, NodeIdx)>,
+}
+
 #[derive(Debug)]
 pub(crate) struct Flow {
     pub xfer: XferId,
+    /// Bytes it started with, and those still to move.
+    pub bytes: f64,
     pub remaining: f64,
     pub rate: f64,
-    pub cap: f64,
+    /// Index into the interned kinds.
+    pub kind: u32,
     /// The cap binds once `remaining` is down to this: the bytes above it
     /// are the first window, requested at once, bounded by the links alone
     /// (0 for flows whose cap binds from their first byte: writes, whose
     /// cap is the rate their stores issue at).
     pub capped_below: f64,
-    pub uses: Vec<(ChId, f64)>,
-    /// Channels with a rule, and what the rule sees of the flow's path
-    /// (collapse entries only for posted writes).
-    pub rules: Vec<(ChId, NodeIdx, NodeIdx)>,
     /// Time from draining to completion (a read's last round trip).
     pub tail: Picos,
     /// Not started before this time (copy-engine setup).
@@ -46,18 +66,33 @@ impl Flow {
     }
 
     /// The flow's own cap now: none through its first window.
-    fn cap_now(&self) -> f64 {
+    fn cap_now(&self, kinds: &[Kind]) -> f64 {
         if self.in_first_window() {
             f64::INFINITY
         } else {
-            self.cap
+            kinds[self.kind as usize].cap
         }
     }
 }
 
+/// The rates a flow set solved to, and which rule held each flow.
+#[derive(Debug)]
+struct Solved {
+    rates: Vec<f64>,
+    held: Vec<Option<ChId>>,
+}
+
+/// Solved flow sets kept at most (then the memo starts over: memory stays
+/// bounded whatever the traffic).
+const MEMO_MAX: usize = 1 << 14;
+
 #[derive(Debug)]
 pub(crate) struct FlowState {
     pub flows: Vec<Flow>,
+    pub kinds: Vec<Kind>,
+    /// Kind key (see [`FlowState::intern`]) → index into `kinds`.
+    kind_of: FxMap<Vec<u64>, u32>,
+    key: Vec<u64>,
     pub version: u64,
     pub last: Picos,
     /// Busy time per channel, picoseconds-equivalent (for utilisation).
@@ -70,14 +105,24 @@ pub(crate) struct FlowState {
     res: Vec<Resource>,
     caps: Vec<f64>,
     solver: MaxMin,
+    /// Flow set (kind × 2 + started, in order) → its solve.
+    memo: FxMap<Vec<u32>, Solved>,
+    set: Vec<u32>,
+    /// Flows just over: (kind, bytes moved).
+    over: Vec<(u32, f64)>,
+    /// Solve every recompute (the plain twin of the memo).
+    full_solve: bool,
     /// A recompute is already scheduled for this time.
     pub pending: Option<Picos>,
 }
 
 impl FlowState {
-    pub fn new(chans: usize) -> FlowState {
+    pub fn new(chans: usize, full_solve: bool) -> FlowState {
         FlowState {
             flows: vec![],
+            kinds: vec![],
+            kind_of: Default::default(),
+            key: vec![],
             version: 0,
             last: Picos::ZERO,
             busy: vec![0.0; chans],
@@ -87,12 +132,16 @@ impl FlowState {
             res: vec![],
             caps: vec![],
             solver: MaxMin::default(),
+            memo: Default::default(),
+            set: vec![],
+            over: vec![],
+            full_solve,
             pending: None,
         }
     }
 
     /// Moves every flow forward to `now` at its current rate.
-    pub fn advance(&mut self, now: Picos, fabric: &Fabric) {
+    pub fn advance(&mut self, now: Picos) {
         let dt = now.0.saturating_sub(self.last.0) as f64 / 1e12;
         if dt > 0.0 {
             for f in &mut self.flows {
@@ -103,48 +152,88 @@ impl FlowState {
                 if let Some(c) = f.held {
                     self.ruled[c.ix()] += f.rate * dt;
                 }
-                for &(c, _, _) in &f.rules {
-                    self.bytes[c.ix()] += f.rate * dt;
-                }
-                for &(c, w) in &f.uses {
-                    if let Some(r) = fabric.chans[c].rate {
-                        self.busy[c.ix()] += f.rate * w * dt / r.0 as f64 * 1e12;
-                    }
-                }
             }
         }
         self.last = now;
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// A flow that moved `moved` bytes is over: the channels it used were
+    /// busy for them (counted once, not at every advance).
+    fn account(&mut self, kind: u32, moved: f64, fabric: &Fabric) {
+        let k = &self.kinds[kind as usize];
+        for &(c, _, _) in &k.rules {
+            self.bytes[c.ix()] += moved;
+        }
+        for &(c, w) in &k.uses {
+            if let Some(r) = fabric.chans[c].rate {
+                self.busy[c.ix()] += moved * w / r.0 as f64 * 1e12;
+            }
+        }
+    }
+
+    /// The kind of a flow with this cap, these uses and rules (interned:
+    /// the same ask gets the same index).
+    pub fn intern(
+        &mut self,
+        cap: f64,
+        uses: &[(ChId, f64)],
+        rules: &[(ChId, NodeIdx, NodeIdx)],
+    ) -> u32 {
+        self.key.clear();
+        self.key.push(cap.to_bits());
+        self.key.push(uses.len() as u64);
+        for &(c, w) in uses {
+            self.key.push(c.0 as u64);
+            self.key.push(w.to_bits());
+        }
+        for &(c, a, b) in rules {
+            self.key.push(c.0 as u64);
+            self.key.push(a.0 as u64);
+            self.key.push(b.0 as u64);
+        }
+        if let Some(&k) = self.kind_of.get(self.key.as_slice()) {
+            return k;
+        }
+        let k = self.kinds.len() as u32;
+        self.kinds.push(Kind {
+            cap,
+            uses: uses.to_vec(),
+            rules: rules.to_vec(),
+        });
+        self.kind_of.insert(self.key.clone(), k);
+        k
+    }
+
+    /// A flow of `bytes` whose first `uncapped` bytes its cap does not
+    /// bound (a read's first window).
     pub fn add(
         &mut self,
         xfer: XferId,
         bytes: f64,
-        cap: f64,
+        kind: u32,
         uncapped: f64,
-        uses: Vec<(ChId, f64)>,
-        rules: Vec<(ChId, NodeIdx, NodeIdx)>,
         tail: Picos,
         setup: Picos,
     ) {
         let start = self.last + setup;
         self.flows.push(Flow {
             xfer,
+            bytes,
             remaining: bytes,
             rate: 0.0,
-            cap,
+            kind,
             capped_below: (bytes - uncapped.clamp(0.0, bytes)).max(0.0),
-            uses,
-            rules,
             tail,
             start,
             held: None,
         });
     }
 
+    /// New rates for every flow: from the memo where this flow set was
+    /// solved before, else solved (and remembered).
     pub fn recompute(&mut self, fabric: &Fabric) {
-        self.solve(fabric);
+        self.version += 1;
+        self.rates(fabric);
         // A first window no rated channel bounds goes out and lands at once:
         // the flow is through it, and its cap binds from there.
         let mut jumped = false;
@@ -155,24 +244,55 @@ impl FlowState {
             }
         }
         if jumped {
-            self.solve(fabric);
+            self.rates(fabric);
         }
     }
 
-    fn solve(&mut self, fabric: &Fabric) {
-        self.version += 1;
+    /// The rates of the flow set as it is: remembered or solved.
+    fn rates(&mut self, fabric: &Fabric) {
+        if self.full_solve {
+            return self.solve(fabric);
+        }
         let now = self.last;
+        self.set.clear();
+        self.set.extend(self.flows.iter().map(|f| {
+            f.kind * 4 + u32::from(f.start <= now) + 2 * u32::from(f.in_first_window())
+        }));
+        if let Some(s) = self.memo.get(self.set.as_slice()) {
+            for (f, (r, h)) in self.flows.iter_mut().zip(s.rates.iter().zip(&s.held)) {
+                f.rate = *r;
+                f.held = *h;
+            }
+            return;
+        }
+        self.solve(fabric);
+        if self.memo.len() >= MEMO_MAX {
+            self.memo.clear();
+        }
+        let solved = Solved {
+            rates: self.flows.iter().map(|f| f.rate).collect(),
+            held: self.flows.iter().map(|f| f.held).collect(),
+        };
+        self.memo.insert(self.set.clone(), solved);
+    }
+
+    /// Max-min fair rates of the flows now, solved.
+    fn solve(&mut self, fabric: &Fabric) {
+        let now = self.last;
+        let kinds = &self.kinds;
         self.caps.clear();
-        self.caps.extend(
-            self.flows
-                .iter()
-                .map(|f| if f.start > now { 0.0 } else { f.cap_now() }),
-        );
+        self.caps.extend(self.flows.iter().map(|f| {
+            if f.start > now {
+                0.0
+            } else {
+                f.cap_now(kinds)
+            }
+        }));
         // every flow on a channel with a rule, by channel
         let mut ruled: std::collections::BTreeMap<ChId, Vec<(usize, NodeIdx, NodeIdx)>> =
             Default::default();
         for (fi, f) in self.flows.iter().enumerate() {
-            for &(c, a, b) in &f.rules {
+            for &(c, a, b) in &kinds[f.kind as usize].rules {
                 ruled.entry(c).or_default().push((fi, a, b));
             }
         }
@@ -184,7 +304,7 @@ impl FlowState {
         // channel -> resource index, reset after use
         self.slot.resize(fabric.chans.len(), usize::MAX);
         for (fi, f) in self.flows.iter().enumerate() {
-            for &(c, w) in &f.uses {
+            for &(c, w) in &kinds[f.kind as usize].uses {
                 let Some(r) = fabric.chans[c].rate else {
                     continue;
                 };
@@ -242,7 +362,7 @@ impl FlowState {
             }
         }
         for f in &self.flows {
-            for &(c, _) in &f.uses {
+            for &(c, _) in &kinds[f.kind as usize].uses {
                 self.slot[c.ix()] = usize::MAX;
             }
         }
@@ -287,16 +407,30 @@ impl FlowState {
             .min()
     }
 
-    /// Removes drained flows: (transfer, tail latency).
-    pub fn take_finished(&mut self) -> Vec<(XferId, Picos)> {
-        let mut out = vec![];
+    /// Removes drained flows into `out`: (transfer, tail latency).
+    pub fn take_finished(&mut self, out: &mut Vec<(XferId, Picos)>, fabric: &Fabric) {
+        out.clear();
+        let mut over = std::mem::take(&mut self.over);
+        let last = self.last;
         self.flows.retain(|f| {
-            let done = f.start <= self.last && (f.remaining <= 0.5 || f.rate.is_infinite());
+            let done = f.start <= last && (f.remaining <= 0.5 || f.rate.is_infinite());
             if done {
                 out.push((f.xfer, f.tail));
+                // an unbounded flow (no rated channel, no cap) drains the
+                // instant it starts and keeps no channel busy
+                let moved = if f.rate.is_infinite() {
+                    0.0
+                } else {
+                    f.bytes - f.remaining
+                };
+                over.push((f.kind, moved));
             }
             !done
         });
-        out
+        for &(k, moved) in &over {
+            self.account(k, moved, fabric);
+        }
+        over.clear();
+        self.over = over;
     }
 }

@@ -167,7 +167,7 @@ impl Tlp {
             if let (0, super::PktKind::Write { xfer, .. }) = (p.hop, p.kind) {
                 // the SM's store buffer slot frees when the TLP leaves the GPU
                 let g = w.xfers[xfer].group;
-                self.stores[g.ix()].departs.push_back(start);
+                self.stores[g].departs.push_back(start);
                 self.schedule_depart(w, g);
             }
         }

@@ -37,11 +37,11 @@ impl Tlp {
             if grp.window == 0 {
                 break;
             }
-            let n = grp.xfers.len();
-            let rr = self.stores[g.ix()].rr;
+            let n = grp.count as usize;
+            let rr = self.stores[g].rr;
             let mut pick = None;
             for k in 0..n {
-                let x = grp.xfers[(rr + k) % n];
+                let x = grp.xfer((rr + k) % n);
                 let xf = &w.xfers[x];
                 if !xf.local() && xf.issued < xf.total {
                     pick = Some((x, (rr + k + 1) % n));
@@ -49,7 +49,7 @@ impl Tlp {
                 }
             }
             let Some((x, rr)) = pick else { break };
-            self.stores[g.ix()].rr = rr;
+            self.stores[g].rr = rr;
             w.groups[g].window -= 1;
             let xf = &mut w.xfers[x];
             let size = (xf.total - xf.issued).min(xf.req as u64) as u32;
@@ -59,7 +59,7 @@ impl Tlp {
                 // an SM store: issued at the blocks' pace, on the link one
                 // visibility latency later
                 Some(rate) => {
-                    let sb = &mut self.stores[g.ix()];
+                    let sb = &mut self.stores[g];
                     sb.next_issue = sb.next_issue.max(now) + rate.time_for(Bytes(size as u64));
                     sb.next_issue + self.visibility
                 }
@@ -103,7 +103,7 @@ impl Tlp {
         w: &mut World<'_, Q>,
         g: GroupId,
     ) {
-        let sb = &mut self.stores[g.ix()];
+        let sb = &mut self.stores[g];
         let grp = &w.groups[g];
         if sb.depart_pending || sb.departs.is_empty() {
             return;
@@ -130,7 +130,10 @@ impl Tlp {
     /// Slots of stores that have left by now come back.
     pub(super) fn depart<Q: EventQueue<Ev<TlpEv>>>(&mut self, w: &mut World<'_, Q>, g: GroupId) {
         let now = w.now;
-        let sb = &mut self.stores[g.ix()];
+        let Some(sb) = self.stores.get_mut(g) else {
+            debug_assert!(false, "a group ends only once its stores have departed");
+            return;
+        };
         sb.depart_pending = false;
         while sb.departs.front().is_some_and(|t| *t <= now) {
             sb.departs.pop_front();

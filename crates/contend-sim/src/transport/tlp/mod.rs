@@ -15,7 +15,7 @@ use crate::engine::{Ev, Outcome, World};
 use crate::fabric::Fabric;
 use crate::flags::{FlagAddr, Waiting};
 use crate::gpu;
-use crate::ids::{ActorId, Arena, ChId, GroupId, PktId, XferId};
+use crate::ids::{ActorId, Arena, ChId, GroupId, PktId, Window, XferId};
 use crate::params::{ModelParams, ns};
 use crate::queue::EventQueue;
 use crate::transport::Transport;
@@ -58,8 +58,8 @@ pub struct TlpOptions {
 pub(crate) struct Tlp {
     chans: Arena<ChId, Chan>,
     pool: Pool,
-    /// Per group (indexed like the world's groups).
-    stores: Vec<StoreBuffer>,
+    /// Per live group (ids like the world's groups).
+    stores: Window<GroupId, StoreBuffer>,
     fc_delay: Picos,
     fc_coalesce: u32,
     /// Store visibility latency of SM stores and flags.
@@ -76,7 +76,7 @@ impl Transport for Tlp {
         Tlp {
             chans: Arena::from_vec(fabric.chans.iter().map(Chan::new).collect()),
             pool: Pool::default(),
-            stores: vec![],
+            stores: Window::default(),
             fc_delay: ns(p.pcie.fc_update_ns),
             fc_coalesce: p.pcie.fc_coalesce,
             visibility: gpu::store_visibility(p),
@@ -94,13 +94,17 @@ impl Transport for Tlp {
         g: GroupId,
         setup: Picos,
     ) {
-        debug_assert_eq!(g.ix(), self.stores.len(), "groups begin in order");
-        self.stores.push(StoreBuffer::default());
+        let id = self.stores.push(StoreBuffer::default());
+        debug_assert_eq!(g, id, "groups begin in order");
         if setup == Picos::ZERO {
             self.issue(w, g);
         } else {
             w.push(w.now + setup, Ev::Net(TlpEv::Begin(g)));
         }
+    }
+
+    fn group_freed(&mut self, g: GroupId) {
+        self.stores.remove(g);
     }
 
     fn send_flag<Q: EventQueue<Ev<TlpEv>>>(
@@ -201,6 +205,7 @@ impl Tlp {
                     };
                     w.tell(Outcome::Flag(flag));
                 }
+                crate::transfer::delivered(&mut w.xfers, xfer);
                 self.pool.release(pk);
             }
             PktKind::Flag { flag } => {
