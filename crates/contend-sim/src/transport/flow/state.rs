@@ -84,7 +84,7 @@ struct Solved {
 
 /// Solved flow sets kept at most (then the memo starts over: memory stays
 /// bounded whatever the traffic).
-const MEMO_MAX: usize = 1 << 14;
+const MEMO_MAX: usize = 1 << 12;
 
 #[derive(Debug)]
 pub(crate) struct FlowState {
