@@ -8,6 +8,7 @@
 //! fidelity); `cargo test` runs the
 //! quick scenarios, `CONTEND_GOLDEN=all cargo test --release -p contend-sim
 //! --test golden` runs every one, `CONTEND_GOLDEN=bless` rewrites the files,
+//! (`CONTEND_GOLDEN_ROOT=<repo>` when the test binary runs elsewhere),
 //! and `CONTEND_GOLDEN=bless-new` writes only the missing ones (a scenario
 //! added since) and checks the others; with `CONTEND_GOLDEN_ONLY=stem,...`
 //! it writes those scenarios' missing files and simulates nothing else.
@@ -24,8 +25,13 @@ use contend_sim::{ModelParams, runs_of, simulate_one};
 use contend_workload::{Fidelity, Placement, Scenario, Workload, load_scenario};
 use std::path::{Path, PathBuf};
 
+/// The repository: `CONTEND_GOLDEN_ROOT` where the test binary runs away
+/// from the tree it was built in (blessing on a machine with more cores).
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    match std::env::var_os("CONTEND_GOLDEN_ROOT") {
+        Some(r) => PathBuf::from(r),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."),
+    }
 }
 
 /// Scenarios too slow for a debug-profile `cargo test` (TLP at 64 MiB).
