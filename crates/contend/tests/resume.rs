@@ -57,7 +57,7 @@ fn interrupt_and_resume(args: &[&str], stream: &Path, after: usize) -> (String, 
 /// `--resume`: the resumed run's stdout.
 fn interrupted_then_resumed(args: &[&str], stream: &Path, ready: &dyn Fn(&str) -> bool) -> String {
     let s = stream.to_str().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_contend"))
+    let child = Command::new(env!("CARGO_BIN_EXE_contend"))
         .args(args)
         .args(["--stream", s])
         .current_dir(root())
@@ -78,7 +78,6 @@ fn interrupted_then_resumed(args: &[&str], stream: &Path, ready: &dyn Fn(&str) -
         .status()
         .unwrap();
     assert!(kill.success());
-    let _ = &mut child;
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
