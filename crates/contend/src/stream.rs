@@ -94,8 +94,8 @@ fn differences(a: &Value, b: &Value) -> Vec<String> {
                 .map(|k| {
                     let show = |v: Option<&Value>| {
                         let s = v.map_or("(none)".into(), |v| v.to_string());
-                        if s.len() > 60 {
-                            format!("{}…", &s[..s.floor_char_boundary(60)])
+                        if s.chars().count() > 60 {
+                            format!("{}…", s.chars().take(60).collect::<String>())
                         } else {
                             s
                         }

@@ -108,12 +108,7 @@ pub fn vllm(
         });
         let top = *opts.sizes.last().expect("sizes");
         let max_size = first_loss.unwrap_or(top * 2);
-        let last_win = opts
-            .sizes
-            .iter()
-            .copied()
-            .filter(|z| *z < max_size)
-            .next_back();
+        let last_win = opts.sizes.iter().copied().rfind(|z| *z < max_size);
         let why = match (last_win, first_loss) {
             (Some(w), Some(l)) => format!(
                 "custom {} vs NCCL {} at {}; NCCL wins at {} ({} vs {})",

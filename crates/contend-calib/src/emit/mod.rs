@@ -131,6 +131,7 @@ pub(crate) type Times = BTreeMap<(usize, u64, String), Option<f64>>;
 
 /// Simulates every labelled variant at every size for each world size (the
 /// first k GPUs of `topo`), flow fidelity, bf16 elements.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn predict(
     topo: &Topology,
     params: &ModelParams,
