@@ -3,11 +3,12 @@
 //! island two-shot, staged push, the copy-engine ring or NCCL's ring wins,
 //! from the (fitted) model.
 
+use crate::checkpoint::{Checkpoint, ConstantSet, Prediction};
 use crate::error::CalibError;
-use crate::eval::ranges;
 use crate::fit::Progress;
 use contend_sim::ModelParams;
 use contend_topo::{Bytes, Topology};
+use contend_workload::compare::{self, DEFAULT_TIE_TOLERANCE};
 use contend_workload::{Algorithm, Placement};
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -28,16 +29,41 @@ pub fn family(a: Algorithm) -> &'static str {
     }
 }
 
-/// One size range where one family wins.
+/// One size range where one family wins, or several tie.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Range {
     pub from_bytes: u64,
     pub to_bytes: u64,
     /// `one-shot`, `two-shot`, `hierarchical`, `island-two-shot`,
-    /// `staged-push`, `ce-ring`, `nccl-ring`, `nccl`.
+    /// `staged-push`, `ce-ring`, `nccl-ring`, `nccl`; `tie` where several
+    /// families are within the tolerance of the fastest all through the range.
     pub family: String,
-    /// The fastest algorithm of the family at each size of the range, in order (deduplicated).
+    /// The families tied, fastest at the range's first size first (empty
+    /// unless `family` is `tie`).
+    pub tied: Vec<String>,
+    /// The fastest algorithm of the family (of each tied family) at each
+    /// size of the range, in order (deduplicated).
     pub algorithms: Vec<String>,
+}
+
+/// One family's best prediction at one size.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FamilyTime {
+    pub family: String,
+    pub algorithm: String,
+    pub ns: f64,
+    /// The relative uncertainty of comparing it with the fastest (0.03: 3 %).
+    pub tolerance: f64,
+}
+
+/// What the advice saw at one size.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SizeChoice {
+    pub size_bytes: u64,
+    /// Every family's best, fastest first.
+    pub families: Vec<FamilyTime>,
+    /// The families tied for fastest ([`compare::tied`]).
+    pub tied: Vec<String>,
 }
 
 /// The advice for one world size.
@@ -49,9 +75,67 @@ pub struct WorldAdvice {
     pub ranges: Vec<Range>,
     /// Per size: (size, winner, its time ns, runner-up family's time ns).
     pub sizes: Vec<(u64, String, f64, f64)>,
+    /// Per size: every family's time and which are tied.
+    pub choices: Vec<SizeChoice>,
 }
 
-/// Simulates every algorithm at every size for each world size 2..=GPUs.
+/// How far apart two predictions must be for one to win (below it they tie).
+#[derive(Clone, Debug)]
+pub enum Tolerance {
+    /// The same relative tolerance everywhere: [`DEFAULT_TIE_TOLERANCE`]
+    /// where the constants state no uncertainty, or a user's.
+    Fixed(f64),
+    /// From a calibration's bootstrap: every prediction made again with the
+    /// fitted constants at their bootstrap 5th (`low`) and 95th (`high`)
+    /// percentiles; a family's uncertainty is half the spread of its two
+    /// times over its time, and a comparison's the larger of the two
+    /// families'.
+    Bootstrap {
+        low: Box<ModelParams>,
+        high: Box<ModelParams>,
+    },
+}
+
+impl Tolerance {
+    /// In words, for the table's header.
+    pub fn describe(&self, advice: &[WorldAdvice]) -> String {
+        match self {
+            Tolerance::Fixed(t) if *t == DEFAULT_TIE_TOLERANCE => format!(
+                "{:.1} % (the default: these constants state no uncertainty)",
+                t * 100.0
+            ),
+            Tolerance::Fixed(t) => format!("{:.1} %", t * 100.0),
+            Tolerance::Bootstrap { .. } => {
+                let mut v: Vec<f64> = advice
+                    .iter()
+                    .flat_map(|w| w.choices.iter())
+                    .flat_map(|c| c.families.iter().map(|f| f.tolerance))
+                    .collect();
+                v.sort_by(f64::total_cmp);
+                let med = v.get(v.len() / 2).copied().unwrap_or(0.0);
+                let max = v.last().copied().unwrap_or(0.0);
+                format!(
+                    "from the fit's bootstrap (5th..95th percentile constants): median {:.1} %, max {:.1} %",
+                    med * 100.0,
+                    max * 100.0
+                )
+            }
+        }
+    }
+
+    /// The constant sets predicted with.
+    fn sets(&self) -> &'static [ConstantSet] {
+        match self {
+            Tolerance::Fixed(_) => &[ConstantSet::Fitted],
+            Tolerance::Bootstrap { .. } => {
+                &[ConstantSet::Fitted, ConstantSet::Low, ConstantSet::High]
+            }
+        }
+    }
+}
+
+/// Simulates every algorithm at every size for each world size 2..=GPUs;
+/// ties within [`DEFAULT_TIE_TOLERANCE`].
 pub fn advise(
     topo: &Topology,
     params: &ModelParams,
@@ -59,6 +143,19 @@ pub fn advise(
     sizes: &[u64],
     progress: Progress<'_>,
 ) -> Result<Vec<WorldAdvice>, CalibError> {
+    advise_resumable(
+        topo,
+        params,
+        &Tolerance::Fixed(DEFAULT_TIE_TOLERANCE),
+        placement,
+        sizes,
+        progress,
+        &Checkpoint::none(),
+    )
+}
+
+/// The GPUs' ids, two at least.
+fn gpu_ids(topo: &Topology) -> Result<Vec<String>, CalibError> {
     let gpus: Vec<String> = topo
         .gpus()
         .iter()
@@ -71,38 +168,144 @@ pub fn advise(
             gpus.len()
         )));
     }
-    let mut out = vec![];
+    Ok(gpus)
+}
+
+/// How many predictions [`advise_resumable`] makes: every algorithm at
+/// every size for each world size 2..=GPUs, for each constant set.
+pub fn predictions(topo: &Topology, sizes: &[u64], tolerance: &Tolerance) -> usize {
+    topo.gpus().len().saturating_sub(1)
+        * Algorithm::ALL.len()
+        * sizes.len()
+        * tolerance.sets().len()
+}
+
+/// [`advise`] with a tie tolerance, each prediction handed to `checkpoint`
+/// as it completes and those it holds from before not simulated again.
+pub fn advise_resumable(
+    topo: &Topology,
+    params: &ModelParams,
+    tolerance: &Tolerance,
+    placement: Placement,
+    sizes: &[u64],
+    progress: Progress<'_>,
+    checkpoint: &Checkpoint<'_, Prediction>,
+) -> Result<Vec<WorldAdvice>, CalibError> {
+    let gpus = gpu_ids(topo)?;
     let worlds: Vec<usize> = (2..=gpus.len()).collect();
     let variants: Vec<(String, crate::emit::Variant)> = Algorithm::ALL
         .iter()
         .map(|a| (a.name().to_string(), crate::emit::Variant::Algo(*a)))
         .collect();
-    let all = crate::emit::predict(
-        topo,
-        params,
-        placement,
-        contend_workload::LaunchMode::Eager,
-        &worlds,
-        sizes,
-        &variants,
-        progress,
-    )?;
+    let mut done: Vec<Prediction> = vec![];
+    for &set in tolerance.sets() {
+        let p = match (set, tolerance) {
+            (ConstantSet::Low, Tolerance::Bootstrap { low, .. }) => low.as_ref(),
+            (ConstantSet::High, Tolerance::Bootstrap { high, .. }) => high.as_ref(),
+            _ => params,
+        };
+        let all = crate::emit::predict_resumable(
+            topo,
+            p,
+            placement,
+            contend_workload::LaunchMode::Eager,
+            &worlds,
+            sizes,
+            &variants,
+            progress,
+            checkpoint,
+            set,
+        )?;
+        done.extend(
+            all.into_iter()
+                .map(|((world, size_bytes, variant), ns)| Prediction {
+                    world,
+                    size_bytes,
+                    variant,
+                    ns,
+                    constants: set,
+                }),
+        );
+    }
+    advice_of(topo, tolerance, placement, sizes, &done)
+}
+
+/// The advice over the sizes of `sizes` where every algorithm is predicted
+/// (with every constant set the tolerance needs) for every world size: all
+/// of them after a whole run; after an interrupted one, those done.
+pub fn advice_of(
+    topo: &Topology,
+    tolerance: &Tolerance,
+    placement: Placement,
+    sizes: &[u64],
+    done: &[Prediction],
+) -> Result<Vec<WorldAdvice>, CalibError> {
+    let gpus = gpu_ids(topo)?;
+    let sets = tolerance.sets();
+    let table = |set: ConstantSet| -> crate::emit::Times {
+        done.iter()
+            .filter(|p| p.constants == set)
+            .map(|p| ((p.world, p.size_bytes, p.variant.clone()), p.ns))
+            .collect()
+    };
+    let tables: Vec<crate::emit::Times> = sets.iter().map(|&s| table(s)).collect();
+    let whole: Vec<u64> = sizes
+        .iter()
+        .copied()
+        .filter(|&s| {
+            (2..=gpus.len()).all(|k| {
+                Algorithm::ALL.iter().all(|a| {
+                    tables
+                        .iter()
+                        .all(|t| t.contains_key(&(k, s, a.name().to_string())))
+                })
+            })
+        })
+        .collect();
+    let fixed = match tolerance {
+        Tolerance::Fixed(t) => Some(*t),
+        Tolerance::Bootstrap { .. } => None,
+    };
+    Ok(advice_from(&gpus, placement, &whole, &tables, fixed))
+}
+
+fn advice_from(
+    gpus: &[String],
+    placement: Placement,
+    sizes: &[u64],
+    tables: &[crate::emit::Times],
+    fixed: Option<f64>,
+) -> Vec<WorldAdvice> {
+    let all = &tables[0];
+    // a family's uncertainty at (world, size): fixed, or the bootstrap's half-spread
+    let unc = |k: usize, s: u64, a: Algorithm, t: f64| -> f64 {
+        match (fixed, tables.get(1), tables.get(2)) {
+            (Some(f), _, _) => f,
+            (None, Some(lo), Some(hi)) => {
+                match (
+                    crate::emit::at(lo, k, s, a.name()),
+                    crate::emit::at(hi, k, s, a.name()),
+                ) {
+                    (Some(l), Some(h)) => (h - l).abs() / 2.0 / t.max(1e-9),
+                    _ => 0.0,
+                }
+            }
+            _ => 0.0,
+        }
+    };
+    let worlds: Vec<usize> = (2..=gpus.len()).collect();
+    let mut out = vec![];
     for k in worlds {
         let ranks = &gpus[..k];
-        let times: Vec<(u64, Algorithm, f64)> = sizes
-            .iter()
-            .flat_map(|&s| {
-                let all = &all;
-                Algorithm::ALL
-                    .iter()
-                    .filter_map(move |&a| crate::emit::at(all, k, s, a.name()).map(|t| (s, a, t)))
-            })
-            .collect();
         let mut per_size = vec![];
+        let mut choices = vec![];
         for &s in sizes {
+            // each family's fastest algorithm here
             let mut best: Vec<(&'static str, Algorithm, f64)> = vec![];
-            for &(z, a, t) in times.iter().filter(|x| x.0 == s) {
-                let _ = z;
+            for &a in Algorithm::ALL {
+                let Some(t) = crate::emit::at(all, k, s, a.name()) else {
+                    continue;
+                };
                 match best.iter_mut().find(|b| b.0 == family(a)) {
                     Some(b) if t < b.2 => *b = (family(a), a, t),
                     Some(_) => {}
@@ -110,26 +313,63 @@ pub fn advise(
                 }
             }
             best.sort_by(|a, b| a.2.total_cmp(&b.2));
-            if let Some(w) = best.first() {
-                let second = best.get(1).map_or(w.2, |b| b.2);
-                per_size.push((s, w.0.to_string(), w.1, w.2, second));
-            }
+            let Some(w) = best.first().copied() else {
+                continue;
+            };
+            let second = best.get(1).map_or(w.2, |b| b.2);
+            per_size.push((s, w.1, w.2, second));
+            let u_best = unc(k, s, w.1, w.2);
+            let families: Vec<FamilyTime> = best
+                .iter()
+                .map(|&(f, a, t)| FamilyTime {
+                    family: f.to_string(),
+                    algorithm: a.name().to_string(),
+                    ns: t,
+                    tolerance: unc(k, s, a, t).max(u_best),
+                })
+                .collect();
+            let tied = compare::tied(
+                &families
+                    .iter()
+                    .map(|f| (f.family.clone(), f.ns, f.tolerance))
+                    .collect::<Vec<_>>(),
+            );
+            choices.push(SizeChoice {
+                size_bytes: s,
+                families,
+                tied,
+            });
         }
-        let fam_rows: Vec<(u64, String)> = per_size.iter().map(|r| (r.0, r.1.clone())).collect();
-        let ranges = ranges(&fam_rows)
+        let per: Vec<(Bytes, Vec<String>)> = choices
+            .iter()
+            .map(|c| (Bytes(c.size_bytes), c.tied.clone()))
+            .collect();
+        let ranges = compare::tie_bands(&per)
             .into_iter()
-            .map(|(a, b, fam)| {
+            .map(|b| {
                 let mut algs: Vec<String> = vec![];
-                for r in per_size.iter().filter(|r| r.0 >= a && r.0 <= b) {
-                    let n = r.2.name().to_string();
-                    if algs.last() != Some(&n) {
-                        algs.push(n);
+                for fam in &b.choices {
+                    for c in choices
+                        .iter()
+                        .filter(|c| c.size_bytes >= b.from.0 && c.size_bytes <= b.to.0)
+                    {
+                        if let Some(f) = c.families.iter().find(|f| &f.family == fam)
+                            && !algs.contains(&f.algorithm)
+                        {
+                            algs.push(f.algorithm.clone());
+                        }
                     }
                 }
+                let tie = b.choices.len() > 1;
                 Range {
-                    from_bytes: a,
-                    to_bytes: b,
-                    family: fam,
+                    from_bytes: b.from.0,
+                    to_bytes: b.to.0,
+                    family: if tie {
+                        "tie".into()
+                    } else {
+                        b.choices[0].clone()
+                    },
+                    tied: if tie { b.choices.clone() } else { vec![] },
                     algorithms: algs,
                 }
             })
@@ -141,17 +381,22 @@ pub fn advise(
             ranges,
             sizes: per_size
                 .iter()
-                .map(|r| (r.0, r.2.name().to_string(), r.3, r.4))
+                .map(|r| (r.0, r.1.name().to_string(), r.2, r.3))
                 .collect(),
+            choices,
         });
     }
-    Ok(out)
+    out
 }
 
 /// The advice as a table.
-pub fn advice_table(topo_name: &str, advice: &[WorldAdvice]) -> String {
+pub fn advice_table(topo_name: &str, tolerance: &str, advice: &[WorldAdvice]) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "topology  {topo_name}");
+    let _ = writeln!(
+        s,
+        "tie       tolerance {tolerance}: a prediction within it of the fastest ties; a range changes only where its choice is beaten by more"
+    );
     for w in advice {
         let _ = writeln!(
             s,
@@ -166,13 +411,17 @@ pub fn advice_table(topo_name: &str, advice: &[WorldAdvice]) -> String {
             "from", "to", "use"
         );
         for r in &w.ranges {
+            let what = if r.tied.is_empty() {
+                r.algorithms.join(", ")
+            } else {
+                format!("{} ({})", r.algorithms.join(" = "), r.tied.join(" = "))
+            };
             let _ = writeln!(
                 s,
-                "  {:>10}  {:>10}  {:<15} {}",
+                "  {:>10}  {:>10}  {:<15} {what}",
                 Bytes(r.from_bytes).to_string(),
                 Bytes(r.to_bytes).to_string(),
                 r.family,
-                r.algorithms.join(", ")
             );
         }
     }

@@ -3,8 +3,9 @@
 //! default and the fitted constants, check a few points at TLP fidelity, and
 //! keep everything the report needs in one serialisable summary (`fit.json`).
 
+use crate::checkpoint::{CalibStep, Checkpoint};
 use crate::error::CalibError;
-use crate::fit::{FitOptions, FitParam, FitPoint, FittedConstant, Progress, fit};
+use crate::fit::{FitOptions, FitParam, FitPoint, FittedConstant, Progress, fit_resumable};
 use crate::measure::{Kind, Measurement, ProbeOp, Role, load_measurements};
 use crate::twin::{Twin, build_twin};
 use contend_sim::ModelParams;
@@ -65,7 +66,7 @@ impl PointResult {
 }
 
 /// A flow-fidelity prediction checked against the TLP reference.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TlpCheck {
     pub label: String,
     pub flow_ns: f64,
@@ -284,6 +285,49 @@ pub fn calibrate(
     opts: &CalibrateOptions,
     progress: Progress<'_>,
 ) -> Result<FitSummary, CalibError> {
+    calibrate_resumable(
+        files,
+        topo,
+        topology_file,
+        base,
+        opts,
+        progress,
+        &Checkpoint::none(),
+    )
+}
+
+/// [`calibrate`], every step (a pairing simulation, the fit, a bootstrap
+/// refit, a prediction, a TLP check) handed to `checkpoint` as it
+/// completes, and those it holds from before not run again: resumed from
+/// the steps of an interrupted run on the same inputs, it ends with the
+/// summary an uninterrupted run gives.
+pub fn calibrate_resumable(
+    files: &[&Path],
+    topo: &Topology,
+    topology_file: &str,
+    base: &ModelParams,
+    opts: &CalibrateOptions,
+    progress: Progress<'_>,
+    checkpoint: &Checkpoint<'_, CalibStep>,
+) -> Result<FitSummary, CalibError> {
+    let paired_before = |i: usize| {
+        checkpoint.find(|s| match s {
+            CalibStep::Paired { index, ns, .. } if *index == i => Some(*ns),
+            _ => None,
+        })
+    };
+    let predicted_before = |i: usize| {
+        checkpoint.find(|s| match s {
+            CalibStep::Predicted { index, ns, .. } if *index == i => Some(*ns),
+            _ => None,
+        })
+    };
+    let checked_before = |i: usize| {
+        checkpoint.find(|s| match s {
+            CalibStep::Checked { index, check } if *index == i => Some(check.clone()),
+            _ => None,
+        })
+    };
     opts.fit.check()?;
     if opts.tlp_checks > MAX_TLP_CHECKS {
         return Err(CalibError::Fit(format!(
@@ -326,26 +370,36 @@ pub fn calibrate(
         .collect::<Result<_, _>>()?;
     progress("pairing", 0, ms.len());
     let paired = std::sync::atomic::AtomicUsize::new(0);
-    let default_pred: Vec<Option<f64>> =
-        ms.par_iter()
-            .zip(twins.par_iter())
-            .map(|(m, t)| {
-                let p =
-                    match t {
-                        None => Ok(None),
-                        Some(t) => t.predict(base, opts.fit.fidelity).map(Some).map_err(|e| {
-                            CalibError::Twin {
-                                file: m.file.clone(),
-                                line: m.line,
-                                message: e,
-                            }
-                        }),
-                    };
-                let done = paired.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                progress("pairing", done, ms.len());
-                p
-            })
-            .collect::<Result<_, _>>()?;
+    let default_pred: Vec<Option<f64>> = ms
+        .par_iter()
+        .zip(twins.par_iter())
+        .enumerate()
+        .map(|(i, (m, t))| {
+            let p = match (paired_before(i), t) {
+                (Some(ns), _) => Ok(ns),
+                (None, None) => Ok(None),
+                (None, Some(t)) => {
+                    t.predict(base, opts.fit.fidelity)
+                        .map(Some)
+                        .map_err(|e| CalibError::Twin {
+                            file: m.file.clone(),
+                            line: m.line,
+                            message: e,
+                        })
+                }
+            };
+            if let (Ok(ns), None) = (&p, paired_before(i)) {
+                checkpoint.record(&CalibStep::Paired {
+                    index: i,
+                    label: m.label(),
+                    ns: *ns,
+                });
+            }
+            let done = paired.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            progress("pairing", done, ms.len());
+            p
+        })
+        .collect::<Result<_, _>>()?;
 
     let mut fam_count: BTreeMap<String, usize> = BTreeMap::new();
     for m in ms.iter().filter(|m| m.role == Role::Fit) {
@@ -391,7 +445,7 @@ pub fn calibrate(
     if on_log > 0 {
         fit_opts.bootstrap = fit_opts.bootstrap.min(LOG_FIT_BOOTSTRAP);
     }
-    let out = fit(base, &fit_params, &points, &fit_opts, progress)?;
+    let out = fit_resumable(base, &fit_params, &points, &fit_opts, progress, checkpoint)?;
     // gpu.local_efficiency: local loads at full occupancy, launch removed.
     let mut params = out.params.clone();
     let local_efficiency = local_efficiency(&ms, topo, &params);
@@ -399,19 +453,35 @@ pub fn calibrate(
         params.gpu.local_efficiency = c.value;
     }
 
+    progress("predicting", 0, ms.len());
+    let predicted = std::sync::atomic::AtomicUsize::new(0);
     let fitted_pred: Vec<Option<f64>> = ms
         .par_iter()
         .zip(twins.par_iter())
-        .map(|(m, t)| match t {
-            None => Ok(None),
-            Some(t) => t
-                .predict(&params, opts.fit.fidelity)
-                .map(Some)
-                .map_err(|e| CalibError::Twin {
-                    file: m.file.clone(),
-                    line: m.line,
-                    message: e,
-                }),
+        .enumerate()
+        .map(|(i, (m, t))| {
+            let p = match (predicted_before(i), t) {
+                (Some(ns), _) => return Ok(ns),
+                (None, None) => Ok(None),
+                (None, Some(t)) => t
+                    .predict(&params, opts.fit.fidelity)
+                    .map(Some)
+                    .map_err(|e| CalibError::Twin {
+                        file: m.file.clone(),
+                        line: m.line,
+                        message: e,
+                    }),
+            };
+            if let Ok(ns) = &p {
+                checkpoint.record(&CalibStep::Predicted {
+                    index: i,
+                    label: m.label(),
+                    ns: *ns,
+                });
+            }
+            let done = predicted.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            progress("predicting", done, ms.len());
+            p
         })
         .collect::<Result<_, _>>()?;
 
@@ -428,17 +498,31 @@ pub fn calibrate(
         .take(opts.tlp_checks)
         .copied()
         .collect();
+    progress("tlp checks", 0, picked.len());
+    let checked = std::sync::atomic::AtomicUsize::new(0);
     let tlp_checks: Vec<TlpCheck> = picked
         .par_iter()
         .filter_map(|&i| {
+            if let Some(c) = checked_before(i) {
+                return c;
+            }
             let t = twins[i].as_ref()?;
-            let flow = t.predict(&params, Fidelity::Flow).ok()?;
-            let tlp = t.predict(&params, Fidelity::Tlp).ok()?;
-            Some(TlpCheck {
-                label: ms[i].label(),
-                flow_ns: flow,
-                tlp_ns: tlp,
-            })
+            let check = (|| {
+                let flow = t.predict(&params, Fidelity::Flow).ok()?;
+                let tlp = t.predict(&params, Fidelity::Tlp).ok()?;
+                Some(TlpCheck {
+                    label: ms[i].label(),
+                    flow_ns: flow,
+                    tlp_ns: tlp,
+                })
+            })();
+            checkpoint.record(&CalibStep::Checked {
+                index: i,
+                check: check.clone(),
+            });
+            let done = checked.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            progress("tlp checks", done, picked.len());
+            check
         })
         .collect();
 

@@ -6,7 +6,7 @@
 use crate::calibrate::PointResult;
 use crate::measure::Role;
 use contend_topo::Bytes;
-use contend_workload::compare;
+use contend_workload::compare::{self, DEFAULT_TIE_TOLERANCE};
 use contend_workload::{LaunchMode, Placement};
 use serde::{Deserialize, Serialize};
 use statrs::statistics::{Data, OrderStatistics};
@@ -148,6 +148,78 @@ pub struct WinnerRow {
     pub fitted: Option<String>,
     /// Runner-up's margin on the hardware (percent slower than the winner).
     pub hw_margin_pct: f64,
+    /// The algorithms within [`DEFAULT_TIE_TOLERANCE`] of the fastest: on
+    /// the hardware, and in the model with the default and the fitted
+    /// constants (fastest first).
+    #[serde(default)]
+    pub hw_tied: Vec<String>,
+    #[serde(default)]
+    pub default_tied: Vec<String>,
+    #[serde(default)]
+    pub fitted_tied: Vec<String>,
+}
+
+impl WinnerRow {
+    /// The model (default or fitted constants) picks the hardware's winner.
+    pub fn agrees(&self, which: Which) -> bool {
+        self.pick(which).0.as_deref() == Some(&self.hw)
+    }
+
+    /// The same, a tie on either side counting: the hardware's winner is
+    /// within the tolerance of the model's fastest, or the model's pick is
+    /// within the tolerance of the hardware's fastest.
+    pub fn agrees_with_ties(&self, which: Which) -> bool {
+        let (pick, tied) = self.pick(which);
+        match pick {
+            Some(p) => p == &self.hw || tied.contains(&self.hw) || self.hw_tied.contains(p),
+            None => false,
+        }
+    }
+
+    fn pick(&self, which: Which) -> (&Option<String>, &[String]) {
+        match which {
+            Which::Default => (&self.default, &self.default_tied),
+            Which::Fitted => (&self.fitted, &self.fitted_tied),
+        }
+    }
+}
+
+/// Winner agreement over the cells of [`winners`]: exact, and counting ties.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Agreement {
+    pub cells: usize,
+    pub default: usize,
+    pub default_with_ties: usize,
+    pub fitted: usize,
+    pub fitted_with_ties: usize,
+}
+
+/// How often the model picks the hardware's winner.
+pub fn agreement(rows: &[WinnerRow]) -> Agreement {
+    let n = |f: &dyn Fn(&WinnerRow) -> bool| rows.iter().filter(|r| f(r)).count();
+    Agreement {
+        cells: rows.len(),
+        default: n(&|r| r.agrees(Which::Default)),
+        default_with_ties: n(&|r| r.agrees_with_ties(Which::Default)),
+        fitted: n(&|r| r.agrees(Which::Fitted)),
+        fitted_with_ties: n(&|r| r.agrees_with_ties(Which::Fitted)),
+    }
+}
+
+impl std::fmt::Display for Agreement {
+    /// `default 31/44 (36/44 counting ties within 3.0 %), fitted 24/44 (33/44)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "default {}/{n} ({}/{n} counting ties within {:.1} %), fitted {}/{n} ({}/{n} counting ties)",
+            self.default,
+            self.default_with_ties,
+            DEFAULT_TIE_TOLERANCE * 100.0,
+            self.fitted,
+            self.fitted_with_ties,
+            n = self.cells
+        )
+    }
 }
 
 /// Winner per (workload, placement, size, launch) among the algorithms measured there.
@@ -164,6 +236,22 @@ pub fn winners(points: &[PointResult]) -> Vec<WinnerRow> {
             .filter_map(|p| f(p).map(|t| (t, p.collective().map(|c| c.1).unwrap_or("?"))))
             .min_by(|a, b| a.0.total_cmp(&b.0))
             .map(|(_, a)| a.to_string())
+    };
+    // the one tie rule of `advise`, at its default tolerance
+    let tied = |v: &[&PointResult], f: &dyn Fn(&PointResult) -> Option<f64>| -> Vec<String> {
+        let times: Vec<(String, f64, f64)> = v
+            .iter()
+            .filter_map(|p| {
+                f(p).map(|t| {
+                    (
+                        p.collective().map(|c| c.1).unwrap_or("?").to_string(),
+                        t,
+                        DEFAULT_TIE_TOLERANCE,
+                    )
+                })
+            })
+            .collect();
+        compare::tied(&times)
     };
     g.into_iter()
         .filter(|(_, v)| v.len() >= 2)
@@ -183,6 +271,9 @@ pub fn winners(points: &[PointResult]) -> Vec<WinnerRow> {
                 default: best(&v, &|p| p.default_ns),
                 fitted: best(&v, &|p| p.fitted_ns),
                 hw_margin_pct: 100.0 * (hw[1].0 - hw[0].0) / hw[0].0,
+                hw_tied: tied(&v, &|p| Some(p.measured_ns)),
+                default_tied: tied(&v, &|p| p.default_ns),
+                fitted_tied: tied(&v, &|p| p.fitted_ns),
             }
         })
         .collect()

@@ -4,6 +4,7 @@
 //! over the fit points (rayon runs the replicates in parallel, statrs gives
 //! the percentiles).
 
+use crate::checkpoint::{CalibStep, Checkpoint};
 use crate::error::CalibError;
 use crate::twin::Twin;
 use argmin::core::{CostFunction, Executor, State};
@@ -525,25 +526,17 @@ impl SplitMix {
     }
 }
 
-/// Fits `params` (starting from `base`) to the points.
-pub fn fit<T: Predict>(
+/// The main fit: Nelder–Mead from `base`, polished; (best point, its loss,
+/// iterations, the loss at `base`, evaluations).
+fn main_fit<T: Predict>(
     base: &ModelParams,
     params: &[FitParam],
     points: &[FitPoint<T>],
+    weights: &[f64],
     opts: &FitOptions,
     progress: Progress<'_>,
-) -> Result<FitOutcome, CalibError> {
-    if points.is_empty() {
-        return Err(CalibError::Fit(
-            "no microbenchmark to fit on (the files hold no transfer probes, and no nccl-tests log of your own: `contend import` lists what each file holds)".into(),
-        ));
-    }
-    if params.is_empty() {
-        return Err(CalibError::Fit("no constant to fit".into()));
-    }
-    opts.check()?;
-    let weights: Vec<f64> = points.iter().map(|p| p.weight).collect();
-    let loss_default = loss(base, points, &weights, opts.fidelity).map_err(CalibError::Fit)?;
+) -> Result<(Vec<f64>, f64, u64, f64, usize), CalibError> {
+    let loss_default = loss(base, points, weights, opts.fidelity).map_err(CalibError::Fit)?;
     let evals = AtomicUsize::new(0);
     // an unset cap starts inside its range, above any link's rate, where
     // the simplex's first steps can reach values that bind (from the very
@@ -565,7 +558,7 @@ pub fn fit<T: Predict>(
             base,
             params,
             points,
-            weights: weights.clone(),
+            weights: weights.to_vec(),
             fidelity: opts.fidelity,
             evals: &evals,
         },
@@ -581,7 +574,7 @@ pub fn fit<T: Predict>(
                 base,
                 params,
                 points,
-                weights: weights.clone(),
+                weights: weights.to_vec(),
                 fidelity: opts.fidelity,
                 evals: &evals,
             },
@@ -596,13 +589,104 @@ pub fn fit<T: Predict>(
         }
     }
     progress("fitting", 1, 1);
+    Ok((
+        best,
+        best_cost,
+        iterations,
+        loss_default,
+        evals.load(Ordering::Relaxed),
+    ))
+}
+
+/// Fits `params` (starting from `base`) to the points.
+pub fn fit<T: Predict>(
+    base: &ModelParams,
+    params: &[FitParam],
+    points: &[FitPoint<T>],
+    opts: &FitOptions,
+    progress: Progress<'_>,
+) -> Result<FitOutcome, CalibError> {
+    fit_resumable(base, params, points, opts, progress, &Checkpoint::none())
+}
+
+/// [`fit`], the main fit's end and each bootstrap refit handed to
+/// `checkpoint` as they complete, and those it holds from before not run
+/// again (they are what the run would compute: the refits are seeded by
+/// their index and start from the fit's point).
+pub fn fit_resumable<T: Predict>(
+    base: &ModelParams,
+    params: &[FitParam],
+    points: &[FitPoint<T>],
+    opts: &FitOptions,
+    progress: Progress<'_>,
+    checkpoint: &Checkpoint<'_, CalibStep>,
+) -> Result<FitOutcome, CalibError> {
+    if points.is_empty() {
+        return Err(CalibError::Fit(
+            "no microbenchmark to fit on (the files hold no transfer probes, and no nccl-tests log of your own: `contend import` lists what each file holds)".into(),
+        ));
+    }
+    if params.is_empty() {
+        return Err(CalibError::Fit("no constant to fit".into()));
+    }
+    opts.check()?;
+    let weights: Vec<f64> = points.iter().map(|p| p.weight).collect();
+    let before = checkpoint.find(|s| match s {
+        CalibStep::Fitted {
+            point,
+            loss_default,
+            loss,
+            iterations,
+            evaluations,
+        } if point.len() == params.len() => Some((
+            point.clone(),
+            *loss_default,
+            *loss,
+            *iterations,
+            *evaluations,
+        )),
+        _ => None,
+    });
+    let (best, best_cost, iterations, loss_default, fit_evals) = match before {
+        Some((point, loss_default, cost, iterations, evaluations)) => {
+            progress("fitting", 1, 1);
+            (point, cost, iterations, loss_default, evaluations)
+        }
+        None => {
+            let (best, cost, iterations, loss_default, evaluations) =
+                main_fit(base, params, points, &weights, opts, progress)?;
+            checkpoint.record(&CalibStep::Fitted {
+                point: best.clone(),
+                loss_default,
+                loss: cost,
+                iterations,
+                evaluations,
+            });
+            (best, cost, iterations, loss_default, evaluations)
+        }
+    };
     let fitted = apply(base, params, &best);
 
     // Bootstrap: resample points with replacement, refit from the fit.
     let done = AtomicUsize::new(0);
-    let reps: Vec<Vec<f64>> = (0..opts.bootstrap)
+    let reps: Vec<(Vec<f64>, usize)> = (0..opts.bootstrap)
         .into_par_iter()
         .map(|b| {
+            if let Some(r) = checkpoint.find(|s| match s {
+                CalibStep::Refit {
+                    replicate,
+                    values,
+                    evaluations,
+                } if *replicate == b && values.len() == params.len() => {
+                    Some((values.clone(), *evaluations))
+                }
+                _ => None,
+            }) {
+                let d = done.fetch_add(1, Ordering::Relaxed) + 1;
+                progress("bootstrap", d, opts.bootstrap);
+                return Ok(r);
+            }
+            let evals = AtomicUsize::new(0);
             let mut rng = SplitMix(opts.seed ^ (b as u64 + 1).wrapping_mul(0xA076_1D64_78BD_642F));
             let mut w = vec![0.0; points.len()];
             for _ in 0..points.len() {
@@ -624,14 +708,23 @@ pub fn fit<T: Predict>(
             let d = done.fetch_add(1, Ordering::Relaxed) + 1;
             progress("bootstrap", d, opts.bootstrap);
             r.map(|(u, _, _)| {
-                params
+                let values: Vec<f64> = params
                     .iter()
                     .zip(&u)
                     .map(|(fp, &x)| fp.value_at(x))
-                    .collect()
+                    .collect();
+                let evaluations = evals.load(Ordering::Relaxed);
+                checkpoint.record(&CalibStep::Refit {
+                    replicate: b,
+                    values: values.clone(),
+                    evaluations,
+                });
+                (values, evaluations)
             })
         })
         .collect::<Result<_, _>>()?;
+    let evaluations = fit_evals + reps.iter().map(|r| r.1).sum::<usize>();
+    let reps: Vec<Vec<f64>> = reps.into_iter().map(|r| r.0).collect();
     let default_params = ModelParams::default();
     let constants = params
         .iter()
@@ -669,6 +762,6 @@ pub fn fit<T: Predict>(
         loss_default,
         loss: best_cost,
         iterations,
-        evaluations: evals.load(Ordering::Relaxed),
+        evaluations,
     })
 }

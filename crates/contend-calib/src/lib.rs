@@ -25,6 +25,7 @@
 
 pub mod advise;
 pub mod calibrate;
+pub mod checkpoint;
 pub mod emit;
 mod error;
 pub mod eval;
@@ -43,6 +44,7 @@ pub mod twin;
 
 pub use advise::{WorldAdvice, advice_table, advise};
 pub use calibrate::{CalibrateOptions, FitSummary, PointResult, calibrate};
+pub use checkpoint::{CalibStep, Checkpoint, ConstantSet, Prediction};
 pub use error::CalibError;
 pub use fit::{DEFAULT_SUBSET, FitOptions, FitParam, NCCL_LOG_SUBSET, catalogue, select};
 pub use measure::{Measurement, load_measurements};

@@ -11,6 +11,7 @@ use crate::eval::{
 };
 use crate::measure::{Kind, Role};
 use contend_topo::Bytes;
+use contend_workload::compare::DEFAULT_TIE_TOLERANCE;
 use contend_workload::{LaunchMode, Placement};
 use plotters::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
@@ -492,23 +493,23 @@ pub fn render_markdown(
 
     // Winner agreement.
     o.push_str("## Winner agreement\n\n");
-    let total = w.len();
-    let agree_d = w
-        .iter()
-        .filter(|r| r.default.as_deref() == Some(&r.hw))
-        .count();
-    let agree_f = w
-        .iter()
-        .filter(|r| r.fitted.as_deref() == Some(&r.hw))
-        .count();
+    let ag = crate::eval::agreement(&w);
     let _ = writeln!(
         o,
-        "The model picks the hardware's winner at {agree_d}/{total} (default constants) and {agree_f}/{total} (fitted) of the (workload, placement, size, launch) cells. The margin column is how much slower the hardware's runner-up was: a small margin makes a miss cheap.\n"
+        "The model picks the hardware's winner at {}/{n} (default constants) and {}/{n} (fitted) of the (workload, placement, size, launch) cells; counting ties, {}/{n} and {}/{n}: a cell agrees when the hardware's winner is within {:.1} % of the model's fastest, or the model's pick within {:.1} % of the hardware's fastest (`advise` says \"tie\" there). The margin column is how much slower the hardware's runner-up was: a small margin makes a miss cheap.\n",
+        ag.default,
+        ag.fitted,
+        ag.default_with_ties,
+        ag.fitted_with_ties,
+        DEFAULT_TIE_TOLERANCE * 100.0,
+        DEFAULT_TIE_TOLERANCE * 100.0,
+        n = ag.cells
     );
     o.push_str("| workload | placement | size | launch | hardware winner | margin % | default picks | fitted picks |\n|---|---|---|---|---|---|---|---|\n");
     for r in &w {
-        let mark = |m: &Option<String>| match m {
+        let mark = |m: &Option<String>, which: Which| match m {
             Some(a) if *a == r.hw => format!("{a} ✓"),
+            Some(a) if r.agrees_with_ties(which) => format!("{a} (tie)"),
             Some(a) => format!("{a} ✗"),
             None => "-".into(),
         };
@@ -521,8 +522,8 @@ pub fn render_markdown(
             r.launch,
             r.hw,
             r.hw_margin_pct,
-            mark(&r.default),
-            mark(&r.fitted)
+            mark(&r.default, Which::Default),
+            mark(&r.fitted, Which::Fitted)
         );
     }
     o.push('\n');

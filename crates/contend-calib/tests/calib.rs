@@ -355,7 +355,7 @@ fn advise_covers_every_size() {
     let r = &adv[0].ranges;
     assert_eq!(r.first().unwrap().from_bytes, 1024);
     assert_eq!(r.last().unwrap().to_bytes, 1 << 20);
-    let t = contend_calib::advice_table("h200", &adv);
+    let t = contend_calib::advice_table("h200", "3 %", &adv);
     assert!(t.contains("world size 2"), "{t}");
 }
 

@@ -79,17 +79,34 @@ pub fn toml_key_path(text: &str, offset: usize) -> Option<String> {
     let before = &text[..offset];
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
     let line = text[line_start..].lines().next().unwrap_or("");
-    let key = line
-        .split_once('=')
-        .map(|(k, _)| k.trim().trim_matches('"').to_string())
-        .filter(|k| !k.is_empty() && !k.starts_with('#') && !k.starts_with('['));
-    let table = before[..line_start].lines().rev().find_map(|l| {
+    // `key = …`, or a key cut short before its `=` (`key with no value`)
+    let key = match line.split_once('=') {
+        Some((k, _)) => Some(k),
+        None => Some(line.split('#').next().unwrap_or("").trim()).filter(|k| {
+            k.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        }),
+    }
+    .map(|k| k.trim().trim_matches('"').to_string())
+    .filter(|k| !k.is_empty() && !k.starts_with('#') && !k.starts_with('['));
+    let header = |l: &str| {
         let l = l.trim();
         l.strip_prefix("[[")
             .and_then(|x| x.strip_suffix("]]"))
             .or_else(|| l.strip_prefix('[').and_then(|x| x.strip_suffix(']')))
             .map(|t| t.trim().to_string())
-    });
+    };
+    // a header cut short on the error's own line (`unclosed table`) is the table meant
+    let open_header = line
+        .trim()
+        .strip_prefix('[')
+        .filter(|_| header(line).is_none())
+        .map(|t| t.trim_start_matches('[').trim().to_string())
+        .filter(|t| !t.is_empty());
+    if let Some(t) = open_header {
+        return Some(t);
+    }
+    let table = before[..line_start].lines().rev().find_map(header);
     match (table, key) {
         (Some(t), Some(k)) => Some(format!("{t}.{k}")),
         (None, Some(k)) => Some(k),
@@ -144,4 +161,27 @@ pub enum TopoErrorKind {
     NoGpu,
     #[error("{0}")]
     Invalid(String),
+}
+
+#[cfg(test)]
+mod key_path_tests {
+    use super::toml_key_path;
+
+    #[test]
+    fn a_key_path_names_the_key_even_cut_short() {
+        let t = "name = \"x\"\n[workload]\nkind = 3\n";
+        assert_eq!(
+            toml_key_path(t, t.find('3').unwrap()).as_deref(),
+            Some("workload.kind")
+        );
+        // a key with no value (the file cut after it)
+        let t = "name = \"x\"\n[workload]\nsizes";
+        assert_eq!(toml_key_path(t, t.len()).as_deref(), Some("workload.sizes"));
+        // a header cut short
+        let t = "name = \"x\"\n[[workload.strea";
+        assert_eq!(toml_key_path(t, t.len()).as_deref(), Some("workload.strea"));
+        // a line of a multi-line array is no key: the table it is in
+        let t = "[links]\nlist = [\n  \"a\", \"b\",\n";
+        assert_eq!(toml_key_path(t, t.len() - 2).as_deref(), Some("links"));
+    }
 }

@@ -160,6 +160,9 @@ pub struct SweepResults {
     /// Who wins where, every size in one band ([`compare::outcome_bands`]).
     pub bands: Vec<Band<Option<Algorithm>>>,
     pub crossovers: Vec<Crossover>,
+    /// What to use where, ties within [`compare::DEFAULT_TIE_TOLERANCE`]
+    /// merged ([`compare::tie_bands`], the rule `contend advise` follows).
+    pub advice: Vec<compare::TieBand<Algorithm>>,
     /// Measured allreduce points per series, in the order first met.
     pub measured: Vec<MeasuredSeries>,
 }
@@ -214,7 +217,19 @@ impl SweepResults {
                 }),
             }
         }
+        let tied: Vec<(Bytes, Vec<Algorithm>)> = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let times: Vec<(Algorithm, f64, f64)> = series
+                    .iter()
+                    .map(|x| (x.name, x.ns[i], compare::DEFAULT_TIE_TOLERANCE))
+                    .collect();
+                (*s, compare::tied(&times))
+            })
+            .collect();
         SweepResults {
+            advice: compare::tie_bands(&tied),
             bands: compare::outcome_bands(&winners),
             crossovers: compare::crossovers(&winners),
             sizes,

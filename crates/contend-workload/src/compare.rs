@@ -166,6 +166,77 @@ pub fn crossovers<T: PartialEq + Clone>(winners: &[(Bytes, Option<T>)]) -> Vec<C
         .collect()
 }
 
+/// The relative difference under which two predictions are a tie when the
+/// model states no uncertainty of its own (constants that are not a
+/// calibration's with a bootstrap): 3 %. A choice, not a measurement: it
+/// is about the spread of repeated runs of one allreduce on one machine
+/// that the measured records in `calibration/` show (one to a few percent
+/// between repeats and between eager and graph launches), so a prediction
+/// that wins by less is not a reason to switch algorithms.
+pub const DEFAULT_TIE_TOLERANCE: f64 = 0.03;
+
+/// The choices at one size that are a tie with the fastest: every one whose
+/// time is at most the fastest's times (1 + its tolerance), fastest first.
+/// `times`: (choice, time, the relative uncertainty of that comparison).
+pub fn tied<T: Clone>(times: &[(T, f64, f64)]) -> Vec<T> {
+    let Some(best) = fastest(times, |t| t.1) else {
+        return vec![];
+    };
+    let b = times[best].1;
+    let mut v: Vec<&(T, f64, f64)> = times
+        .iter()
+        .filter(|t| !t.1.is_nan() && t.1 <= b * (1.0 + t.2.max(0.0)))
+        .collect();
+    v.sort_by(|x, y| x.1.total_cmp(&y.1));
+    v.into_iter().map(|t| t.0.clone()).collect()
+}
+
+/// Consecutive sizes over which the same choices hold: one (a winner) or
+/// several (a tie, the choices in the order of the band's first size).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TieBand<T> {
+    pub from: Bytes,
+    pub to: Bytes,
+    pub choices: Vec<T>,
+}
+
+/// Merges sizes into bands so that a threshold never moves on a tie: a band
+/// goes on while at least one of its choices is tied for fastest at the
+/// next size too (its choices narrow to those that are), and a new band
+/// starts only where none of the old band's choices is within the
+/// tolerance of the fastest. `tied`: per size (ascending), the choices tied
+/// for fastest there ([`tied`]); a size with none ends a band.
+pub fn tie_bands<T: PartialEq + Clone>(tied: &[(Bytes, Vec<T>)]) -> Vec<TieBand<T>> {
+    let mut out: Vec<TieBand<T>> = vec![];
+    let mut open = false;
+    for (size, here) in tied {
+        if here.is_empty() {
+            open = false;
+            continue;
+        }
+        if open && let Some(last) = out.last_mut() {
+            let keep: Vec<T> = last
+                .choices
+                .iter()
+                .filter(|c| here.contains(c))
+                .cloned()
+                .collect();
+            if !keep.is_empty() {
+                last.choices = keep;
+                last.to = *size;
+                continue;
+            }
+        }
+        out.push(TieBand {
+            from: *size,
+            to: *size,
+            choices: here.clone(),
+        });
+        open = true;
+    }
+    out
+}
+
 /// Which algorithms a set names, as a preset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AlgorithmPreset {
@@ -348,5 +419,63 @@ mod tests {
         assert_eq!(one[0].algorithms, vec![Algorithm::RingLl]);
         assert_eq!(one.len(), all.len());
         assert!(!labels(&one).contains(&"ring-ll".to_string()));
+    }
+
+    #[test]
+    fn ties_within_the_tolerance_never_move_a_threshold() {
+        // the 2-GPU case: ring wins, one-shot wins 4 MiB by 0.04 %, two-shot after
+        let t = |r: f64, o: f64, w: f64| vec![('r', r, 0.03), ('o', o, 0.03), ('w', w, 0.03)];
+        assert_eq!(tied(&t(10.0, 12.0, 20.0)), vec!['r']);
+        assert_eq!(tied(&t(10.004, 10.0, 20.0)), vec!['o', 'r']);
+        assert_eq!(tied(&t(10.0, f64::NAN, 10.2)), vec!['r', 'w']);
+        assert!(tied::<char>(&[]).is_empty());
+        let sizes = [
+            t(10.0, 12.0, 20.0),
+            t(10.0, 11.0, 20.0),
+            t(10.004, 10.0, 20.0),
+            t(16.0, 20.0, 10.0),
+            t(32.0, 40.0, 20.0),
+        ];
+        let per: Vec<(Bytes, Vec<char>)> = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (Bytes(1 << i), tied(v)))
+            .collect();
+        let b = tie_bands(&per);
+        assert_eq!(
+            b.iter()
+                .map(|b| (b.from.0, b.to.0, b.choices.clone()))
+                .collect::<Vec<_>>(),
+            vec![(1, 4, vec!['r']), (8, 16, vec!['w'])]
+        );
+        // a real tie is a band of its own, listing both
+        let per = vec![
+            (Bytes(1), vec!['a']),
+            (Bytes(2), vec!['b', 'c']),
+            (Bytes(4), vec!['c', 'b']),
+            (Bytes(8), vec![]),
+            (Bytes(16), vec!['c']),
+        ];
+        assert_eq!(
+            tie_bands(&per)
+                .iter()
+                .map(|b| (b.from.0, b.to.0, b.choices.clone()))
+                .collect::<Vec<_>>(),
+            vec![
+                (1, 1, vec!['a']),
+                (2, 4, vec!['b', 'c']),
+                (16, 16, vec!['c'])
+            ]
+        );
+        // tolerance 0: the bands of plain winners
+        let zero: Vec<(Bytes, Vec<char>)> = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let v: Vec<(char, f64, f64)> = v.iter().map(|x| (x.0, x.1, 0.0)).collect();
+                (Bytes(1 << i), tied(&v))
+            })
+            .collect();
+        assert_eq!(tie_bands(&zero).len(), 3);
     }
 }

@@ -1,25 +1,27 @@
 //! `contend calibrate`, `contend report`, `contend advise`: fit the model to
 //! measurements, write the report, print algorithm thresholds.
 
+use crate::stream::{Journal, StreamArgs, fingerprint};
 use anyhow::{Context, Result};
 use clap::builder::RangedU64ValueParser;
 use clap::{Args, ValueEnum};
+use contend_calib::advise::Tolerance;
 use contend_calib::calibrate::MAX_TLP_CHECKS;
 use contend_calib::eval::{Which, by_placement, winners};
 use contend_calib::fit::{MAX_BOOTSTRAP, MAX_FIT_ITERS};
 use contend_calib::rig::load_rig;
 use contend_calib::rig_fit::{RigOptions, calibrate_rig};
 use contend_calib::rig_report::rig_markdown;
+use contend_calib::{CalibStep, Checkpoint, Prediction};
 use contend_calib::{
-    CalibrateOptions, DEFAULT_SUBSET, FitOptions, NCCL_LOG_SUBSET, advice_table,
-    advise as run_advise, calibrate as run_calibrate, select, write_report,
+    CalibrateOptions, DEFAULT_SUBSET, FitOptions, NCCL_LOG_SUBSET, advice_table, select,
+    write_report,
 };
 use contend_sim::ModelParams;
 use contend_topo::{Bytes, Topology};
+use contend_workload::compare::DEFAULT_TIE_TOLERANCE;
 use contend_workload::{Fidelity, Placement};
-use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 #[derive(Args, Debug)]
 pub struct CalibrateArgs {
@@ -61,6 +63,9 @@ pub struct CalibrateArgs {
     /// Bootstrap seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// (Not with --public.)
+    #[command(flatten)]
+    pub stream: StreamArgs,
 }
 
 #[derive(Args, Debug)]
@@ -73,6 +78,8 @@ pub struct ReportArgs {
 pub enum AdviseFormat {
     Table,
     Json,
+    /// JSON Lines, a prediction per line as each completes (what --stream writes).
+    Jsonl,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq)]
@@ -108,36 +115,89 @@ pub struct AdviseArgs {
     /// Write the --emit output here (default: standard output).
     #[arg(long, requires = "emit")]
     pub out: Option<PathBuf>,
+    /// Predictions closer than this (percent) are a tie (default: from the
+    /// fit's bootstrap when --params is a calibration's params.toml with its
+    /// fit.json beside it, else 3 %, contend_workload::compare::DEFAULT_TIE_TOLERANCE).
+    #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
+    pub tie_tolerance: Option<f64>,
+    #[command(flatten)]
+    pub stream: StreamArgs,
+}
+
+/// A percentage from 0 to 100, as a fraction.
+fn parse_percent(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .trim_end_matches('%')
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a percentage"))?;
+    if !(0.0..=100.0).contains(&v) {
+        return Err(format!("{v} % is outside 0..=100"));
+    }
+    Ok(v / 100.0)
+}
+
+/// The tie tolerance of `advise`: the flag's, else the bootstrap of the
+/// calibration that wrote `params` (its fit.json beside it), else the default.
+fn tie_tolerance(
+    flag: Option<f64>,
+    params_file: Option<&Path>,
+    params: &ModelParams,
+) -> Result<(Tolerance, String)> {
+    if let Some(t) = flag {
+        return Ok((Tolerance::Fixed(t), format!("fixed {t}")));
+    }
+    let fit_json = params_file
+        .and_then(|p| p.parent())
+        .map(|d| d.join("fit.json"));
+    if let Some(fj) = fit_json.filter(|f| f.is_file()) {
+        let text =
+            std::fs::read_to_string(&fj).with_context(|| format!("reading {}", fj.display()))?;
+        let summary: contend_calib::FitSummary = serde_json::from_str(&text)
+            .with_context(|| format!("{}: not a calibration's fit.json", fj.display()))?;
+        let (mut low, mut high) = (params.clone(), params.clone());
+        let mut any = false;
+        for c in &summary.constants {
+            if let (Some(l), Some(h)) = (c.p05, c.p95) {
+                let fp = select(std::slice::from_ref(&c.name))?;
+                (fp[0].set)(&mut low, l);
+                (fp[0].set)(&mut high, h);
+                any = true;
+            }
+        }
+        if any {
+            return Ok((
+                Tolerance::Bootstrap {
+                    low: Box::new(low.clone()),
+                    high: Box::new(high.clone()),
+                },
+                format!(
+                    "bootstrap {} {}",
+                    fingerprint(&low.to_toml()),
+                    fingerprint(&high.to_toml())
+                ),
+            ));
+        }
+    }
+    Ok((
+        Tolerance::Fixed(DEFAULT_TIE_TOLERANCE),
+        format!("fixed {DEFAULT_TIE_TOLERANCE}"),
+    ))
 }
 
 fn topology(t: &str) -> Result<Topology> {
     Ok(contend_topo::shipped::resolve(t)?)
 }
 
-/// A progress bar driven by the library's (stage, done, total) callback.
-fn progress_bar() -> (ProgressBar, impl Fn(&str, usize, usize) + Sync) {
-    let pb = ProgressBar::new(0);
-    pb.set_style(
-        ProgressStyle::with_template("{spinner} {msg:10} [{bar:30}] {pos}/{len} {elapsed}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    let stage = Mutex::new(String::new());
-    let pb2 = pb.clone();
-    let f = move |s: &str, done: usize, total: usize| {
-        if let Ok(mut st) = stage.lock()
-            && *st != s
-        {
-            *st = s.to_string();
-            pb2.set_message(s.to_string());
-            pb2.set_length(total as u64);
-        }
-        pb2.set_position(done as u64);
-    };
-    (pb, f)
-}
+use crate::progress::stage_bar as progress_bar;
 
 pub fn calibrate(a: CalibrateArgs) -> Result<()> {
     if !a.public.is_empty() {
+        anyhow::ensure!(
+            a.stream.stream.is_none() && a.stream.resume.is_none(),
+            "--stream/--resume: a public rig's calibration is not streamed"
+        );
         return calibrate_public(&a);
     }
     let (Some(topology_name), Some(out)) = (a.topology.as_deref(), a.out.as_ref()) else {
@@ -176,10 +236,44 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
         tlp_checks: a.tlp_checks,
     };
     let files: Vec<&Path> = a.measurements.iter().map(|p| p.as_path()).collect();
+    let mut inputs = vec![];
+    for f in &files {
+        let text = std::fs::read(f).with_context(|| format!("reading {}", f.display()))?;
+        inputs.push(serde_json::json!([
+            f.display().to_string(),
+            fingerprint(&String::from_utf8_lossy(&text))
+        ]));
+    }
+    let identity = serde_json::json!({
+        "files": inputs,
+        "topology": topology_name,
+        "topology_fingerprint": fingerprint(&format!("{topo:?}")),
+        "params_fingerprint": fingerprint(&base.to_toml()),
+        "fit": names,
+        "max_iters": a.max_iters,
+        "bootstrap": a.bootstrap,
+        "bootstrap_iters": a.bootstrap_iters,
+        "tlp_checks": a.tlp_checks,
+        "seed": a.seed,
+    });
+    let journal: std::sync::Arc<Journal<CalibStep>> =
+        Journal::open("calibrate", identity, None, "steps", &a.stream, false)?;
+    journal.on_signal(|_: &[CalibStep]| String::new());
+    let sink = |s: &CalibStep| journal.record(s.clone());
+    let checkpoint = Checkpoint::new(journal.resumed(), &sink);
     let (pb, cb) = progress_bar();
-    let summary = run_calibrate(&files, &topo, topology_name, &base, &opts, &cb);
+    let summary = contend_calib::calibrate::calibrate_resumable(
+        &files,
+        &topo,
+        topology_name,
+        &base,
+        &opts,
+        &cb,
+        &checkpoint,
+    );
     pb.finish_and_clear();
     let summary = summary?;
+    journal.finish()?;
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let pp = out.join("params.toml");
     std::fs::write(
@@ -248,17 +342,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
         );
     }
     let w = winners(&summary.points);
-    println!(
-        "winner agreement: default {}/{}, fitted {}/{}",
-        w.iter()
-            .filter(|r| r.default.as_deref() == Some(&r.hw))
-            .count(),
-        w.len(),
-        w.iter()
-            .filter(|r| r.fitted.as_deref() == Some(&r.hw))
-            .count(),
-        w.len()
-    );
+    println!("winner agreement: {}", contend_calib::eval::agreement(&w));
     for s in &summary.skipped {
         println!("not simulated: {s}");
     }
@@ -396,20 +480,96 @@ pub fn advise(a: AdviseArgs) -> Result<()> {
         }
         return Ok(());
     }
+    if a.stream.stream.is_some() || a.stream.resume.is_some() {
+        // checked before any work: --emit's predictions are not streamed
+        anyhow::ensure!(
+            a.emit.is_none(),
+            "--stream/--resume stream the advice's predictions, not --emit's"
+        );
+    }
+    let (tolerance, tolerance_id) = tie_tolerance(a.tie_tolerance, a.params.as_deref(), &params)?;
+    let identity = serde_json::json!({
+        "topology": topo.name,
+        "topology_fingerprint": fingerprint(&format!("{topo:?}")),
+        "params_fingerprint": fingerprint(&params.to_toml()),
+        "placement": placement.name(),
+        "sizes": sizes,
+        "tolerance": tolerance_id,
+    });
+    let journal: std::sync::Arc<Journal<Prediction>> = Journal::open(
+        "advise",
+        identity,
+        Some(contend_calib::advise::predictions(
+            &topo, &sizes, &tolerance,
+        )),
+        "predictions",
+        &a.stream,
+        a.format == AdviseFormat::Jsonl,
+    )?;
+    let params_label = a.params.as_ref().map(|p| p.display().to_string());
+    let render = {
+        let (topo, sizes, format, label, tolerance) = (
+            topo.clone(),
+            sizes.clone(),
+            a.format,
+            params_label.clone(),
+            tolerance.clone(),
+        );
+        move |done: &[Prediction]| {
+            contend_calib::advise::advice_of(&topo, &tolerance, placement, &sizes, done)
+                .ok()
+                .and_then(|adv| {
+                    advice_output(&topo.name, label.as_deref(), &tolerance, &adv, format).ok()
+                })
+                .unwrap_or_default()
+        }
+    };
+    journal.on_signal(render);
+    let sink = |p: &Prediction| journal.record(p.clone());
+    let checkpoint = Checkpoint::new(journal.resumed(), &sink);
     let (pb, cb) = progress_bar();
-    let adv = run_advise(&topo, &params, placement, &sizes, &cb);
+    let adv = contend_calib::advise::advise_resumable(
+        &topo,
+        &params,
+        &tolerance,
+        placement,
+        &sizes,
+        &cb,
+        &checkpoint,
+    );
     pb.finish_and_clear();
     let adv = adv?;
-    match a.format {
-        AdviseFormat::Table => print!("{}", advice_table(&topo.name, &adv)),
-        AdviseFormat::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "topology": topo.name,
-                "params": a.params.as_ref().map(|p| p.display().to_string()),
-                "advice": adv,
-            }))?
-        ),
-    }
+    journal.finish()?;
+    print!(
+        "{}",
+        advice_output(
+            &topo.name,
+            params_label.as_deref(),
+            &tolerance,
+            &adv,
+            a.format
+        )?
+    );
     Ok(())
+}
+
+fn advice_output(
+    topo_name: &str,
+    params: Option<&str>,
+    tolerance: &Tolerance,
+    adv: &[contend_calib::WorldAdvice],
+    format: AdviseFormat,
+) -> Result<String> {
+    Ok(match format {
+        AdviseFormat::Table => advice_table(topo_name, &tolerance.describe(adv), adv),
+        AdviseFormat::Json => {
+            serde_json::to_string_pretty(&serde_json::json!({
+                "topology": topo_name,
+                "params": params,
+                "tie_tolerance": tolerance.describe(adv),
+                "advice": adv,
+            }))? + "\n"
+        }
+        AdviseFormat::Jsonl => String::new(),
+    })
 }

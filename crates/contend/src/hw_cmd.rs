@@ -193,8 +193,49 @@ impl RunArgs {
     }
 }
 
+/// The scenario file checked before anything looks for a GPU: loaded in
+/// full on its own topology or the one `--topology` names; with
+/// `--topology live` (known only once the driver runs) its TOML is checked
+/// here and its ranks against the machine later.
+fn precheck(scenario: &Path, topology: Option<&str>) -> Result<()> {
+    match topology {
+        Some("live") => {
+            let file = scenario.display().to_string();
+            let text = std::fs::read_to_string(scenario)
+                .map_err(|e| anyhow::anyhow!("{file}: cannot read scenario file: {e}"))?;
+            if let Err(e) = text.parse::<toml::Table>() {
+                let at = contend_topo::Location::of_toml_error(&file, &text, &e);
+                bail!("{at}: {}", e.message());
+            }
+            Ok(())
+        }
+        Some(t) => {
+            let topo = contend_topo::shipped::resolve(t)?;
+            contend_workload::load_scenario(scenario, Some(topo))?;
+            Ok(())
+        }
+        None => {
+            contend_workload::load_scenario(scenario, None)?;
+            Ok(())
+        }
+    }
+}
+
 /// Runs one `contend hw` subcommand.
 pub fn run(cmd: HwCommand) -> Result<()> {
+    // every input file is checked before the driver is looked for
+    match &cmd {
+        HwCommand::Run {
+            scenario, topology, ..
+        }
+        | HwCommand::Nccl {
+            scenario, topology, ..
+        }
+        | HwCommand::NcclDecisions {
+            scenario, topology, ..
+        } => precheck(scenario, topology.as_deref())?,
+        HwCommand::Topo { .. } | HwCommand::Probe { .. } => {}
+    }
     match cmd {
         HwCommand::Topo { out } => {
             let (_rig, live) = contend_hw::open(false)?;
@@ -435,6 +476,57 @@ mod tests {
             msg.starts_with("/nonexistent/libcontend_tuner.so: the tuner plugin:"),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn a_broken_scenario_is_reported_before_any_gpu_is_looked_for() {
+        let dir = std::env::temp_dir().join(format!("contend-hw-pre-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bad = dir.join("bad.toml");
+        let good = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../scenarios/hw-allreduce-h200x2.toml"
+        ))
+        .unwrap()
+        .replace("[workload]", "[workload]\nrepeats = \"many\"");
+        std::fs::write(&bad, &good).unwrap();
+        let args = || RunArgs {
+            out: None,
+            quick: true,
+            repeats: None,
+            max_size: None,
+        };
+        for topology in [None, Some("h200-2x".to_string())] {
+            let e = run(HwCommand::Run {
+                scenario: bad.clone(),
+                topology,
+                emulate_ranks: None,
+                run: args(),
+            })
+            .unwrap_err();
+            let e = format!("{e:#}");
+            assert!(e.contains("bad.toml:") && !e.contains("CUDA"), "{e}");
+        }
+        // with the live machine's topology: the TOML is checked first
+        std::fs::write(&bad, "name = \"x\"\n[workload\n").unwrap();
+        let e = format!(
+            "{:#}",
+            run(HwCommand::Nccl {
+                scenario: bad.clone(),
+                topology: Some("live".into()),
+                nccl_log: None,
+                no_decisions: true,
+                tuner: None,
+                tuner_table: None,
+                run: args(),
+            })
+            .unwrap_err()
+        );
+        assert!(
+            e.contains("bad.toml:2:") && e.contains("field `workload`"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -3,8 +3,11 @@
 mod calib_cmd;
 mod hw_cmd;
 mod import_cmd;
+mod interrupt;
 mod nccl_cmd;
 mod output;
+mod progress;
+mod stream;
 mod tui_cmd;
 
 use anyhow::{Context, Result, bail};
@@ -14,9 +17,11 @@ use contend_topo::{Bytes, Topology, render_tree, shipped};
 use contend_workload::{
     Algorithm, Fidelity, Placement, Scenario, Workload, default_scenario, load_scenario,
 };
-use indicatif::{ProgressBar, ProgressStyle};
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
+use stream::{Journal, StreamArgs, fingerprint};
 
 #[derive(Parser, Debug)]
 #[command(name = "contend", version, about = "Predict and measure allreduce under PCIe contention", long_about = None)]
@@ -151,7 +156,9 @@ struct SimulateArgs {
     model: ModelOpts,
     #[command(flatten)]
     nccl: NcclOpts,
-    /// Output format.
+    #[command(flatten)]
+    stream: StreamArgs,
+    /// Output format (`jsonl`: each result as it completes, see --stream).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
 }
@@ -178,7 +185,9 @@ struct SweepArgs {
     /// sorted, repeats dropped.
     #[arg(long, value_delimiter = ',', value_parser = parse_bytes, conflicts_with_all = ["from", "to", "factor"])]
     sizes: Vec<Bytes>,
-    /// Output format.
+    #[command(flatten)]
+    stream: StreamArgs,
+    /// Output format (`jsonl`: each result as it completes, see --stream).
     #[arg(long, value_enum, default_value_t = SweepFormat::Table)]
     format: SweepFormat,
 }
@@ -190,7 +199,9 @@ struct BenchArgs {
     /// Model constants (TOML).
     #[arg(long)]
     params: Option<PathBuf>,
-    /// Output format.
+    #[command(flatten)]
+    stream: StreamArgs,
+    /// Output format (`jsonl`: each row as it completes, see --stream).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
 }
@@ -214,6 +225,8 @@ impl From<FidelityArg> for Fidelity {
 enum Format {
     Table,
     Json,
+    /// JSON Lines, a result per line as each completes (what --stream writes).
+    Jsonl,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq)]
@@ -221,6 +234,8 @@ enum SweepFormat {
     Table,
     Csv,
     Json,
+    /// JSON Lines, a result per line as each completes (what --stream writes).
+    Jsonl,
     /// nccl-tests style tables (one per algorithm and placement), to diff against nccl-tests logs.
     NcclTests,
 }
@@ -296,26 +311,134 @@ fn dedup<T: PartialEq>(it: impl Iterator<Item = T>) -> Vec<T> {
     v
 }
 
-/// Runs simulations in parallel (order of results = order of specs), with progress.
-fn run_all(sc: &Scenario, params: &ModelParams, specs: Vec<RunSpec>) -> Result<Vec<Run>> {
-    let pb = ProgressBar::new(specs.len() as u64);
-    pb.set_style(
-        ProgressStyle::with_template("{spinner} simulating [{bar:30}] {pos}/{len} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
+/// One finished simulation as a stream holds it: which run (its index in
+/// the run list and its label, checked on a resume) and what it produced.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct RunLine {
+    job: usize,
+    run: String,
+    records: Vec<contend_workload::ResultRecord>,
+    note: Option<String>,
+}
+
+fn label(spec: &RunSpec) -> String {
+    format!(
+        "{} {} {}{}",
+        spec.algorithm.map_or("transfer", |a| a.name()),
+        spec.placement,
+        spec.fidelity,
+        spec.size.map(|b| format!(" {b}")).unwrap_or_default()
+    )
+}
+
+/// What decides a simulation run's results: a resume must match it.
+fn run_identity(sc: &Scenario, params: &ModelParams, specs: &[RunSpec]) -> serde_json::Value {
+    let mut sizes: Vec<u64> = specs.iter().filter_map(|s| s.size.map(|b| b.0)).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let fids: Vec<&str> = dedup(specs.iter().map(|s| s.fidelity.name()));
+    serde_json::json!({
+        "scenario": sc.name(),
+        "topology": sc.topology().name,
+        "scenario_fingerprint": fingerprint(&format!("{:?}", sc.spec())),
+        "params_fingerprint": fingerprint(&params.to_toml()),
+        "fidelities": fids,
+        "sizes": sizes,
+        "runs": specs.len(),
+    })
+}
+
+/// A run rebuilt from its stream line (what the outputs read: spec, records, note).
+fn run_of(spec: RunSpec, l: RunLine) -> Run {
+    Run {
+        spec,
+        records: l.records,
+        utilisation: vec![],
+        timeline: vec![],
+        note: l.note,
+    }
+}
+
+/// The runs of `lines` in the order of `specs` (those done).
+fn runs_in_order(specs: &[RunSpec], lines: &[RunLine]) -> Vec<Run> {
+    let mut by_job: Vec<Option<&RunLine>> = vec![None; specs.len()];
+    for l in lines {
+        if let Some(slot) = by_job.get_mut(l.job) {
+            *slot = Some(l);
+        }
+    }
+    by_job
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, l)| l.map(|l| run_of(specs[i], l.clone())))
+        .collect()
+}
+
+/// Runs simulations in parallel, each streamed to `journal` as it ends
+/// (those it resumed are not run again), with a progress bar; the runs in
+/// the order of `specs`.
+fn run_all(
+    sc: &Scenario,
+    params: &ModelParams,
+    specs: &[RunSpec],
+    journal: &Arc<Journal<RunLine>>,
+) -> Result<Vec<Run>> {
+    let mut done: Vec<Option<RunLine>> = vec![None; specs.len()];
+    for l in journal.resumed() {
+        let Some(spec) = specs.get(l.job) else {
+            bail!(
+                "--resume: run {} is not one of this run's {}",
+                l.job,
+                specs.len()
+            );
+        };
+        if l.run != label(spec) {
+            bail!(
+                "--resume: run {} is `{}` in the file, `{}` now",
+                l.job,
+                l.run,
+                label(spec)
+            );
+        }
+        let job = l.job;
+        done[job] = Some(l);
+    }
+    let pending: Vec<usize> = (0..specs.len()).filter(|&i| done[i].is_none()).collect();
+    let sizes_total = dedup(specs.iter().map(|s| s.size)).len();
+    let bar = progress::RunBar::new(specs, &done, |i| work_estimate(sc, &specs[i]), sizes_total);
     let out = longest_first(
-        &specs,
-        |spec| work_estimate(sc, spec),
-        |spec| {
-            let r = simulate_one(sc, params, *spec);
-            pb.inc(1);
+        &pending,
+        |&i| work_estimate(sc, &specs[i]),
+        |&i| {
+            let r = simulate_one(sc, params, specs[i]);
+            if let Ok(run) = &r {
+                journal.record(RunLine {
+                    job: i,
+                    run: label(&specs[i]),
+                    records: run.records.clone(),
+                    note: run.note.clone(),
+                });
+                bar.done(i, run.record().events.unwrap_or(0));
+            }
             r
         },
     );
-    pb.finish_and_clear();
-    out.into_iter()
-        .map(|r| r.map_err(anyhow::Error::from))
-        .collect()
+    bar.finish();
+    for (k, r) in pending.iter().zip(out) {
+        let run = r?;
+        done[*k] = Some(RunLine {
+            job: *k,
+            run: label(&specs[*k]),
+            records: run.records,
+            note: run.note,
+        });
+    }
+    journal.finish()?;
+    Ok(specs
+        .iter()
+        .zip(done)
+        .map(|(s, l)| run_of(*s, l.expect("every run done")))
+        .collect())
 }
 
 /// A run's relative cost, to start the longest first: the bytes it moves
@@ -372,12 +495,34 @@ fn longest_first<J: Sync, R: Send>(
 fn simulate(a: SimulateArgs) -> Result<()> {
     let (sc, params, fids) = load(a.scenario.as_deref(), &a.model)?;
     let sc = a.nccl.apply(sc)?;
-    let runs = run_all(&sc, &params, runs_of(&sc, &fids))?;
-    match a.format {
-        Format::Json => println!("{}", output::json(&sc, &runs)?),
-        Format::Table => print!("{}", output::table(&sc, &runs)),
-    }
+    let specs = runs_of(&sc, &fids);
+    let journal = Journal::open(
+        "simulate",
+        run_identity(&sc, &params, &specs),
+        Some(specs.len()),
+        "runs",
+        &a.stream,
+        a.format == Format::Jsonl,
+    )?;
+    let render = {
+        let (sc, specs, format) = (sc.clone(), specs.clone(), a.format);
+        move |lines: &[RunLine]| {
+            let runs = runs_in_order(&specs, lines);
+            simulate_output(&sc, &runs, format).unwrap_or_default()
+        }
+    };
+    journal.on_signal(render);
+    let runs = run_all(&sc, &params, &specs, &journal)?;
+    print!("{}", simulate_output(&sc, &runs, a.format)?);
     Ok(())
+}
+
+fn simulate_output(sc: &Scenario, runs: &[Run], format: Format) -> Result<String> {
+    Ok(match format {
+        Format::Json => output::json(sc, runs)? + "\n",
+        Format::Table => output::table(sc, runs),
+        Format::Jsonl => String::new(),
+    })
 }
 
 fn sweep(a: SweepArgs) -> Result<()> {
@@ -411,19 +556,38 @@ fn sweep(a: SweepArgs) -> Result<()> {
     } else {
         fids
     };
-    let runs = run_all(&sc, &params, runs_of(&sc, &fids))?;
-    match a.format {
-        SweepFormat::Table => print!("{}", output::sweep_table(&sc, &runs)),
-        SweepFormat::Csv => print!("{}", output::sweep_csv(&runs)),
-        SweepFormat::Json => println!("{}", output::json(&sc, &runs)?),
-        SweepFormat::NcclTests => print!(
-            "{}",
-            contend_calib::nccl_tests_table(
-                &runs.iter().map(|r| r.record().clone()).collect::<Vec<_>>()
-            )
-        ),
-    }
+    let specs = runs_of(&sc, &fids);
+    let journal = Journal::open(
+        "sweep",
+        run_identity(&sc, &params, &specs),
+        Some(specs.len()),
+        "runs",
+        &a.stream,
+        a.format == SweepFormat::Jsonl,
+    )?;
+    let render = {
+        let (sc, specs, format) = (sc.clone(), specs.clone(), a.format);
+        move |lines: &[RunLine]| {
+            let runs = runs_in_order(&specs, lines);
+            sweep_output(&sc, &runs, format).unwrap_or_default()
+        }
+    };
+    journal.on_signal(render);
+    let runs = run_all(&sc, &params, &specs, &journal)?;
+    print!("{}", sweep_output(&sc, &runs, a.format)?);
     Ok(())
+}
+
+fn sweep_output(sc: &Scenario, runs: &[Run], format: SweepFormat) -> Result<String> {
+    Ok(match format {
+        SweepFormat::Table => output::sweep_table(sc, runs),
+        SweepFormat::Csv => output::sweep_csv(runs),
+        SweepFormat::Json => output::json(sc, runs)? + "\n",
+        SweepFormat::Jsonl => String::new(),
+        SweepFormat::NcclTests => contend_calib::nccl_tests_table(
+            &runs.iter().map(|r| r.record().clone()).collect::<Vec<_>>(),
+        ),
+    })
 }
 
 fn topo(cmd: TopoCommand) -> Result<()> {
@@ -452,6 +616,14 @@ fn topo(cmd: TopoCommand) -> Result<()> {
     Ok(())
 }
 
+/// One bench row as a stream holds it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct BenchLine {
+    job: usize,
+    run: String,
+    row: output::BenchRow,
+}
+
 fn bench(a: BenchArgs) -> Result<()> {
     let model = ModelOpts {
         topology: None,
@@ -460,32 +632,81 @@ fn bench(a: BenchArgs) -> Result<()> {
         no_collapse: false,
     };
     let (sc, params, _) = load(a.scenario.as_deref(), &model)?;
-    let mut rows = vec![];
-    for fid in [Fidelity::Tlp, Fidelity::Flow] {
-        for spec in runs_of(&sc, &[fid]) {
-            let t = Instant::now();
-            let run = simulate_one(&sc, &params, spec)?;
-            let wall = t.elapsed();
-            let rec = run.record();
-            let events = rec.events.unwrap_or(0);
-            rows.push(output::BenchRow {
+    let specs: Vec<RunSpec> = [Fidelity::Tlp, Fidelity::Flow]
+        .iter()
+        .flat_map(|&f| runs_of(&sc, &[f]))
+        .collect();
+    let journal: Arc<Journal<BenchLine>> = Journal::open(
+        "bench",
+        run_identity(&sc, &params, &specs),
+        Some(specs.len()),
+        "runs",
+        &a.stream,
+        a.format == Format::Jsonl,
+    )?;
+    let render = {
+        let (sc, format) = (sc.clone(), a.format);
+        move |lines: &[BenchLine]| bench_output(&sc, lines, format).unwrap_or_default()
+    };
+    journal.on_signal(render);
+    let mut done: Vec<Option<BenchLine>> = vec![None; specs.len()];
+    for l in journal.resumed() {
+        match specs.get(l.job) {
+            Some(spec) if label(spec) == l.run => {
+                let job = l.job;
+                done[job] = Some(l);
+            }
+            _ => bail!(
+                "--resume: run {} `{}` is not one of this bench's",
+                l.job,
+                l.run
+            ),
+        }
+    }
+    let bar = progress::RunBar::new(&specs, &done, |i| work_estimate(&sc, &specs[i]), 0);
+    for (i, spec) in specs.iter().enumerate() {
+        if done[i].is_some() {
+            continue;
+        }
+        let t = Instant::now();
+        let run = simulate_one(&sc, &params, *spec)?;
+        let wall = t.elapsed();
+        let events = run.record().events.unwrap_or(0);
+        let line = BenchLine {
+            job: i,
+            run: label(spec),
+            row: output::BenchRow {
                 algorithm: spec
                     .algorithm
                     .map_or("transfer".into(), |a: Algorithm| a.name().to_string()),
                 placement: spec.placement,
-                fidelity: fid,
+                fidelity: spec.fidelity,
                 events,
                 wall_ms: wall.as_secs_f64() * 1e3,
                 events_per_sec: events as f64 / wall.as_secs_f64().max(1e-9),
-            });
-        }
+            },
+        };
+        journal.record(line.clone());
+        bar.done(i, events);
+        done[i] = Some(line);
     }
-    match a.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&rows)?),
-        Format::Table => print!("{}", output::bench_table(&sc, &rows)),
-    }
+    bar.finish();
+    journal.finish()?;
+    let lines: Vec<BenchLine> = done.into_iter().flatten().collect();
+    print!("{}", bench_output(&sc, &lines, a.format)?);
     let _ = Placement::Peer;
     Ok(())
+}
+
+fn bench_output(sc: &Scenario, lines: &[BenchLine], format: Format) -> Result<String> {
+    let mut lines: Vec<&BenchLine> = lines.iter().collect();
+    lines.sort_by_key(|l| l.job);
+    let rows: Vec<&output::BenchRow> = lines.iter().map(|l| &l.row).collect();
+    Ok(match format {
+        Format::Json => serde_json::to_string_pretty(&rows)? + "\n",
+        Format::Table => output::bench_table(sc, &rows),
+        Format::Jsonl => String::new(),
+    })
 }
 
 #[cfg(test)]

@@ -446,7 +446,7 @@ pub fn sweep_csv(runs: &[Run]) -> String {
     s
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, serde::Deserialize, Clone, Debug)]
 pub struct BenchRow {
     pub algorithm: String,
     pub placement: Placement,
@@ -456,7 +456,7 @@ pub struct BenchRow {
     pub events_per_sec: f64,
 }
 
-pub fn bench_table(sc: &Scenario, rows: &[BenchRow]) -> String {
+pub fn bench_table(sc: &Scenario, rows: &[&BenchRow]) -> String {
     let mut s = header(sc);
     let _ = writeln!(
         s,
@@ -476,7 +476,7 @@ pub fn bench_table(sc: &Scenario, rows: &[BenchRow]) -> String {
         );
     }
     for fid in [Fidelity::Tlp, Fidelity::Flow] {
-        let sel: Vec<&BenchRow> = rows.iter().filter(|r| r.fidelity == fid).collect();
+        let sel: Vec<&BenchRow> = rows.iter().copied().filter(|r| r.fidelity == fid).collect();
         if sel.is_empty() {
             continue;
         }

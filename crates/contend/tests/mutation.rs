@@ -3,8 +3,9 @@
 //! `calibration/h200x2/*.jsonl`, the nccl-tests fixture) and the shipped
 //! `fit.json`, each loaded through the real loader. Every mutant must load,
 //! or fail with an error that names the file and a line (`file:LINE:…`) or
-//! a field (``field `x` ``); none may panic or take longer than
-//! [`TIME_BOUND`].
+//! a field (``field `x` ``), a TOML file's (topology, scenario, params)
+//! both, syntax and type errors included; none may panic or take longer
+//! than [`TIME_BOUND`].
 //!
 //! Mutations are enumerated, not random (the truncation offsets come from a
 //! fixed-seed generator): delete a line, duplicate a line, replace a number
@@ -328,19 +329,46 @@ fn json_field_deletions(t: &Target, per_kind: usize, out: &mut Vec<Mutant>) {
     }
 }
 
-/// Whether an error names the file and a line or a field.
-fn located(file: &str, msg: &str) -> bool {
-    let names_line = msg.match_indices(&format!("{file}:")).any(|(i, m)| {
+/// Whether an error names `file:LINE`.
+fn names_line(file: &str, msg: &str) -> bool {
+    msg.match_indices(&format!("{file}:")).any(|(i, m)| {
         msg[i + m.len()..]
             .chars()
             .next()
             .is_some_and(|c| c.is_ascii_digit())
-    });
-    msg.contains(file) && (names_line || msg.contains("field `"))
+    })
+}
+
+/// Whether the line an error names (`file:LINE:`) holds no key: nothing
+/// but brackets, spaces and a comment.
+fn keyless_line(file: &str, msg: &str, text: &str) -> bool {
+    let Some(i) = msg.find(&format!("{file}:")) else {
+        return false;
+    };
+    let rest = &msg[i + file.len() + 1..];
+    let n: usize = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect::<String>()
+        .parse()
+        .unwrap_or(0);
+    let line = text.lines().nth(n.wrapping_sub(1)).unwrap_or("");
+    !line
+        .split('#')
+        .next()
+        .unwrap_or("")
+        .chars()
+        .any(|c| c.is_ascii_alphanumeric() || c == '_' || c == '"')
+}
+
+/// Whether an error names the file and a line or a field.
+fn located(file: &str, msg: &str) -> bool {
+    msg.contains(file) && (names_line(file, msg) || msg.contains("field `"))
 }
 
 /// Loads one mutant on its own thread; `Err` says what went wrong.
 fn run_one(load: Load, file: &str, text: String) -> Result<(), String> {
+    let copy = text.clone();
     let (tx, rx) = mpsc::channel();
     let f = file.to_string();
     std::thread::spawn(move || {
@@ -359,6 +387,18 @@ fn run_one(load: Load, file: &str, text: String) -> Result<(), String> {
         )),
         Ok((Ok(_), t)) if t > TIME_BOUND => Err(format!("took {t:?}")),
         Ok((Ok(Ok(())), _)) => Ok(()),
+        // a TOML file's error (topology, scenario, params) names both: the
+        // line, and the key path there (syntax and type errors included;
+        // a line with no key on it, such as a lone `[`, has none to name)
+        Ok((Ok(Err(msg)), _))
+            if file.ends_with(".toml")
+                && !(names_line(file, &msg)
+                    && (msg.contains("field `") || keyless_line(file, &msg, &copy))) =>
+        {
+            Err(format!(
+                "a TOML error without both a line and a field: {msg}"
+            ))
+        }
         Ok((Ok(Err(msg)), _)) if located(file, &msg) => Ok(()),
         Ok((Ok(Err(msg)), _)) => Err(format!("error without file and line or field: {msg}")),
     }

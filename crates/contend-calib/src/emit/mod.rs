@@ -12,6 +12,7 @@ pub mod engines;
 pub mod nccl;
 pub mod vidur;
 
+use crate::checkpoint::{Checkpoint, ConstantSet, Prediction};
 use crate::error::CalibError;
 use crate::fit::Progress;
 use contend_nccl::NcclEnv;
@@ -145,6 +146,41 @@ pub(crate) fn predict(
     variants: &[(String, Variant)],
     progress: Progress<'_>,
 ) -> Result<Times, CalibError> {
+    predict_resumable(
+        topo,
+        params,
+        placement,
+        launch,
+        worlds,
+        sizes,
+        variants,
+        progress,
+        &Checkpoint::none(),
+        ConstantSet::Fitted,
+    )
+}
+
+/// [`predict`] with the constants `set` stands for, each prediction handed to `checkpoint` as it completes and
+/// those it holds from before not simulated again.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn predict_resumable(
+    topo: &Topology,
+    params: &ModelParams,
+    placement: Placement,
+    launch: LaunchMode,
+    worlds: &[usize],
+    sizes: &[u64],
+    variants: &[(String, Variant)],
+    progress: Progress<'_>,
+    checkpoint: &Checkpoint<'_, Prediction>,
+    set: ConstantSet,
+) -> Result<Times, CalibError> {
+    let before: Times = checkpoint
+        .done()
+        .iter()
+        .filter(|p| p.constants == set)
+        .map(|p| ((p.world, p.size_bytes, p.variant.clone()), p.ns))
+        .collect();
     let gpus = topo.gpus();
     let mut jobs: Vec<(usize, &str, &Variant, u64)> = Vec::new();
     for &k in worlds {
@@ -211,10 +247,17 @@ pub(crate) fn predict(
         }
     }
     let total = jobs.len();
-    let done = std::sync::atomic::AtomicUsize::new(0);
+    let done = std::sync::atomic::AtomicUsize::new(
+        jobs.iter()
+            .filter(|j| before.contains_key(&(j.0, j.3, j.1.to_string())))
+            .count(),
+    );
     let out: Vec<((usize, u64, String), Option<f64>)> = jobs
         .par_iter()
         .map(|&(k, label, v, s)| {
+            if let Some(t) = before.get(&(k, s, label.to_string())) {
+                return Ok(((k, s, label.to_string()), *t));
+            }
             let Some(sc) = &scenarios[&(k, label.to_string())] else {
                 return Ok(((k, s, label.to_string()), None));
             };
@@ -250,6 +293,13 @@ pub(crate) fn predict(
                     )));
                 }
             };
+            checkpoint.record(&Prediction {
+                world: k,
+                size_bytes: s,
+                variant: label.to_string(),
+                ns: t,
+                constants: set,
+            });
             Ok(((k, s, label.to_string()), t))
         })
         .collect::<Result<_, CalibError>>()?;

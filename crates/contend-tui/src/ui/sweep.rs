@@ -64,6 +64,34 @@ pub(super) fn sweep_view(app: &App, area: Rect, buf: &mut Buffer) {
             None => spans.push(Span::raw("—")),
         }
     }
+    // What to use where: ties within the tolerance merged, listed as such.
+    let mut advice: Vec<Span> = vec![
+        Span::raw(format!(
+            "use (ties within {:.0} %): ",
+            contend_workload::compare::DEFAULT_TIE_TOLERANCE * 100.0
+        ))
+        .fg(Color::Gray),
+    ];
+    for (i, band) in sw.advice.iter().enumerate() {
+        let range = if band.from == band.to {
+            short_size(band.from)
+        } else {
+            format!("{}–{}", short_size(band.from), short_size(band.to))
+        };
+        if i > 0 {
+            advice.push(Span::raw(" │ ").fg(Color::DarkGray));
+        }
+        advice.push(Span::raw(format!("{range} ")));
+        if band.choices.len() > 1 {
+            advice.push(Span::raw("tie ").fg(Color::Gray));
+        }
+        for (j, a) in band.choices.iter().enumerate() {
+            if j > 0 {
+                advice.push(Span::raw(" = "));
+            }
+            advice.push(Span::raw(a.name()).fg(alg_color(*a)).bold());
+        }
+    }
     let cross = if sw.crossovers.is_empty() {
         "no crossover: one algorithm wins at every size".to_string()
     } else {
@@ -86,6 +114,7 @@ pub(super) fn sweep_view(app: &App, area: Rect, buf: &mut Buffer) {
     }
     let text = vec![
         Line::from(spans),
+        Line::from(advice),
         Line::from(cross).fg(Color::Yellow),
         Line::from(legend),
     ];
