@@ -841,14 +841,25 @@ fn parse_ring(cx: &Cx, head: &str, tail: &str) -> Result<LogRing, LogError> {
 
 fn parse_trees(cx: &Cx, rest: &str) -> Result<Option<LogTrees>, LogError> {
     // " [0] 1/-1/-1->0->-1 [1] 1/-1/-1->0->-1" (old: "... ->0->-1|-1->0->1/-1/-1")
+    // NCCL formats a log line into a fixed buffer (`src/debug.cc`,
+    // v2.28: 1024 bytes) and cuts what does not fit: 48 or more channels'
+    // trees end mid-entry. The last entry, when incomplete, is dropped.
     let mut channels = Vec::new();
     let mut rank = None;
-    for part in rest.split('[').skip(1) {
-        let (_, spec) = part
-            .split_once(']')
-            .ok_or_else(|| cx.err("tree entry without `]`"))?;
+    let parts: Vec<&str> = rest.split('[').skip(1).collect();
+    for (i, part) in parts.iter().enumerate() {
+        let last = i + 1 == parts.len();
+        let Some((_, spec)) = part.split_once(']') else {
+            if last {
+                break;
+            }
+            return Err(cx.err("tree entry without `]`"));
+        };
         let spec = spec.trim().split('|').next().unwrap_or("");
         let fields: Vec<&str> = spec.split("->").collect();
+        if last && (fields.len() < 3 || fields.iter().any(|f| f.is_empty())) {
+            break;
+        }
         if fields.len() != 3 {
             return Err(cx.err("tree entry is not `down/down/down->rank->up`"));
         }
@@ -1077,6 +1088,26 @@ host:1:2 [0] NCCL INFO 4 coll channels, 4 collnet channels, 0 nvls channels, 4 p
 host:1:2 [0] NCCL INFO AllReduce: 1048576 Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..3}
 host:1:2 [0] NCCL INFO 8 Bytes -> Algo 1 proto 0 time 10.500000
 ";
+
+    /// A one-rank communicator's trees line as NCCL 2.28.3 printed it on
+    /// the lent H200 (64 channels, cut by NCCL's 1024-byte line buffer
+    /// inside entry 47): the whole entries read, the cut one dropped; a
+    /// malformed entry before the end is still an error.
+    #[test]
+    fn a_trees_line_cut_by_nccls_buffer_keeps_its_whole_entries() {
+        let mut line = String::from("vm:480:480 [0] NCCL INFO Trees");
+        for c in 0..47 {
+            line.push_str(&format!(" [{c}] -1/-1/-1->0->-1"));
+        }
+        line.push_str(" [47] -1/-1/-1->");
+        let log = parse("t.log", &format!("{line}\n")).unwrap();
+        let t = &log.trees;
+        assert_eq!(t.len(), 1, "{t:?}");
+        assert_eq!((t[0].rank, t[0].channels.len()), (0, 47));
+        assert!(t[0].channels.iter().all(|(d, u)| d.is_empty() && u.is_none()));
+        let bad = "h:1:1 [0] NCCL INFO Trees [0] -1/-1/-1->0 [1] -1/-1/-1->0->-1\n";
+        assert!(parse("t.log", bad).is_err());
+    }
 
     #[test]
     fn reads_the_tuner_plugin_lines() {
