@@ -607,7 +607,11 @@ fn parse_tuner(cx: &Cx, bt: &str, t: &mut LogTuner) -> Result<bool, LogError> {
     let Some(rest) = bt.strip_prefix("TUNER/Plugin: ") else {
         return Ok(false);
     };
-    if let Some(u) = rest.strip_prefix("Using ") {
+    if rest.starts_with("Using internal tuner plugin") {
+        // NCCL 2.28.3 (`src/plugin/tuner.cc`) when the named plugin did not
+        // load: its own tuner, no external one
+        t.failures.push(bt.to_string());
+    } else if let Some(u) = rest.strip_prefix("Using ") {
         // "NAME (vN)"
         let (name, v) = u
             .rsplit_once(" (v")
@@ -1107,6 +1111,21 @@ host:1:2 [0] NCCL INFO 8 Bytes -> Algo 1 proto 0 time 10.500000
         assert!(t[0].channels.iter().all(|(d, u)| d.is_empty() && u.is_none()));
         let bad = "h:1:1 [0] NCCL INFO Trees [0] -1/-1/-1->0 [1] -1/-1/-1->0->-1\n";
         assert!(parse("t.log", bad).is_err());
+    }
+
+    /// What NCCL 2.28.3 printed on the lent H200 when `NCCL_TUNER_PLUGIN`
+    /// named a file that is no plugin: no plugin loaded, both lines kept.
+    #[test]
+    fn nccls_internal_tuner_is_no_plugin_loaded() {
+        let text = "\
+vm:744:744 [0] NCCL INFO NCCL_TUNER_PLUGIN set by environment to /x/contend
+vm:744:744 [0] NCCL INFO TUNER/Plugin: /x/contend: /x/contend: cannot dynamically load position-independent executable
+vm:744:744 [0] NCCL INFO TUNER/Plugin: Using internal tuner plugin.
+";
+        let t = parse("t.log", text).unwrap().tuner;
+        assert!(!t.loaded(), "{t:?}");
+        assert_eq!(t.failures.len(), 2, "{t:?}");
+        assert!(t.failures[1].contains("internal tuner"), "{t:?}");
     }
 
     #[test]
