@@ -1108,7 +1108,11 @@ host:1:2 [0] NCCL INFO 8 Bytes -> Algo 1 proto 0 time 10.500000
         let t = &log.trees;
         assert_eq!(t.len(), 1, "{t:?}");
         assert_eq!((t[0].rank, t[0].channels.len()), (0, 47));
-        assert!(t[0].channels.iter().all(|(d, u)| d.is_empty() && u.is_none()));
+        assert!(
+            t[0].channels
+                .iter()
+                .all(|(d, u)| d.is_empty() && u.is_none())
+        );
         let bad = "h:1:1 [0] NCCL INFO Trees [0] -1/-1/-1->0 [1] -1/-1/-1->0->-1\n";
         assert!(parse("t.log", bad).is_err());
     }

@@ -255,9 +255,11 @@ impl FlowState {
         }
         let now = self.last;
         self.set.clear();
-        self.set.extend(self.flows.iter().map(|f| {
-            f.kind * 4 + u32::from(f.start <= now) + 2 * u32::from(f.in_first_window())
-        }));
+        self.set.extend(
+            self.flows.iter().map(|f| {
+                f.kind * 4 + u32::from(f.start <= now) + 2 * u32::from(f.in_first_window())
+            }),
+        );
         if let Some(s) = self.memo.get(self.set.as_slice()) {
             for (f, (r, h)) in self.flows.iter_mut().zip(s.rates.iter().zip(&s.held)) {
                 f.rate = *r;
@@ -281,13 +283,11 @@ impl FlowState {
         let now = self.last;
         let kinds = &self.kinds;
         self.caps.clear();
-        self.caps.extend(self.flows.iter().map(|f| {
-            if f.start > now {
-                0.0
-            } else {
-                f.cap_now(kinds)
-            }
-        }));
+        self.caps.extend(self.flows.iter().map(
+            |f| {
+                if f.start > now { 0.0 } else { f.cap_now(kinds) }
+            },
+        ));
         // every flow on a channel with a rule, by channel
         let mut ruled: std::collections::BTreeMap<ChId, Vec<(usize, NodeIdx, NodeIdx)>> =
             Default::default();
