@@ -460,10 +460,11 @@ mod tests {
         }
         let e = T::try_parse_from(["t", "nccl", "s.toml", "--tuner-table", "t.toml"]).unwrap_err();
         assert!(e.to_string().contains("--tuner <PATH>"), "{e}");
+        // a scenario that loads (every command checks it first)
         let ok = T::try_parse_from([
             "t",
             "nccl",
-            "s.toml",
+            "hw-allreduce",
             "--tuner",
             "/nonexistent/libcontend_tuner.so",
             "--tuner-table",
