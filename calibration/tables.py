@@ -3,7 +3,7 @@
     python3 calibration/tables.py calibration/h200x2
 Prints, per placement, size x each algorithm x NCCL (median per op from the
 per-op events, and the batch mean), the verify step, and the sanity checks
-against shared/HARDWARE.md. Only reads the JSON Lines next to it."""
+against the first survey of this machine (2026-11-30, figures quoted here). Only reads the JSON Lines next to it."""
 import json, sys, os
 
 d = sys.argv[1] if len(sys.argv) > 1 else "calibration/h200x2"
@@ -57,7 +57,7 @@ def probe(alg, target, b, blocks=None, group=None):
     m = [r for r in pr if r["algorithm"] == alg and r["extra"].get("target") == target and r["size_bytes"] == b
          and (blocks is None or r["extra"].get("blocks") == blocks) and (group is None or r["extra"].get("group") == group)]
     return m
-print("\n### sanity checks against shared/HARDWARE.md\n")
+print("\n### sanity checks against the first survey of this machine (2026-11-30, figures quoted here)\n")
 big = 256 << 20
 for alg, tgt, ref in [("copy-h2d", "host", "55.5"), ("copy-d2h", "host", "55.3"), ("copy-peer", "peer", "389 (cudaMemcpyPeer)")]:
     m = probe(alg, tgt, big, group="copy")

@@ -264,7 +264,8 @@ pub fn catalogue() -> Vec<FitParam> {
 /// per-op timing offset, which the fit cannot tell apart (fitting it moved it
 /// to 1.9 µs and the held-out small allreduces 2–3 µs short); its default,
 /// 4.0 µs, is the independently measured back-to-back launch on the H200
-/// machines (shared/HARDWARE.md: 3.6–4.0 µs); the launch probes
+/// machines (3.6–4.0 µs back to back, measured on the lent H200s in
+/// November 2026); the launch probes
 /// (`launch-eager`, `launch-graph`) set both in closed form when the files
 /// hold them. `nccl.step_latency_scale` is pinned by NCCL's latency probe
 /// (`nccl-latency`) and fitted only when the fit set holds it.

@@ -1,6 +1,6 @@
 //! PCIe link arithmetic: per-direction rate by generation and width, and the
 //! per-packet overheads of the PCI Express Base Specification (see
-//! `shared/PCIE-FACTS.md`).
+//! `docs/PCIE-FACTS.md`).
 
 use crate::units::{Bytes, BytesPerSec};
 use serde::{Deserialize, Serialize};

@@ -1,7 +1,7 @@
 //! `ModelParams`: every constant of the model in one place, loadable from
 //! TOML (`--params`). Defaults come from the PCI Express Base Specification
 //! ("spec") or are typical values to be replaced by calibration ("typical");
-//! `shared/PCIE-FACTS.md` lists the sources.
+//! `docs/PCIE-FACTS.md` lists the sources.
 
 use contend_topo::{Bytes, Location, Picos};
 use contend_workload::RingConfig;
