@@ -40,8 +40,13 @@ pub struct CalibrateArgs {
     #[arg(long, required_unless_present = "public")]
     pub topology: Option<String>,
     /// Folder for params.toml and fit.json (with `--public`: for a folder per rig; default the rig's own).
+    /// A folder that already holds them is refused unless --force.
     #[arg(long, required_unless_present = "public")]
     pub out: Option<PathBuf>,
+    /// Overwrite the files of an earlier calibration in the output folder
+    /// (params.toml, fit.json; with --public params.toml, report.md, report.json).
+    #[arg(long)]
+    pub force: bool,
     /// Starting constants (TOML); default: ModelParams' documented defaults.
     #[arg(long)]
     pub params: Option<PathBuf>,
@@ -112,9 +117,12 @@ pub struct AdviseArgs {
     /// nccl-env, nccl-graph, vllm, sglang, flashinfer, trtllm, vidur.
     #[arg(long, value_parser = contend_calib::emit::EmitKind::parse)]
     pub emit: Option<contend_calib::emit::EmitKind>,
-    /// Write the --emit output here (default: standard output).
+    /// Write the --emit output here (default: standard output); an existing file is refused unless --force.
     #[arg(long, requires = "emit")]
     pub out: Option<PathBuf>,
+    /// Overwrite the --out file if it exists.
+    #[arg(long, requires = "out")]
+    pub force: bool,
     /// Predictions closer than this (percent) are a tie (default: from the
     /// fit's bootstrap when --params is a calibration's params.toml with its
     /// fit.json beside it, else 3 %, contend_workload::compare::DEFAULT_TIE_TOLERANCE).
@@ -203,6 +211,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
     let (Some(topology_name), Some(out)) = (a.topology.as_deref(), a.out.as_ref()) else {
         anyhow::bail!("--topology and --out are needed with measurement files");
     };
+    crate::overwrite::check_in(out, &["params.toml", "fit.json"], "--out", a.force)?;
     let topo = topology(topology_name)?;
     let base = match &a.params {
         Some(p) => ModelParams::load(p)?,
@@ -371,16 +380,35 @@ fn calibrate_public(a: &CalibrateArgs) -> Result<()> {
         },
         free,
     };
-    for dir in &a.public {
-        let rig = load_rig(dir)?;
+    let out_of = |dir: &PathBuf, rig: &str| match &a.out {
+        Some(o) => o.join(rig),
+        None => dir.clone(),
+    };
+    let rigs = a
+        .public
+        .iter()
+        .map(|dir| load_rig(dir).map(|r| (dir, r)))
+        .collect::<Result<Vec<_>, _>>()?;
+    // refused before any rig is fitted
+    for (dir, rig) in &rigs {
+        let flag = if a.out.is_some() {
+            "--out"
+        } else {
+            "--out (default: the rig's folder)"
+        };
+        crate::overwrite::check_in(
+            &out_of(dir, rig.name()),
+            &["params.toml", "report.md", "report.json"],
+            flag,
+            a.force,
+        )?;
+    }
+    for (dir, rig) in rigs {
         let (pb, cb) = progress_bar();
         let summary = calibrate_rig(&rig, &base, &opts, &cb);
         pb.finish_and_clear();
         let summary = summary?;
-        let out = match &a.out {
-            Some(o) => o.join(&summary.rig),
-            None => dir.clone(),
-        };
+        let out = out_of(dir, &summary.rig);
         std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
         let mut command = format!("contend calibrate --public {}", dir.display());
         if let Some(p) = &a.params {
@@ -440,6 +468,9 @@ pub fn report(a: ReportArgs) -> Result<()> {
 }
 
 pub fn advise(a: AdviseArgs) -> Result<()> {
+    if let Some(out) = &a.out {
+        crate::overwrite::check(out, "--out", a.force)?;
+    }
     let topo = topology(&a.topology)?;
     let params = match &a.params {
         Some(p) => ModelParams::load(p)?,

@@ -15,9 +15,12 @@ pub enum HwCommand {
     /// Write the live machine as a topology TOML (GPUs, PCI addresses, PCIe
     /// links, NVLink pairs) with the machine fingerprint in its header.
     Topo {
-        /// Write the TOML here instead of stdout.
+        /// Write the TOML here instead of stdout; an existing file is refused unless --force.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Overwrite the --out file if it exists.
+        #[arg(long, requires = "out")]
+        force: bool,
     },
     /// Run the microbenchmarks calibration needs: copy-engine bandwidth per
     /// direction and size, SM load/store bandwidth vs blocks (peer, host,
@@ -36,7 +39,7 @@ pub enum HwCommand {
     /// CUDA graph, or transfer streams) with contend's own kernels, in every
     /// placement the scenario lists; every result checked against the CPU.
     Run {
-        /// Scenario TOML file.
+        /// Scenario: a TOML file or a shipped name.
         scenario: PathBuf,
         /// Run on this topology instead of the scenario's: a file, a shipped
         /// name, or `live` (this machine as `contend hw topo` sees it) — how
@@ -64,7 +67,7 @@ pub enum HwCommand {
     /// per-call algorithm and protocol; each record keeps them
     /// (`extra.nccl_decisions`). The timed runs log nothing.
     Nccl {
-        /// Scenario TOML file (an allreduce or verify-step workload).
+        /// Scenario: a TOML file or a shipped name (an allreduce or verify-step workload).
         scenario: PathBuf,
         /// As for `run`: a file, a shipped name, or `live`.
         #[arg(long)]
@@ -155,9 +158,12 @@ fn parse_emulate_ranks(s: &str) -> Result<usize, String> {
 /// Options shared by the measuring subcommands.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Write JSON Lines here instead of stdout.
+    /// Write JSON Lines here instead of stdout; an existing file is refused unless --force.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Overwrite the --out file if it exists.
+    #[arg(long, requires = "out")]
+    pub force: bool,
     /// A smoke test: fewer sizes, block counts and repeats.
     #[arg(long)]
     pub quick: bool,
@@ -236,8 +242,21 @@ pub fn run(cmd: HwCommand) -> Result<()> {
         } => precheck(scenario, topology.as_deref())?,
         HwCommand::Topo { .. } | HwCommand::Probe { .. } => {}
     }
+    // and so is the file it would write
+    match &cmd {
+        HwCommand::Topo {
+            out: Some(out),
+            force,
+        } => crate::overwrite::check(out, "--out", *force)?,
+        HwCommand::Run { run, .. } | HwCommand::Nccl { run, .. } | HwCommand::Probe { run, .. } => {
+            if let Some(out) = &run.out {
+                crate::overwrite::check(out, "--out", run.force)?;
+            }
+        }
+        _ => {}
+    }
     match cmd {
-        HwCommand::Topo { out } => {
+        HwCommand::Topo { out, .. } => {
             let (_rig, live) = contend_hw::open(false)?;
             let text = live.to_toml()?;
             if let Err(e) = contend_topo::parse_topology("live topology", &text) {
@@ -404,6 +423,7 @@ mod tests {
         let want = "no CUDA driver found (libcuda.so could not be loaded): contend hw needs an NVIDIA GPU machine";
         let args = || RunArgs {
             out: None,
+            force: false,
             quick: true,
             repeats: None,
             max_size: None,
@@ -413,7 +433,10 @@ mod tests {
             "/../../scenarios/hw-allreduce-h200x2.toml"
         ));
         for cmd in [
-            HwCommand::Topo { out: None },
+            HwCommand::Topo {
+                out: None,
+                force: false,
+            },
             HwCommand::Probe {
                 only: vec![],
                 run: args(),
@@ -493,6 +516,7 @@ mod tests {
         std::fs::write(&bad, &good).unwrap();
         let args = || RunArgs {
             out: None,
+            force: false,
             quick: true,
             repeats: None,
             max_size: None,

@@ -19,15 +19,21 @@ pub struct ImportArgs {
     /// p2pmark, or contend's own JSON Lines.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// Write every record as contend's JSON Lines here.
+    /// Write every record as contend's JSON Lines here; an existing file is refused unless --force.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Overwrite the --out file if it exists.
+    #[arg(long, requires = "out")]
+    pub force: bool,
     /// What to print about each file.
     #[arg(long, value_enum, default_value_t = ImportFormat::Table)]
     pub format: ImportFormat,
 }
 
 pub fn run(a: ImportArgs) -> Result<()> {
+    if let Some(out) = &a.out {
+        crate::overwrite::check(out, "--out", a.force)?;
+    }
     let imports = a
         .files
         .iter()
@@ -61,9 +67,12 @@ pub struct TopoImportArgs {
     /// XML, `numactl --hardware`, p2pBandwidthLatencyTest or nvbandwidth.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// Write the topology TOML here (default: standard output).
+    /// Write the topology TOML here (default: standard output); an existing file is refused unless --force.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Overwrite the --out file if it exists.
+    #[arg(long, requires = "out")]
+    pub force: bool,
     /// The topology's `name` (default: from the GPUs and the files).
     #[arg(long)]
     pub name: Option<String>,
@@ -72,6 +81,9 @@ pub struct TopoImportArgs {
 /// `contend topo import`: the topology, what each file gave and what to
 /// fill by hand (on standard error).
 pub fn topo_import(a: TopoImportArgs) -> Result<()> {
+    if let Some(out) = &a.out {
+        crate::overwrite::check(out, "--out", a.force)?;
+    }
     let inputs = a
         .files
         .iter()

@@ -6,6 +6,7 @@ mod import_cmd;
 mod interrupt;
 mod nccl_cmd;
 mod output;
+mod overwrite;
 mod progress;
 mod stream;
 mod tui_cmd;
@@ -85,7 +86,7 @@ struct ModelOpts {
     /// Model constants (TOML); defaults documented in `contend-sim`'s ModelParams.
     #[arg(long)]
     params: Option<PathBuf>,
-    /// Fidelity; repeat for several (default: the scenario's).
+    /// Fidelity; repeat for several (default: the scenario's; `sweep`: flow).
     #[arg(long, value_enum)]
     fidelity: Vec<FidelityArg>,
     /// No posted-write collapse anywhere: what if the platform's firmware
@@ -150,7 +151,7 @@ impl NcclOpts {
 
 #[derive(Args, Debug)]
 struct SimulateArgs {
-    /// Scenario file (TOML). Without it, the embedded default scenario.
+    /// Scenario: a TOML file or a shipped name (`scenarios/`). Without it, the embedded default scenario.
     scenario: Option<PathBuf>,
     #[command(flatten)]
     model: ModelOpts,
@@ -165,7 +166,7 @@ struct SimulateArgs {
 
 #[derive(Args, Debug)]
 struct SweepArgs {
-    /// Scenario whose topology, ranks, algorithms and placements to use (default: the embedded one).
+    /// Scenario (a file or a shipped name) whose topology, ranks, algorithms, placements, kernel, launch, compute gap and skew to use (default: the embedded one).
     scenario: Option<PathBuf>,
     #[command(flatten)]
     model: ModelOpts,
@@ -194,7 +195,7 @@ struct SweepArgs {
 
 #[derive(Args, Debug)]
 struct BenchArgs {
-    /// Scenario to time (default: the embedded verify step).
+    /// Scenario to time, a file or a shipped name, at both fidelities (default: the embedded verify step).
     scenario: Option<PathBuf>,
     /// Model constants (TOML).
     #[arg(long)]
