@@ -8,8 +8,8 @@ on that line, so a citation cannot point at the wrong row silently:
 `cite()` raises if the needle or the value is missing.
 
 Run from the repository root:  python3 calibration/public/tools/make.py
-It needs the bare mirror of rtx6kpro (RTX6KPRO_GIT, default
-/work/.mirror/local-inference-lab+rtx6kpro/repo) only to check citations;
+It needs a clone of https://github.com/local-inference-lab/rtx6kpro (its git
+directory in RTX6KPRO_GIT, e.g. `git clone --bare ... rtx6kpro.git`) only to check citations;
 the generated files are the artifact and are committed.
 """
 
@@ -21,7 +21,7 @@ import subprocess
 RTX6KPRO = "local-inference-lab/rtx6kpro"
 COMMIT = "e2c2b9577c938525d99a4ff62ba4a8ecc47a9990"
 SHORT = COMMIT[:7]
-GIT = os.environ.get("RTX6KPRO_GIT", "/work/.mirror/local-inference-lab+rtx6kpro/repo")
+GIT = os.environ.get("RTX6KPRO_GIT")
 
 _cache = {}
 
@@ -29,6 +29,11 @@ _cache = {}
 def lines_of(path, commit=COMMIT):
     key = (path, commit)
     if key not in _cache:
+        if not GIT:
+            raise SystemExit(
+                "set RTX6KPRO_GIT to the git directory of a clone of "
+                "https://github.com/local-inference-lab/rtx6kpro (citations are checked there)"
+            )
         out = subprocess.run(
             ["git", "-C", GIT, "show", f"{commit}:{path}"],
             check=True, capture_output=True, text=True,
