@@ -23,6 +23,11 @@
 //!   ARGS` prints (`{topology}`, `{scenario}` from the table's rows), as
 //!   printed; for the bench table the events columns only (wall times are
 //!   not deterministic).
+//! - `<!-- readme-test: public-rigs -->`: the public rigs' figures and
+//!   errors in the next paragraph are those of the committed
+//!   `calibration/public/*/report.json` (which `contend-calib`'s
+//!   tests/rigs.rs holds to the committed params and the code; refitting
+//!   all seven rigs takes minutes even in a release build).
 //!
 //! A `contend` command in a fenced block that none of these runs fails
 //! `every_command_in_the_readme_is_checked`.
@@ -241,7 +246,7 @@ fn every_command_in_the_readme_is_checked() {
                 run.extend(commands(body).into_iter().map(|(_, c)| c));
             }
             ("sweep-table" | "transfer-table" | "bench-table", Item::Table { .. })
-            | ("prose-numbers", Item::Para { .. }) => {}
+            | ("prose-numbers" | "public-rigs", Item::Para { .. }) => {}
             (k, it) => panic!(
                 "README.md:{}: marker `{k}` before the item at line {} (unknown, or not what it checks)",
                 m.line,
@@ -792,5 +797,76 @@ fn sweep_runs_the_fidelity_its_help_names() {
         o.stdout.contains("a TOML file or a shipped name"),
         "{}",
         o.stdout
+    );
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+#[test]
+fn the_public_rigs_numbers_are_the_committed_reports() {
+    let (m, it) = marked("public-rigs").next().expect("a public-rigs marker");
+    let Item::Para { line, text } = it else {
+        panic!(
+            "README.md:{}: public-rigs before something not a paragraph",
+            m.line
+        )
+    };
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let (mut default, mut fitted, mut skipped) = (vec![], vec![], 0);
+    let mut rigs = 0;
+    for e in std::fs::read_dir(root().join("calibration/public")).unwrap() {
+        let f = e.unwrap().path().join("report.json");
+        if !f.exists() {
+            continue;
+        }
+        rigs += 1;
+        let j: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        for r in j["results"].as_array().unwrap() {
+            default.push(r["default_error_pct"].as_f64().unwrap().abs());
+            fitted.push(r["fitted_error_pct"].as_f64().unwrap().abs());
+        }
+        skipped += j["skipped"].as_array().unwrap().len();
+    }
+    let n = default.len();
+    let (dmax, fmax) = (
+        default.iter().copied().fold(0.0, f64::max),
+        fitted.iter().copied().fold(0.0, f64::max),
+    );
+    let within = fitted.iter().filter(|e| **e <= 15.0).count();
+    let words = [
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+    ];
+    for want in [
+        format!(
+            "Over the {} rigs with topologies, {n} fit figures",
+            words[rigs]
+        ),
+        format!(
+            "{:.1} / {dmax:.0} % with the default constants",
+            median(default)
+        ),
+        format!(
+            "**{:.1} / {fmax:.1} %** after each rig's fit",
+            median(fitted.clone())
+        ),
+        format!("{skipped} figures the model cannot express"),
+    ] {
+        assert!(
+            text.contains(&want),
+            "README.md:{line}: says otherwise than `{want}`:\n{text}"
+        );
+    }
+    assert_eq!(
+        within, n,
+        "README.md:{line}: says every figure is within 15 %"
     );
 }
