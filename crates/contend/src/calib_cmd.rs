@@ -33,7 +33,8 @@ pub struct CalibrateArgs {
     /// A public rig's folder (`calibration/public/<rig>/`, with its
     /// figures.toml) to fit on its own figures, instead of measurement
     /// files; repeat for several rigs. Writes params.toml, report.md and
-    /// report.json into each folder (or into `--out`/<rig>).
+    /// report.json into each folder (or into `--out`/<rig>); files already
+    /// there are overwritten only with --force.
     #[arg(long, conflicts_with_all = ["measurements", "topology"])]
     pub public: Vec<PathBuf>,
     /// Topology the measurements were taken on (a file or a shipped name).
@@ -211,7 +212,12 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
     let (Some(topology_name), Some(out)) = (a.topology.as_deref(), a.out.as_ref()) else {
         anyhow::bail!("--topology and --out are needed with measurement files");
     };
-    crate::overwrite::check_in(out, &["params.toml", "fit.json"], "--out", a.force)?;
+    crate::overwrite::check_in(
+        out,
+        &["params.toml", "fit.json"],
+        "--out a new folder",
+        a.force,
+    )?;
     let topo = topology(topology_name)?;
     let base = match &a.params {
         Some(p) => ModelParams::load(p)?,
@@ -391,15 +397,15 @@ fn calibrate_public(a: &CalibrateArgs) -> Result<()> {
         .collect::<Result<Vec<_>, _>>()?;
     // refused before any rig is fitted
     for (dir, rig) in &rigs {
-        let flag = if a.out.is_some() {
-            "--out"
+        let hint = if a.out.is_some() {
+            "--out a new folder"
         } else {
-            "--out (default: the rig's folder)"
+            "--out DIR to write elsewhere (without it, the rig's own folder)"
         };
         crate::overwrite::check_in(
             &out_of(dir, rig.name()),
             &["params.toml", "report.md", "report.json"],
-            flag,
+            hint,
             a.force,
         )?;
     }

@@ -17,8 +17,9 @@ pub fn check(path: &Path, flag: &str, force: bool) -> Result<()> {
 }
 
 /// The same for the files `names` a command writes into the folder `dir`
-/// (a calibration's params.toml, fit.json, ...): the first that exists is named.
-pub fn check_in(dir: &Path, names: &[&str], flag: &str, force: bool) -> Result<()> {
+/// (a calibration's params.toml, fit.json, ...): the first that exists is
+/// named; `hint` says where else to write (`--out a new folder`).
+pub fn check_in(dir: &Path, names: &[&str], hint: &str, force: bool) -> Result<()> {
     if force {
         return Ok(());
     }
@@ -26,7 +27,7 @@ pub fn check_in(dir: &Path, names: &[&str], flag: &str, force: bool) -> Result<(
         let p = dir.join(n);
         if p.exists() {
             bail!(
-                "{} exists (a calibration's file in {}): {flag} a new folder, or add --force to overwrite it",
+                "{} exists (a calibration's file in {}): {hint}, or add --force to overwrite it",
                 p.display(),
                 dir.display()
             );
@@ -45,22 +46,35 @@ mod tests {
         std::fs::create_dir_all(&d).unwrap();
         let f = d.join("fit.json");
         assert!(check(&f, "--out", false).is_ok());
-        assert!(check_in(&d, &["params.toml", "fit.json"], "--out", false).is_ok());
+        assert!(
+            check_in(
+                &d,
+                &["params.toml", "fit.json"],
+                "--out a new folder",
+                false
+            )
+            .is_ok()
+        );
         std::fs::write(&f, "{}").unwrap();
         let e = check(&f, "--out", false).unwrap_err().to_string();
         assert!(
             e.contains("fit.json exists") && e.contains("--force"),
             "{e}"
         );
-        let e = check_in(&d, &["params.toml", "fit.json"], "--out", false)
-            .unwrap_err()
-            .to_string();
+        let e = check_in(
+            &d,
+            &["params.toml", "fit.json"],
+            "--out a new folder",
+            false,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(
             e.contains("fit.json exists (a calibration's file in"),
             "{e}"
         );
         assert!(check(&f, "--out", true).is_ok());
-        assert!(check_in(&d, &["fit.json"], "--out", true).is_ok());
+        assert!(check_in(&d, &["fit.json"], "--out a new folder", true).is_ok());
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -13,7 +13,7 @@ pub struct TuiArgs {
     /// Topology to explore: a file or a shipped name (default: the scenario's,
     /// else 8x RTX PRO 6000 on two sockets).
     topology: Option<String>,
-    /// Scenario (TOML) to start from: ranks, algorithms, placement, workload.
+    /// Scenario (a TOML file or a shipped name) to start from: ranks, algorithms, placement, workload.
     /// Without it: the EAGLE-3 verify step on all GPUs, every algorithm, flow fidelity.
     #[arg(long)]
     scenario: Option<PathBuf>,

@@ -94,6 +94,31 @@ fn calibrate_refuses_a_folder_holding_a_calibration_unless_forced() {
     assert!(std::fs::read_to_string(d.join("fit.json")).unwrap().len() > 2);
     assert!(d.join("params.toml").exists());
     std::fs::remove_dir_all(&d).unwrap();
+
+    // a rig fitted into --out once; a second time only with --force
+    let d = scratch("rig");
+    let ds = d.display().to_string();
+    let args = [
+        "calibrate",
+        "--public",
+        rig,
+        "--out",
+        &ds,
+        "--bootstrap",
+        "0",
+        "--max-iters",
+        "5",
+    ];
+    let (ok, _, err) = contend(&args);
+    assert!(ok, "{err}");
+    refused(
+        &args,
+        &format!("{ds}/genoad24qm32-pm50100-16gpu/params.toml"),
+    );
+    let forced: Vec<&str> = args.iter().copied().chain(["--force"]).collect();
+    let (ok, _, err) = contend(&forced);
+    assert!(ok, "{err}");
+    std::fs::remove_dir_all(&d).unwrap();
 }
 
 #[test]
