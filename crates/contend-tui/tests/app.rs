@@ -539,3 +539,34 @@ fn the_thread_worker_runs_jobs_off_the_caller_and_reports_progress() {
     assert_eq!(done.last(), Some(&2));
     assert!(progress > 0);
 }
+
+/// The committed H200 pair's records, as `--params
+/// calibration/h200x2/params.toml` loads them: one-shot-pull's eager and
+/// graph verify steps are two points (923.8 us and 679.6 us, not their
+/// 801.7 us mean), NCCL's P2P and P2P-disabled records are apart.
+#[test]
+fn the_h200_pairs_records_are_laid_over_like_with_like() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../calibration/h200x2");
+    let mut m = vec![];
+    for f in ["hw.jsonl", "nccl.jsonl", "nccl-p2p-disabled.jsonl"] {
+        m.extend(contend_tui::load_measurements(&dir.join(f)).unwrap());
+    }
+    let app = ran("h200-2x", m);
+    let sim = app.results().sim.as_ref().unwrap();
+    let row = sim.row(Algorithm::OneShotPull).unwrap();
+    let mut ns: Vec<f64> = row
+        .measured
+        .iter()
+        .map(|f| (f.ns / 100.0).round() / 10.0)
+        .collect();
+    ns.sort_by(f64::total_cmp);
+    assert_eq!(ns, [679.6, 923.8], "{:?}", row.measured);
+    let nccl = sim.row(Algorithm::Nccl).unwrap();
+    // eager and graph, each with P2P and without
+    assert_eq!(nccl.measured.len(), 4, "{:?}", nccl.measured);
+    let s = render(&app, 120, 40);
+    assert!(
+        !s.contains("801.") && s.contains("923.78 us") && s.contains("679.55 us"),
+        "{s}"
+    );
+}
