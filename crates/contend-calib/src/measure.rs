@@ -218,28 +218,38 @@ pub fn load_measurements(paths: &[&Path], topo: &Topology) -> Result<Vec<Measure
     let mut all = vec![];
     for p in paths {
         let name = p.display().to_string();
-        let text = std::fs::read_to_string(p).map_err(|e| CalibError::File {
-            file: name.clone(),
-            message: format!("cannot read: {e}"),
-        })?;
-        let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
-        let tool = crate::import::detect(&text);
-        let recs = if (ext == "jsonl" || ext == "json")
-            && tool != Some(crate::import::Tool::NcclTestsJson)
-        {
+        let recs = read_records(p)?;
+        all.extend(classify(&name, recs, topo)?);
+    }
+    Ok(all)
+}
+
+/// The records of one measurements file, each with its line, as
+/// calibration reads them (and the TUI's overlay, through the same call):
+/// `*.jsonl` and `*.json` are contend's JSON Lines unless they hold
+/// nccl-tests' `-J` JSON; anything else is the output of a tool
+/// [`crate::import`] reads. A file without a record is an error.
+pub fn read_records(p: &Path) -> Result<Vec<(usize, ResultRecord)>, CalibError> {
+    let name = p.display().to_string();
+    let text = std::fs::read_to_string(p).map_err(|e| CalibError::File {
+        file: name.clone(),
+        message: format!("cannot read: {e}"),
+    })?;
+    let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let tool = crate::import::detect(&text);
+    let recs =
+        if (ext == "jsonl" || ext == "json") && tool != Some(crate::import::Tool::NcclTestsJson) {
             parse_jsonl(&name, &text)?
         } else {
             crate::import::import_text(&name, &text)?.records
         };
-        if recs.is_empty() {
-            return Err(CalibError::File {
-                file: name,
-                message: "holds no measurements".into(),
-            });
-        }
-        all.extend(classify(&name, recs, topo)?);
+    if recs.is_empty() {
+        return Err(CalibError::File {
+            file: name,
+            message: "holds no measurements".into(),
+        });
     }
-    Ok(all)
+    Ok(recs)
 }
 
 /// Parses JSON Lines into records with their line numbers. A line that is not
@@ -687,7 +697,7 @@ fn classify_one(r: &ResultRecord, topo: &Topology) -> Result<(Kind, Role), Strin
                 // NCCL picks its own path: P2P (NVLink or PCIe) unless told not to,
                 // then it stages through host memory.
                 (AlgoRef::Nccl, None) => {
-                    if r.extra.nccl.var("NCCL_P2P_DISABLE") == Some("1") {
+                    if r.nccl_p2p_disabled() {
                         Placement::Host
                     } else {
                         Placement::Peer

@@ -8,9 +8,10 @@
 use crate::controls::{Controls, FIELDS, Field};
 use crate::heat::{ChannelMap, Heat};
 use crate::jobs::Jobs;
-use crate::measure::Overlay;
+use crate::measure::{MeasureKey, Overlay};
 use crate::results::{AlgResult, Results, SimResults, SweepResults};
 use crate::tree::{Selected, TreeState};
+use crate::twin::twins_for;
 use crate::worker::{Job, JobKind, Worker, WorkerMsg};
 use contend_sim::ModelParams;
 use contend_topo::{Bytes, Topology};
@@ -187,22 +188,47 @@ impl App {
             JobKind::Scenario => (self.current_scenario(), self.controls.fidelity),
             JobKind::Sweep => (self.controls.sweep_scenario(&self.base), Fidelity::Flow),
         };
-        let sc = match sc {
-            Ok(sc) => Arc::new(sc),
+        // The scenario again in every variant a measurement to lay over it
+        // was taken in (launch mode, NCCL's path, no gap), when the
+        // scenario itself runs another.
+        let twins = sc.and_then(|sc| {
+            let placement = sc
+                .placements()
+                .first()
+                .copied()
+                .unwrap_or(self.controls.placement);
+            let key = MeasureKey {
+                workload: sc.workload().kind(),
+                ranks: sc.ranks().len(),
+                placement,
+            };
+            let size = match (kind, sc.workload()) {
+                (JobKind::Scenario, Workload::VerifyStep(v)) => Some(v.size().0),
+                (JobKind::Scenario, Workload::Allreduce { sizes, .. }) => {
+                    Some(sizes.first().copied().unwrap_or_default().0)
+                }
+                _ => None,
+            };
+            let twins = twins_for(&sc, &self.overlay, &key, size)?;
+            Ok((Arc::new(sc), twins))
+        });
+        let (sc, twins) = match twins {
+            Ok(x) => x,
             Err(e) => {
                 self.jobs.refuse(kind, e.to_string());
                 return;
             }
         };
-        let total = contend_sim::runs_of(&sc, &[fidelity]).len();
-        let id = self.jobs.start(kind, sc.clone(), total);
-        self.worker.submit(Job {
-            id,
+        let job = Job {
+            id: 0,
             kind,
-            scenario: sc,
+            scenario: sc.clone(),
             params: self.params.clone(),
             fidelity,
-        });
+            twins,
+        };
+        let id = self.jobs.start(kind, sc, job.total());
+        self.worker.submit(Job { id, ..job });
     }
 
     /// Applies one worker message (stale ones are dropped).
@@ -218,12 +244,12 @@ impl App {
                 if !self.jobs.is_latest(kind, id) {
                     return;
                 }
-                let runs = match result {
+                let out = match result {
                     Err(e) => {
                         self.jobs.finish(kind, Some(e));
                         return;
                     }
-                    Ok(runs) => runs,
+                    Ok(out) => out,
                 };
                 let Some(sc) = self.jobs.finish(kind, None) else {
                     return;
@@ -236,12 +262,11 @@ impl App {
                     .unwrap_or(self.controls.placement);
                 match kind {
                     JobKind::Scenario => {
-                        self.results.sim =
-                            Some(SimResults::new(&sc, runs, &self.overlay, placement))
+                        self.results.sim = Some(SimResults::new(&sc, out, &self.overlay, placement))
                     }
                     JobKind::Sweep => {
                         self.results.sweep =
-                            Some(SweepResults::new(&sc, &runs, &self.overlay, placement))
+                            Some(SweepResults::new(&sc, &out, &self.overlay, placement))
                     }
                 }
             }
@@ -273,6 +298,11 @@ impl App {
 
     pub fn selected(&self) -> Selected {
         self.tree.selected()
+    }
+
+    /// The latest results of the scenario job and the sweep.
+    pub fn results(&self) -> &Results {
+        &self.results
     }
 
     pub fn measured_count(&self) -> usize {

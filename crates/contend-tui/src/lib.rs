@@ -39,6 +39,7 @@ mod measure;
 mod results;
 mod term;
 mod tree;
+mod twin;
 pub mod ui;
 mod worker;
 
@@ -50,13 +51,17 @@ pub use controls::{
 pub use heat::{Channel, ChannelMap, Heat, Level, level};
 pub use jobs::{JobState, Jobs};
 pub use measure::{
-    MeasureError, Overlay, load_measurements, measurements_beside, parse_measurements,
+    MeasureError, NcclPath, Overlay, Shape, Variant, check_measurements, load_measurements,
+    measurements_beside, parse_measurements,
 };
 pub use results::{
     AlgResult, Crossover, MeasuredFigure, MeasuredSeries, Results, SimResults, SweepResults,
+    TwinSweep,
 };
 pub use term::{TuiError, install_panic_hook, restore, run};
 pub use tree::{Row, RowKind, Selected, TreeState, link_label, node_label, rows};
+pub use twin::{Twin, twin_scenario};
 pub use worker::{
-    InlineWorker, Job, JobKind, ThreadWorker, WORKER_THREAD_PREFIX, Worker, WorkerMsg, execute,
+    InlineWorker, Job, JobKind, JobOutput, ThreadWorker, WORKER_THREAD_PREFIX, Worker, WorkerMsg,
+    execute,
 };

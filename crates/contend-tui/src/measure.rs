@@ -1,8 +1,12 @@
 //! Measured points to lay over the simulated ones: JSON Lines of the shared
 //! [`ResultRecord`] schema, as `contend hw run` and `contend hw nccl` write.
 
+use contend_topo::Picos;
 use contend_workload::jsonl::JsonlError;
-use contend_workload::{Measured, Placement, ResultRecord, Source, WorkloadKind};
+use contend_workload::{
+    Algorithm, LaunchMode, Measured, Placement, ResultRecord, Scenario, Skew, Source, Workload,
+    WorkloadKind,
+};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -40,9 +44,15 @@ pub fn parse_measurements(file: &str, text: &str) -> Result<Vec<ResultRecord>, M
             message,
         },
     })?;
-    // The charts plot sizes and times on log scales: both must be positive
-    // and inside the scenario limits, or the record is a located error.
-    for (line, r) in &recs {
+    check_measurements(file, &recs)?;
+    Ok(recs.into_iter().map(|(_, r)| r).collect())
+}
+
+/// Checks records (each with its line in `file`) that any reader loaded:
+/// the charts plot sizes and times on log scales, so both must be positive
+/// and inside the scenario limits, or the record is a located error.
+pub fn check_measurements(file: &str, recs: &[(usize, ResultRecord)]) -> Result<(), MeasureError> {
+    for (line, r) in recs {
         let bad = |message: String| MeasureError::Parse {
             file: file.to_string(),
             line: *line,
@@ -62,7 +72,7 @@ pub fn parse_measurements(file: &str, text: &str) -> Result<Vec<ResultRecord>, M
             )));
         }
     }
-    Ok(recs.into_iter().map(|(_, r)| r).collect())
+    Ok(())
 }
 
 /// Reads a measurements file (JSON Lines of result records).
@@ -127,7 +137,8 @@ impl Overlay {
     }
 }
 
-/// What the charts compare a measurement by.
+/// What the charts compare a measurement by, before its [`Variant`]: the
+/// workload, the rank count and (for contend's kernels) the placement.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct MeasureKey {
     pub workload: WorkloadKind,
@@ -135,13 +146,16 @@ pub(crate) struct MeasureKey {
     pub placement: Placement,
 }
 
-/// Whether a hardware record belongs on the current charts.
+/// Whether a hardware record belongs on the current charts: the same
+/// workload and rank count; contend's kernels at the placement shown (NCCL
+/// places its own buffers: its records are told apart by their
+/// environment, [`NcclPath`]).
 pub(crate) fn matches(r: &ResultRecord, k: &MeasureKey) -> bool {
     r.source != Source::Sim
         && !r.is_emulated()
         && r.workload == k.workload
         && r.ranks.len() == k.ranks
-        && r.placement.is_none_or(|p| p == k.placement)
+        && (series_of(r) == Measured::NCCL || r.placement.is_none_or(|p| p == k.placement))
         && r.verified != Some(false)
 }
 
@@ -152,6 +166,93 @@ pub(crate) fn series_of(r: &ResultRecord) -> Measured {
         Measured::NCCL
     } else {
         r.algorithm
+    }
+}
+
+/// How NCCL moved the data: over P2P, or staged through host memory
+/// (`NCCL_P2P_DISABLE=1`, [`ResultRecord::nccl_p2p_disabled`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum NcclPath {
+    P2p,
+    P2pDisabled,
+}
+
+/// The workload's shape between collectives: back to back, or with the
+/// compute gap and arrival skew of the scenario.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Shape {
+    Gapless,
+    Gapped,
+}
+
+impl Shape {
+    /// The shape of a collective workload (a transfer has none: gapless).
+    pub fn of(w: &Workload) -> Shape {
+        match w.gap_and_skew() {
+            Some((gap, skew)) if gap > Picos::ZERO || skew != Skew::None => Shape::Gapped,
+            _ => Shape::Gapless,
+        }
+    }
+}
+
+/// What a measurement or a simulation ran beyond the algorithm: the launch
+/// mode, NCCL's path (NCCL only) and the workload's shape. A measurement is
+/// only ever laid over a simulation of the same variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Variant {
+    pub launch: LaunchMode,
+    pub nccl: Option<NcclPath>,
+    pub shape: Shape,
+}
+
+impl Variant {
+    /// The variant `sc` simulates `alg` in.
+    pub fn of_scenario(sc: &Scenario, alg: Algorithm) -> Variant {
+        Variant {
+            launch: sc.launch_of(alg),
+            nccl: (alg == Algorithm::Nccl).then_some(if sc.nccl().env.p2p_disable {
+                NcclPath::P2pDisabled
+            } else {
+                NcclPath::P2p
+            }),
+            shape: Shape::of(sc.workload()),
+        }
+    }
+
+    /// The variant the hardware ran `r` in. A verify step says whether it
+    /// had gaps (`extra.gap_and_skew`); measured allreduces (contend's
+    /// batches, nccl-tests) run back to back unless they say otherwise. A
+    /// record that says nothing of its shape is taken to have `assumed`.
+    pub fn of_record(r: &ResultRecord, assumed: Shape) -> Variant {
+        let shape = match (r.extra.timing.gap_and_skew, r.workload) {
+            (Some(true), _) => Shape::Gapped,
+            (Some(false), _) | (None, WorkloadKind::Allreduce) => Shape::Gapless,
+            (None, _) => assumed,
+        };
+        Variant {
+            launch: r.launch,
+            nccl: (series_of(r) == Measured::NCCL).then_some(if r.nccl_p2p_disabled() {
+                NcclPath::P2pDisabled
+            } else {
+                NcclPath::P2p
+            }),
+            shape,
+        }
+    }
+
+    /// Whether a simulation of this variant can be built from a scenario of
+    /// `shape`: a gap can be taken away, but a measured gap whose length the
+    /// record does not give cannot be put in.
+    pub fn simulable_from(&self, shape: Shape) -> bool {
+        !(self.shape == Shape::Gapped && shape == Shape::Gapless)
+    }
+
+    /// `eager`, `graph p2p-off`: the launch mode and NCCL's path when P2P was off.
+    pub fn label(&self) -> String {
+        match self.nccl {
+            Some(NcclPath::P2pDisabled) => format!("{} p2p-off", self.launch),
+            _ => self.launch.to_string(),
+        }
     }
 }
 

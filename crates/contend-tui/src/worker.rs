@@ -4,6 +4,8 @@
 //! never delays the main result), [`InlineWorker`] runs them on the caller's
 //! thread when polled, so tests are synchronous and deterministic.
 
+use crate::measure::Variant;
+use crate::twin::Twin;
 use contend_sim::{ModelParams, Run, runs_of, simulate_one};
 use contend_workload::{Fidelity, Scenario};
 use std::cell::Cell;
@@ -48,6 +50,26 @@ pub struct Job {
     pub scenario: Arc<Scenario>,
     pub params: Arc<ModelParams>,
     pub fidelity: Fidelity,
+    /// The scenario again in the variants measurements were taken in
+    /// ([`crate::twin`]), run after it at the same fidelity.
+    pub twins: Vec<Twin>,
+}
+
+impl Job {
+    /// Runs the job makes: the scenario's, then every twin's.
+    pub fn total(&self) -> usize {
+        std::iter::once(&self.scenario)
+            .chain(self.twins.iter().map(|t| &t.scenario))
+            .map(|sc| runs_of(sc, &[self.fidelity]).len())
+            .sum()
+    }
+}
+
+/// What a job produced: the scenario's runs, and each twin's.
+#[derive(Debug, Default)]
+pub struct JobOutput {
+    pub runs: Vec<Run>,
+    pub twins: Vec<(Variant, Vec<Run>)>,
 }
 
 /// What a worker reports.
@@ -62,7 +84,7 @@ pub enum WorkerMsg {
     Done {
         kind: JobKind,
         id: u64,
-        result: Result<Vec<Run>, String>,
+        result: Result<JobOutput, String>,
     },
 }
 
@@ -74,39 +96,62 @@ pub trait Worker: fmt::Debug {
     fn poll(&mut self) -> Vec<WorkerMsg>;
 }
 
-/// Runs every simulation of a job in order, reporting progress; stops early
-/// (returning `None`) when `cancelled` says a newer job replaced it.
+/// Runs every simulation of a job in order (the scenario's, then each
+/// twin's), reporting progress; stops early (returning `None`) when
+/// `cancelled` says a newer job replaced it.
 pub fn execute(
     job: &Job,
     progress: &mut dyn FnMut(usize, usize),
     cancelled: &dyn Fn() -> bool,
-) -> Option<Result<Vec<Run>, String>> {
-    let specs = runs_of(&job.scenario, &[job.fidelity]);
-    let total = specs.len();
+) -> Option<Result<JobOutput, String>> {
+    let total = job.total();
     progress(0, total);
-    let mut runs = Vec::with_capacity(total);
-    for (i, spec) in specs.into_iter().enumerate() {
-        if cancelled() {
-            return None;
+    let mut done = 0;
+    let mut run_all = |sc: &Scenario| -> Option<Result<Vec<Run>, String>> {
+        let specs = runs_of(sc, &[job.fidelity]);
+        let mut runs = Vec::with_capacity(specs.len());
+        for spec in specs {
+            if cancelled() {
+                return None;
+            }
+            let r = catch_unwind(AssertUnwindSafe(|| simulate_one(sc, &job.params, spec)));
+            match r {
+                Ok(Ok(run)) => runs.push(run),
+                Ok(Err(e)) => return Some(Err(e.to_string())),
+                Err(p) => {
+                    let msg = p
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| p.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "unknown panic".into());
+                    return Some(Err(format!("the simulator panicked: {msg}")));
+                }
+            }
+            done += 1;
+            progress(done, total);
         }
-        let r = catch_unwind(AssertUnwindSafe(|| {
-            simulate_one(&job.scenario, &job.params, spec)
-        }));
-        match r {
-            Ok(Ok(run)) => runs.push(run),
-            Ok(Err(e)) => return Some(Err(e.to_string())),
-            Err(p) => {
-                let msg = p
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| p.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown panic".into());
-                return Some(Err(format!("the simulator panicked: {msg}")));
+        Some(Ok(runs))
+    };
+    let runs = match run_all(&job.scenario)? {
+        Ok(r) => r,
+        Err(e) => return Some(Err(e)),
+    };
+    let mut out = JobOutput {
+        runs,
+        twins: Vec::with_capacity(job.twins.len()),
+    };
+    for t in &job.twins {
+        match run_all(&t.scenario)? {
+            Ok(r) => out.twins.push((t.variant, r)),
+            Err(e) => {
+                return Some(Err(format!(
+                    "re-run in the measured {}: {e}",
+                    t.variant.label()
+                )));
             }
         }
-        progress(i + 1, total);
     }
-    Some(Ok(runs))
+    Some(Ok(out))
 }
 
 struct Lane {

@@ -81,7 +81,141 @@ fn startup_on_every_shipped_topology() {
 
 #[test]
 fn startup_at_80x24() {
-    insta::assert_snapshot!(render(&paused("pro6000-8x-2socket"), 80, 24));
+    let s = render(&paused("pro6000-8x-2socket"), 80, 24);
+    // the tree does not fit: the socket without the selection is folded
+    // to one line, so both sockets are on screen
+    assert!(
+        s.contains("│socket 0 ") && s.contains("│socket 1 ▸ 4 GPUs"),
+        "{s}"
+    );
+    insta::assert_snapshot!(s);
+}
+
+#[test]
+fn at_80x24_the_selected_socket_opens_and_the_other_folds() {
+    let mut app = paused("pro6000-8x-2socket");
+    // socket 0, rc0, gpu0-3, mem0: the seventh step down is socket 1
+    for _ in 0..7 {
+        app.handle_key(key(KeyCode::Down));
+    }
+    assert_eq!(app.selected(), Selected::Socket(1));
+    let s = render(&app, 80, 24);
+    assert!(s.contains("│socket 0 ▸ 4 GPUs"), "{s}");
+    assert!(s.contains("gpu4") && s.contains("gpu7"), "{s}");
+    assert!(!s.contains("│ ├─ gpu0"), "{s}");
+}
+
+#[test]
+fn the_timeline_window_is_the_allreduce_it_names() {
+    let mut app = ran("pro6000-8x-2socket", vec![]);
+    app.handle_key(ch('4'));
+    let s = render(&app, 120, 40);
+    // the right pane's rows of ranks: `│gpu0    LLLBB◂◂...·· │`
+    let rows: Vec<&str> = s
+        .lines()
+        .filter_map(|l| l.split("││").nth(1))
+        .filter(|r| r.starts_with("gpu"))
+        .collect();
+    assert_eq!(rows.len(), 8, "{s}");
+    let cols = |r: &str| r.trim_end_matches(['│', '"']).chars().count() - 5;
+    let last_work = |r: &str| {
+        r.trim_end_matches(['│', '"'])
+            .chars()
+            .skip(5)
+            .collect::<Vec<_>>()
+            .iter()
+            .rposition(|c| *c != ' ' && *c != '·')
+            .unwrap_or(0)
+    };
+    // the last rank done ends in the last column: the header's span is the
+    // drawn one, not one stretched by the compute gap after it
+    let end = rows.iter().map(|r| last_work(r)).max().unwrap();
+    assert!(
+        end + 2 >= cols(rows[0]),
+        "bars end at column {end} of {}: {s}",
+        cols(rows[0])
+    );
+}
+
+#[test]
+fn eager_and_graph_records_are_two_points_and_ncclp2p_paths_never_mix() {
+    use contend_tui::{NcclPath, Shape};
+    use contend_workload::LaunchMode;
+    let gapless = |mut r: ResultRecord, launch: LaunchMode| {
+        r.launch = launch;
+        r.extra.timing.gap_and_skew = Some(false);
+        r
+    };
+    let mut off = gapless(
+        measured("nccl", Source::Nccl, "verify-step", 43008, 14_000.0),
+        LaunchMode::Eager,
+    );
+    off.extra
+        .nccl
+        .env
+        .insert("NCCL_P2P_DISABLE".into(), "1".into());
+    let m = vec![
+        gapless(
+            measured("one-shot-pull", Source::Hw, "verify-step", 43008, 7_500.0),
+            LaunchMode::Eager,
+        ),
+        gapless(
+            measured("one-shot-pull", Source::Hw, "verify-step", 43008, 5_500.0),
+            LaunchMode::Graph,
+        ),
+        gapless(
+            measured("nccl", Source::Nccl, "verify-step", 43008, 10_000.0),
+            LaunchMode::Eager,
+        ),
+        off,
+    ];
+    let app = ran("pro6000-8x-2socket", m);
+    let sim = app.results().sim.as_ref().unwrap();
+    let osp = sim.row(Algorithm::OneShotPull).unwrap();
+    // two points, each its own record's figure (not their mean), each over
+    // a simulation of its own launch mode without the scenario's 20 us gap
+    assert_eq!(osp.measured.len(), 2, "{:?}", osp.measured);
+    let by = |l: LaunchMode| osp.measured.iter().find(|f| f.variant.launch == l).unwrap();
+    let (e, g) = (by(LaunchMode::Eager), by(LaunchMode::Graph));
+    assert_eq!((e.ns, g.ns), (7_500.0 * 122.0, 5_500.0 * 122.0));
+    assert!(e.rerun && g.rerun && e.variant.shape == Shape::Gapless);
+    let (es, gs) = (e.sim_ns.unwrap(), g.sim_ns.unwrap());
+    assert!(
+        gs < es && es < osp.time_ns,
+        "graph {gs} eager {es} gapped {}",
+        osp.time_ns
+    );
+    // NCCL over P2P and NCCL with P2P disabled: two points, two simulations
+    let nccl = sim.row(Algorithm::Nccl).unwrap();
+    assert_eq!(nccl.measured.len(), 2, "{:?}", nccl.measured);
+    let path = |p: NcclPath| {
+        nccl.measured
+            .iter()
+            .find(|f| f.variant.nccl == Some(p))
+            .unwrap()
+    };
+    let (p2p, staged) = (path(NcclPath::P2p), path(NcclPath::P2pDisabled));
+    assert_eq!((p2p.ns, staged.ns), (10_000.0 * 122.0, 14_000.0 * 122.0));
+    // each over its own re-run (on this machine NCCL's replica takes SHM
+    // between the sockets either way, so the two simulations may agree)
+    assert!(p2p.rerun && staged.rerun && p2p.sim_ns.is_some() && staged.sim_ns.is_some());
+    let s = render(&app, 120, 40);
+    for label in ["hw eager ", "hw graph ", "hw eager p2p-off", "no gap"] {
+        assert!(s.contains(label), "{label}: {s}");
+    }
+}
+
+#[test]
+fn a_record_of_the_scenarios_own_shape_needs_no_rerun() {
+    // the scenario's gap and skew, eager: laid over the row itself
+    let mut r = measured("one-shot-pull", Source::Hw, "verify-step", 43008, 60_000.0);
+    r.extra.timing.gap_and_skew = Some(true);
+    let app = ran("pro6000-8x-2socket", vec![r]);
+    let sim = app.results().sim.as_ref().unwrap();
+    let row = sim.row(Algorithm::OneShotPull).unwrap();
+    assert_eq!(row.measured.len(), 1);
+    assert!(!row.measured[0].rerun);
+    assert_eq!(row.measured[0].sim_ns, Some(row.time_ns));
 }
 
 #[test]
@@ -341,7 +475,7 @@ fn measurements_sit_on_the_same_charts() {
         .iter()
         .position(|l| l.contains(" nccl ") && l.contains('█'))
         .unwrap_or_else(|| panic!("no nccl row in {s}"));
-    assert!(lines[row + 1].contains("measured"), "{s}");
+    assert!(lines[row + 1].contains("hw eager"), "{s}");
     assert!(!s.contains("nccl (hw)"), "{s}");
     insta::assert_snapshot!("measured_times", s);
     app.handle_key(ch('2'));
@@ -382,6 +516,7 @@ fn the_thread_worker_runs_jobs_off_the_caller_and_reports_progress() {
         scenario: sc.clone(),
         params: std::sync::Arc::new(ModelParams::default()),
         fidelity: contend_workload::Fidelity::Flow,
+        twins: vec![],
     };
     // A superseded job never reports done; the newest does.
     w.submit(job(1));
@@ -403,4 +538,35 @@ fn the_thread_worker_runs_jobs_off_the_caller_and_reports_progress() {
     }
     assert_eq!(done.last(), Some(&2));
     assert!(progress > 0);
+}
+
+/// The committed H200 pair's records, as `--params
+/// calibration/h200x2/params.toml` loads them: one-shot-pull's eager and
+/// graph verify steps are two points (923.8 us and 679.6 us, not their
+/// 801.7 us mean), NCCL's P2P and P2P-disabled records are apart.
+#[test]
+fn the_h200_pairs_records_are_laid_over_like_with_like() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../calibration/h200x2");
+    let mut m = vec![];
+    for f in ["hw.jsonl", "nccl.jsonl", "nccl-p2p-disabled.jsonl"] {
+        m.extend(contend_tui::load_measurements(&dir.join(f)).unwrap());
+    }
+    let app = ran("h200-2x", m);
+    let sim = app.results().sim.as_ref().unwrap();
+    let row = sim.row(Algorithm::OneShotPull).unwrap();
+    let mut ns: Vec<f64> = row
+        .measured
+        .iter()
+        .map(|f| (f.ns / 100.0).round() / 10.0)
+        .collect();
+    ns.sort_by(f64::total_cmp);
+    assert_eq!(ns, [679.6, 923.8], "{:?}", row.measured);
+    let nccl = sim.row(Algorithm::Nccl).unwrap();
+    // eager and graph, each with P2P and without
+    assert_eq!(nccl.measured.len(), 4, "{:?}", nccl.measured);
+    let s = render(&app, 120, 40);
+    assert!(
+        !s.contains("801.") && s.contains("923.78 us") && s.contains("679.55 us"),
+        "{s}"
+    );
 }

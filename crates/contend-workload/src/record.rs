@@ -459,6 +459,13 @@ impl ResultRecord {
     pub fn is_emulated(&self) -> bool {
         self.extra.kernel.emulated == Some(true)
     }
+    /// Whether NCCL ran with P2P disabled (`NCCL_P2P_DISABLE=1` in the
+    /// record's environment), so it staged through host memory. The one
+    /// rule calibration (NCCL's placement) and the TUI's overlay (which
+    /// simulation a record is laid over) class NCCL records by.
+    pub fn nccl_p2p_disabled(&self) -> bool {
+        self.extra.nccl.var("NCCL_P2P_DISABLE") == Some("1")
+    }
 }
 
 /// What a transfer stream or probe did.

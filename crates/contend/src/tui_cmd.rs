@@ -3,7 +3,7 @@
 use anyhow::{Context, Result, bail};
 use contend_sim::ModelParams;
 use contend_topo::Topology;
-use contend_tui::{App, ThreadWorker, load_measurements, measurements_beside};
+use contend_tui::{App, ThreadWorker, check_measurements, measurements_beside};
 use contend_workload::{default_scenario, load_scenario};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -21,9 +21,11 @@ pub struct TuiArgs {
     /// files (*.jsonl) beside it are laid over the charts.
     #[arg(long)]
     params: Option<PathBuf>,
-    /// Measured results to lay over the charts: JSON Lines of result records
-    /// (`contend hw run --out`, `contend hw nccl --out`, `contend import
-    /// --out`), or a tool's output as `contend import` reads it.
+    /// Measured results to lay over the charts: any file calibrate reads
+    /// (JSON Lines of result records from `contend hw run --out`, `contend hw
+    /// nccl --out`, `contend import --out`, or a tool's output as `contend
+    /// import` reads it: nccl-tests text or -J JSON, p2pBandwidthLatencyTest,
+    /// nvbandwidth, p2pmark).
     #[arg(long)]
     measurements: Option<PathBuf>,
 }
@@ -49,13 +51,11 @@ pub fn run(args: TuiArgs) -> Result<()> {
         (None, None) => vec![],
     };
     for f in &files {
-        // contend's JSON Lines, or any tool's output `contend import` reads
-        if f.extension().is_some_and(|e| e == "jsonl") {
-            measurements.extend(load_measurements(f)?);
-        } else {
-            let i = contend_calib::import::import_file(f)?;
-            measurements.extend(i.records.into_iter().map(|r| r.1));
-        }
+        // What calibrate reads, read the way it reads it: contend's JSON
+        // Lines, or any tool's output `contend import` reads.
+        let recs = contend_calib::measure::read_records(f)?;
+        check_measurements(&f.display().to_string(), &recs)?;
+        measurements.extend(recs.into_iter().map(|r| r.1));
     }
     if !std::io::stdout().is_terminal() {
         bail!("contend tui draws on a terminal, and standard output is not one");

@@ -265,3 +265,51 @@ fn bad_input_is_one_clear_error_and_no_panic() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+/// `contend tui --measurements` reads every file calibrate reads, through
+/// the same reader: nccl-tests text, nccl-tests `-J` JSON (whatever its
+/// name), contend's JSON Lines. Standard output is not a terminal here, so
+/// a file that loads ends at the terminal check; one that does not is a
+/// located error.
+#[test]
+fn tui_measurements_read_what_calibrate_reads() {
+    let dir = std::env::temp_dir().join(format!("contend-tui-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // nccl-tests -J output, saved under a JSON Lines name
+    let json = dir.join("nccl-tests-run.jsonl");
+    std::fs::write(
+        &json,
+        r#"{"version":2,"start_time":"2025-01-01 00:00:00","args":["./build/all_reduce_perf","-b","1K"],"env":[],"nccl_version":22703,
+"config":{"nthreads":1,"ngpus":2,"minimum_bytes":1024,"maximum_bytes":1024,"step_factor":2,"warmup_iters":5,"iterations":3,"aggregated_iterations":1,"validation":1,"graph":0,"blocking_collectives":"false","per_iter_timing":"true","parallel_init":"false",
+"devices":[{"rank":0,"group":0,"pid":1,"hostname":"box","device":0,"device_hex":"0000:01:00","device_info":"NVIDIA H200"}]},
+"results":[{"size":1024,"count":512,"type":"bfloat16","redop":"sum","root":"    -1","out_of_place":{"time":10.000000,"alg_bw":0.1,"bus_bw":0.1,"nwrong":0.000000},"out_of_place_per_iter":{"min_us":9.0,"max_us":11.0,"avg_us":10.0,"p50_us":10.0,"p95_us":11.0,"p99_us":11.0,"stdev_us":0.8,"cv_pct":8.0,"times_us":[9.0,10.0,11.0]},"in_place":{"time":10.5,"alg_bw":0.1,"bus_bw":0.1,"nwrong":0.000000},"actual_iterations":3,"experiment_name":""}],
+"out_of_bounds":{"count":0,"okay":"true"},"average_bus_bandwidth":{"bandwidth":0.1,"okay":"unchecked"},"errors":[],"end_time":"2025-01-01 00:00:01"}"#,
+    )
+    .unwrap();
+    let files = [
+        root().join("tests/fixtures/real/nccl-tests/tinygrad-6x4090-prompt.log"),
+        root().join("calibration/h200x2/nccl-p2p-disabled.jsonl"),
+        json.clone(),
+    ];
+    for f in &files {
+        let n = contend_calib::measure::read_records(f)
+            .unwrap_or_else(|e| panic!("calibrate cannot read {}: {e}", f.display()))
+            .len();
+        assert!(n > 0);
+        let (ok, _, err) = contend(&["tui", "h200-2x", "--measurements", f.to_str().unwrap()]);
+        assert!(
+            !ok && err.contains("draws on a terminal"),
+            "{}: {err}",
+            f.display()
+        );
+    }
+    // what neither reads is one located error, before the terminal check
+    let bad = dir.join("bad.jsonl");
+    std::fs::write(&bad, "{\"source\": \"hw\"}\n").unwrap();
+    let (ok, _, err) = contend(&["tui", "h200-2x", "--measurements", bad.to_str().unwrap()]);
+    assert!(
+        !ok && err.contains("bad.jsonl:1") && !err.contains("terminal"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

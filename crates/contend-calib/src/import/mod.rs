@@ -345,7 +345,8 @@ impl Summary {
 }
 
 /// Loads every file's records (any known tool), in order, each with its
-/// file and line (what [`crate::measure::load_measurements`] and the TUI read).
+/// file and line (`contend import`; calibrate and the TUI read through
+/// [`crate::measure::read_records`]).
 pub fn load_records(paths: &[&Path]) -> Result<Vec<Imported>, CalibError> {
     paths.iter().map(|p| import_file(p)).collect()
 }

@@ -110,7 +110,7 @@ pub(super) fn results_pane(app: &App, area: Rect, buf: &mut Buffer) {
                     + 3
                     + if app.overlay.show {
                         s.measured_extra.len()
-                            + s.rows.iter().filter(|r| r.measured_ns.is_some()).count()
+                            + s.rows.iter().map(|r| r.measured.len()).sum::<usize>()
                     } else {
                         0
                     }

@@ -3,6 +3,7 @@
 
 use super::style::{alg_color, waiting};
 use crate::app::App;
+use crate::measure::Shape;
 use contend_topo::Bytes;
 use contend_workload::{Algorithm, Measured};
 use ratatui::buffer::Buffer;
@@ -110,7 +111,21 @@ pub(super) fn sweep_view(app: &App, area: Rect, buf: &mut Buffer) {
         legend.push(Span::raw(format!("{} ", s.name)));
     }
     if app.overlay.show && !sw.measured.is_empty() {
-        legend.push(Span::raw("█ measured").fg(Color::LightMagenta));
+        let mut modes: Vec<String> = sw.measured.iter().map(|m| m.variant.label()).collect();
+        modes.sort();
+        modes.dedup();
+        legend
+            .push(Span::raw(format!("█ measured ({})", modes.join(", "))).fg(Color::LightMagenta));
+        if !sw.twins.is_empty() {
+            let gapless = sw.twins.iter().any(|t| t.variant.shape == Shape::Gapless);
+            legend.push(
+                Span::raw(format!(
+                    " • sim as measured{}",
+                    if gapless { " (no gap)" } else { "" }
+                ))
+                .fg(Color::Gray),
+            );
+        }
     }
     let text = vec![
         Line::from(spans),
@@ -159,8 +174,29 @@ pub(super) fn sweep_view(app: &App, area: Rect, buf: &mut Buffer) {
     } else {
         vec![]
     };
+    // The sweep re-run in the measured variants, under the measured points.
+    let twin_pts: Vec<(Algorithm, Vec<(f64, f64)>)> = if app.overlay.show {
+        sw.twins
+            .iter()
+            .flat_map(|t| &t.series)
+            .map(|s| {
+                (
+                    s.name,
+                    sw.sizes
+                        .iter()
+                        .zip(&s.ns)
+                        .filter(|(_, t)| t.is_finite())
+                        .map(|(s, t)| (log2(*s), to_y(*t)))
+                        .collect(),
+                )
+            })
+            .collect()
+    } else {
+        vec![]
+    };
     let ys = pts
         .iter()
+        .chain(&twin_pts)
         .flat_map(|p| p.1.iter().map(|q| q.1))
         .chain(measured.iter().flat_map(|m| m.1.iter().map(|q| q.1)));
     let (ymin, ymax) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), y| {
@@ -195,6 +231,15 @@ pub(super) fn sweep_view(app: &App, area: Rect, buf: &mut Buffer) {
                 .data(p)
                 .graph_type(GraphType::Line)
                 .marker(Marker::Braille)
+                .style(Style::new().fg(alg_color(*a))),
+        );
+    }
+    for (a, p) in &twin_pts {
+        ds.push(
+            Dataset::default()
+                .data(p)
+                .graph_type(GraphType::Scatter)
+                .marker(Marker::Dot)
                 .style(Style::new().fg(alg_color(*a))),
         );
     }

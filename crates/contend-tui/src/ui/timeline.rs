@@ -5,7 +5,7 @@
 use super::style::{alg_color, fmt_ns, waiting};
 use crate::app::App;
 use crate::results::SimResults;
-use contend_sim::SpanKind;
+use contend_sim::{Span as TimeSpan, SpanKind};
 use contend_workload::Algorithm;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -44,14 +44,28 @@ fn kind_name(k: SpanKind) -> &'static str {
     }
 }
 
-/// Mean time per rank in each kind of span.
+/// The allreduce's window: from the first launch to the last rank done.
+/// Idle spans do not extend it: the compute gap after a collective is
+/// idle, and is not the collective's.
+pub(crate) fn window(tl: &[TimeSpan]) -> Option<(f64, f64)> {
+    let work = tl.iter().filter(|s| s.kind != SpanKind::Idle);
+    let t0 = work
+        .clone()
+        .map(|s| s.start_ns)
+        .fold(f64::INFINITY, f64::min);
+    let t1 = work.map(|s| s.end_ns).fold(f64::NEG_INFINITY, f64::max);
+    (t0.is_finite() && t1 > t0).then_some((t0, t1))
+}
+
+/// Mean time per rank in each kind of span, within the allreduce's window.
 fn breakdown(sim: &SimResults, a: Algorithm) -> Option<[f64; 6]> {
     let r = sim.row(a)?;
+    let (t0, t1) = window(&r.run.timeline)?;
     let n = sim.rank_names.len().max(1) as f64;
     let mut t = [0.0; 6];
     for s in &r.run.timeline {
         if let Some(i) = KINDS.iter().position(|k| *k == s.kind) {
-            t[i] += (s.end_ns - s.start_ns).max(0.0) / n;
+            t[i] += (s.end_ns.min(t1) - s.start_ns.max(t0)).max(0.0) / n;
         }
     }
     Some(t)
@@ -70,15 +84,10 @@ pub(super) fn timeline_view(app: &App, area: Rect, buf: &mut Buffer) {
         return;
     };
     let tl = &r.run.timeline;
-    if tl.is_empty() {
+    let Some((t0, t1)) = window(tl) else {
         Paragraph::new("this run recorded no timeline").render(area, buf);
         return;
-    }
-    let t0 = tl.iter().map(|s| s.start_ns).fold(f64::INFINITY, f64::min);
-    let t1 = tl
-        .iter()
-        .map(|s| s.end_ns)
-        .fold(f64::NEG_INFINITY, f64::max);
+    };
     let label_w = sim.rank_names.iter().map(String::len).max().unwrap_or(4) + 1;
     let cols = (area.width as usize).saturating_sub(label_w).max(1);
     let dt = ((t1 - t0) / cols as f64).max(1e-9);

@@ -3,6 +3,8 @@
 
 use super::style::{alg_color, fmt_ns, waiting};
 use crate::app::App;
+use crate::measure::Shape;
+use crate::results::MeasuredFigure;
 use contend_workload::Workload;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -35,16 +37,19 @@ pub(super) fn times_view(app: &App, area: Rect, buf: &mut Buffer) {
         .fg(Color::Gray),
     ];
     let measured = app.overlay.show;
+    let figures = || {
+        sim.rows
+            .iter()
+            .flat_map(|r| &r.measured)
+            .chain(&sim.measured_extra)
+            .filter(|_| measured)
+    };
     let max = sim
         .rows
         .iter()
         .map(|r| r.time_ns)
-        .chain(
-            sim.rows
-                .iter()
-                .filter_map(|r| r.measured_ns.filter(|_| measured)),
-        )
-        .chain(sim.measured_extra.iter().map(|m| m.ns).filter(|_| measured))
+        .chain(figures().map(|m| m.ns))
+        .chain(figures().filter_map(|m| m.sim_ns))
         .fold(0.0, f64::max);
     // the name column: the longest name shown and a space (14 at least)
     let lw = sim
@@ -55,7 +60,12 @@ pub(super) fn times_view(app: &App, area: Rect, buf: &mut Buffer) {
         .unwrap_or(0)
         .max(14);
     let name_w = lw + 1;
-    let tail_w = if wide { 32 } else { 11 };
+    // wide: a measured line ends ` 923.8 us ◆ sim 1.234 ms no gap`
+    let tail_w = match (wide, measured) {
+        (true, true) => 34,
+        (true, false) => 32,
+        (false, _) => 11,
+    };
     let bar_w = (area.width as usize)
         .saturating_sub(name_w + tail_w + 1)
         .max(1);
@@ -91,22 +101,22 @@ pub(super) fn times_view(app: &App, area: Rect, buf: &mut Buffer) {
             s.push(Span::raw(format!("  p50 {:>9}", fmt_ns(r.p50_ns))).fg(Color::DarkGray));
         }
         lines.push(Line::from(s));
-        if measured && let Some(m) = r.measured_ns {
-            lines.push(Line::from(vec![
-                Span::raw(format!(" {:<lw$}", "  measured")).fg(Color::LightMagenta),
-                Span::raw(bar(m, "▒")).fg(Color::LightMagenta),
-                Span::raw(format!(" {:>9} ◆", fmt_ns(m))).fg(Color::LightMagenta),
-            ]));
+        if measured {
+            for m in &r.measured {
+                lines.push(measured_line(
+                    m,
+                    format!("  hw {}", m.variant.label()),
+                    lw,
+                    wide,
+                    &bar,
+                ));
+            }
         }
     }
     if measured {
         for m in &sim.measured_extra {
-            lines.push(Line::from(vec![
-                Span::raw(format!(" {:<lw$}", format!("{} (hw)", m.series)))
-                    .fg(Color::LightMagenta),
-                Span::raw(bar(m.ns, "▒")).fg(Color::LightMagenta),
-                Span::raw(format!(" {:>9} ◆", fmt_ns(m.ns))).fg(Color::LightMagenta),
-            ]));
+            let label = format!("{} hw {}", m.series, m.variant.label());
+            lines.push(measured_line(m, label, lw, wide, &bar));
         }
     }
     if let Some(n) = &app.notice {
@@ -116,6 +126,32 @@ pub(super) fn times_view(app: &App, area: Rect, buf: &mut Buffer) {
         Line::from("[ ] choose the algorithm shown in timeline and topology").fg(Color::DarkGray),
     );
     Paragraph::new(lines).render(area, buf);
+}
+
+/// One measured figure: its bar, and (wide) the simulation of the same
+/// variant, `no gap` when that is a re-run without the scenario's gap.
+fn measured_line<'a>(
+    m: &MeasuredFigure,
+    label: String,
+    lw: usize,
+    wide: bool,
+    bar: &dyn Fn(f64, &str) -> String,
+) -> Line<'a> {
+    let c = Color::LightMagenta;
+    let mut s = vec![
+        Span::raw(format!(" {label:<lw$}")).fg(c),
+        Span::raw(bar(m.ns, "▒")).fg(c),
+        Span::raw(format!(" {:>9} ◆", fmt_ns(m.ns))).fg(c),
+    ];
+    if wide && let Some(t) = m.sim_ns {
+        let shape = if m.rerun && m.variant.shape == Shape::Gapless {
+            " no gap"
+        } else {
+            ""
+        };
+        s.push(Span::raw(format!(" sim {:>9}{shape}", fmt_ns(t))).fg(Color::Gray));
+    }
+    Line::from(s)
 }
 
 /// `verify step: 122 × 42 KiB`, `allreduce 64 KiB`.

@@ -4,7 +4,7 @@
 use super::style::{level_style, pane, pct};
 use crate::app::{App, Focus};
 use crate::heat::{Heat, Level, level};
-use crate::tree::{RowKind, link_label, node_label};
+use crate::tree::{Row, RowKind, link_label, node_label};
 use contend_topo::{LinkKind, NodeKind, Topology};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -26,18 +26,98 @@ pub(super) fn topology_pane(app: &App, area: Rect, buf: &mut Buffer) {
     if h == 0 {
         return;
     }
-    let offset = app.tree.sel.saturating_sub(h.saturating_sub(1));
     let width = inner.width as usize;
-    let lines: Vec<Line> = app
-        .tree
-        .rows
+    let shown = visible_rows(&app.tree.rows, app.tree.sel, h);
+    let at = shown
         .iter()
-        .enumerate()
+        .position(|v| v.row == app.tree.sel)
+        .unwrap_or(0);
+    let offset = at.saturating_sub(h.saturating_sub(1));
+    let lines: Vec<Line> = shown
+        .iter()
         .skip(offset)
         .take(h)
-        .map(|(i, row)| tree_line(app, topo, heat.as_ref(), i, &row.prefix, &row.kind, width))
+        .map(|v| {
+            let row = &app.tree.rows[v.row];
+            let mut line = tree_line(
+                app,
+                topo,
+                heat.as_ref(),
+                v.row,
+                &row.prefix,
+                &row.kind,
+                width,
+            );
+            if let Some(n) = v.folded {
+                line.spans.push(
+                    Span::raw(format!(
+                        " ▸ {}",
+                        folded_summary(topo, &app.tree.rows, v.row, n)
+                    ))
+                    .fg(Color::DarkGray),
+                );
+            }
+            line
+        })
         .collect();
     Paragraph::new(lines).render(inner, buf);
+}
+
+/// A row the pane draws; `folded`: the rows of its section hidden under it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Visible {
+    pub row: usize,
+    pub folded: Option<usize>,
+}
+
+/// The rows drawn in `h` lines: all of them when they fit; else every
+/// section (a socket, `other nodes`, `links`) but the selection's folded to
+/// its first line, so every socket stays on screen.
+pub(crate) fn visible_rows(rows: &[Row], sel: usize, h: usize) -> Vec<Visible> {
+    let all = || {
+        (0..rows.len())
+            .map(|row| Visible { row, folded: None })
+            .collect()
+    };
+    if rows.len() <= h {
+        return all();
+    }
+    // sections start at socket rows and headings
+    let starts: Vec<usize> = (0..rows.len())
+        .filter(|i| matches!(rows[*i].kind, RowKind::Socket(_) | RowKind::Heading(_)))
+        .collect();
+    if starts.is_empty() {
+        return all();
+    }
+    let mut out: Vec<Visible> = (0..starts[0])
+        .map(|row| Visible { row, folded: None })
+        .collect();
+    for (k, &start) in starts.iter().enumerate() {
+        let end = starts.get(k + 1).copied().unwrap_or(rows.len());
+        if (start..end).contains(&sel) || end - start == 1 {
+            out.extend((start..end).map(|row| Visible { row, folded: None }));
+        } else {
+            out.push(Visible {
+                row: start,
+                folded: Some(end - start - 1),
+            });
+        }
+    }
+    out
+}
+
+/// What a folded section holds: `4 GPUs` (a socket), else its row count.
+fn folded_summary(topo: &Topology, rows: &[Row], start: usize, n: usize) -> String {
+    let gpus = rows[start + 1..=start + n]
+        .iter()
+        .filter(|r| {
+            matches!(r.kind, RowKind::Node { node, .. } if matches!(topo.node(node).kind, NodeKind::Gpu(_)))
+        })
+        .count();
+    match rows[start].kind {
+        RowKind::Socket(_) => format!("{gpus} GPUs"),
+        _ => format!("{n} more"),
+    }
 }
 
 fn tree_line<'a>(
