@@ -147,8 +147,9 @@ proptest! {
     #[test]
     fn chunk_of_is_chunks_one_at_a_time(size in 0u64..(1 << 40), n in 1usize..5000) {
         let c = chunks(Bytes(size), n);
-        for i in [0, 1, n / 2, n.saturating_sub(2), n - 1] {
-            prop_assert_eq!(chunk_of(Bytes(size), n, i), c[i.min(n - 1)]);
+        // every index asked is a chunk (`1` is past the end when n = 1)
+        for i in [0, 1, n / 2, n.saturating_sub(2), n - 1].into_iter().filter(|&i| i < n) {
+            prop_assert_eq!(chunk_of(Bytes(size), n, i), c[i]);
         }
     }
 }
