@@ -13,7 +13,7 @@ use crate::params::ns;
 use crate::queue::EventQueue;
 use crate::transport::Transport;
 use contend_topo::Picos;
-use contend_workload::{MemLoc, Notify, Op};
+use contend_workload::{MemLoc, Notify, Op, Program};
 use serde::Serialize;
 use std::rc::Rc;
 
@@ -61,8 +61,9 @@ pub(crate) struct ActorSpec {
     pub kernel: Kernel,
     pub flag_loc: MemLoc,
     pub script: crate::script::Script,
-    /// The ops `Step::Op` indexes (shared by every repetition of a program).
-    pub ops: Rc<[Op]>,
+    /// The program whose ops `Step::Op` indexes (shared by every
+    /// repetition; a ring's ops worked out as the actor reaches them).
+    pub ops: Rc<Program>,
     pub eager: bool,
     /// The kernel launch this actor is a block of (its rank), and how many
     /// actors that launch has (1: it alone).
@@ -106,6 +107,10 @@ impl Actor {
     }
 }
 
+/// Spans kept for the timeline at most: the first of the traced
+/// collective (a ring of a 4 GiB allreduce has millions; memory stays flat).
+const SPANS_MAX: usize = 1 << 18;
+
 impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
     /// Ends the actor's current span and starts one of `kind`.
     fn span(&mut self, a: ActorId, kind: Option<SpanKind>) {
@@ -114,6 +119,7 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
         if let (Some(k), Some(te)) = (act.span_kind, self.trace_epoch)
             && act.epoch == te
             && now > act.span_start
+            && self.spans.len() < SPANS_MAX
         {
             self.spans.push(Span {
                 actor: a.0,
@@ -180,8 +186,10 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
                     }
                 }
                 Step::Op(i) => {
-                    let ops = self.actors[a].spec.ops.clone();
-                    if self.exec(a, &ops[i as usize]) {
+                    let prog = self.actors[a].spec.ops.clone();
+                    if let Some(op) = prog.op(i as usize)
+                        && self.exec(a, &op)
+                    {
                         return;
                     }
                 }

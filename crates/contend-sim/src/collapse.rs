@@ -11,6 +11,7 @@
 //! within the rule's window of each other; at flow fidelity, flows active at
 //! the same instant (a fluid flow is seen continuously).
 
+use crate::ids::FxMap;
 use crate::params::{ModelParams, ns};
 use contend_topo::{
     Bytes, BytesPerSec, CollapsePer, CollapseSpec, NodeIdx, NodeKind, Picos, Route, Topology,
@@ -52,14 +53,12 @@ pub(crate) type Via = (NodeIdx, NodeIdx);
 /// target) pair was last seen.
 pub(crate) type Recent = Vec<(NodeIdx, NodeIdx, Picos)>;
 
-fn distinct<T: PartialEq + Copy>(it: impl Iterator<Item = T>) -> usize {
-    let mut v: Vec<T> = vec![];
+fn distinct<T: std::hash::Hash + Eq + Copy>(it: impl Iterator<Item = T>) -> usize {
+    let mut seen: crate::ids::FxSet<T> = Default::default();
     for x in it {
-        if !v.contains(&x) {
-            v.push(x);
-        }
+        seen.insert(x);
     }
-    v.len()
+    seen.len()
 }
 
 impl CollapseRule {
@@ -138,17 +137,17 @@ impl CollapseRule {
         match self.per {
             CollapsePer::Port => vec![(self.gbps * 1e9, members.iter().map(|m| m.0).collect())],
             CollapsePer::Pair => {
-                let mut pairs: Vec<((NodeIdx, NodeIdx), Vec<usize>)> = vec![];
+                // pairs in the order they first appear
+                let mut at: FxMap<(NodeIdx, NodeIdx), usize> = Default::default();
+                let mut pairs: Vec<(f64, Vec<usize>)> = vec![];
                 for &(f, s, t) in members {
-                    match pairs.iter_mut().find(|(k, _)| *k == (s, t)) {
-                        Some((_, v)) => v.push(f),
-                        None => pairs.push(((s, t), vec![f])),
-                    }
+                    let i = *at.entry((s, t)).or_insert_with(|| {
+                        pairs.push((self.gbps * 1e9, vec![]));
+                        pairs.len() - 1
+                    });
+                    pairs[i].1.push(f);
                 }
                 pairs
-                    .into_iter()
-                    .map(|(_, v)| (self.gbps * 1e9, v))
-                    .collect()
             }
         }
     }

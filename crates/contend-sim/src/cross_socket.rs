@@ -112,12 +112,15 @@ impl CrossSocketRule {
     /// shared resource's capacity (bytes per second), and each stream's
     /// flows with its cap.
     pub fn resources(&self, members: &[(usize, StreamKey)]) -> (f64, Vec<(f64, Vec<usize>)>) {
+        // streams in the order they first appear
+        let mut at: FxMap<StreamKey, usize> = Default::default();
         let mut streams: Vec<(StreamKey, Vec<usize>)> = vec![];
         for &(f, k) in members {
-            match streams.iter_mut().find(|(s, _)| *s == k) {
-                Some((_, v)) => v.push(f),
-                None => streams.push((k, vec![f])),
-            }
+            let i = *at.entry(k).or_insert_with(|| {
+                streams.push((k, vec![]));
+                streams.len() - 1
+            });
+            streams[i].1.push(f);
         }
         let shared = self.rate(streams.len()).0 as f64;
         let per = match self.stream {

@@ -4,7 +4,7 @@
 //! [`Window`] frees items that have died (transfers, groups), so memory
 //! stays flat however many collectives a run has.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::marker::PhantomData;
 
 macro_rules! id {
@@ -232,6 +232,8 @@ impl std::hash::Hasher for FxHasher {
 }
 
 pub(crate) type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;
+/// A hash set with the same hasher.
+pub(crate) type FxSet<K> = HashSet<K, std::hash::BuildHasherDefault<FxHasher>>;
 
 #[cfg(test)]
 mod tests {

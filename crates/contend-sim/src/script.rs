@@ -11,9 +11,10 @@ use crate::gpu::Kernel;
 use crate::params::ModelParams;
 use contend_topo::{Bytes, NodeKind, Picos};
 use contend_workload::{
-    Access, Algorithm, Engine as Mover, LowerConfig, MemLoc, Notify, Op, Phase, Placement, Rank,
-    Scenario, Skew, Stream, TransferOp, groups, launch_grid, lower,
+    Access, Algorithm, Engine as Mover, LowerConfig, MemLoc, Notify, Op, Phase, Placement, Program,
+    Rank, Scenario, Skew, Stream, TransferOp, groups, launch_grid, lower,
 };
+use std::rc::Rc;
 
 /// An actor's steps: an optional lead delay, then `repeats` frames of
 /// [idle delay] [Begin(k)] Op(0)..Op(ops-1) [Join] [End].
@@ -140,7 +141,7 @@ pub(crate) fn collective(
                 idle: delays.iter().map(|row| gap + row[r]).collect(),
                 timed: true,
                 join: true,
-                ops: prog.ops.len() as u32,
+                ops: prog.len() as u32,
             };
             ActorSpec {
                 kernel: Kernel {
@@ -150,7 +151,7 @@ pub(crate) fn collective(
                 },
                 flag_loc: c.flag_loc[i],
                 script,
-                ops: prog.ops.into(),
+                ops: Rc::new(prog),
                 eager,
                 launch: (r as u32, per_rank(r)),
             }
@@ -211,7 +212,7 @@ fn stream(sc: &Scenario, s: &Stream, base: u32, eager: bool) -> Vec<ActorSpec> {
             },
             flag_loc: MemLoc::Device(s.from),
             script,
-            ops: ops.into(),
+            ops: Rc::new(Program::from(ops)),
             eager,
             launch: (base, 1),
         }
@@ -308,7 +309,7 @@ fn stream(sc: &Scenario, s: &Stream, base: u32, eager: bool) -> Vec<ActorSpec> {
                 },
                 flag_loc: flags_at(s.to),
                 script,
-                ops: pb.into(),
+                ops: Rc::new(Program::from(pb)),
                 eager,
                 launch: (base + 1, 1),
             };

@@ -36,6 +36,7 @@ mod lower;
 mod nccl;
 mod program;
 mod record;
+mod ring;
 mod scenario;
 mod skew;
 
@@ -53,6 +54,7 @@ pub use record::{
     AggregateFacts, Binding, Extra, GroupTag, ImportFacts, KernelFacts, LinkUse, Machine, Measured,
     NcclFacts, Resource, ResultRecord, SimFacts, Source, Stats, StreamFacts, TimingFacts, Way,
 };
+pub use ring::RingSteps;
 pub use scenario::{
     AlgorithmConfig, DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME, KernelConfig, NcclSetup, Pattern,
     PatternStreams, Scenario, ScenarioError, ScenarioSpec, Shape, Stream, VerifyStep, Workload,

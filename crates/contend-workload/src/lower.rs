@@ -7,6 +7,7 @@
 
 use crate::kinds::{Algorithm, Placement};
 use crate::program::{Access, Engine, MemLoc, Notify, Op, Phase, Program, Rank};
+use crate::ring::RingSteps;
 use crate::scenario::KernelConfig;
 use contend_nccl::NcclPlan;
 use contend_topo::{Bytes, NodeIdx, Topology};
@@ -124,8 +125,6 @@ enum Loads {
     /// count is only known at run time storing into a per-thread array
     /// (the hierarchical kernel).
     One,
-    /// Not our kernel (NCCL's rings): the model's default.
-    Model,
 }
 
 struct Ctx<'a> {
@@ -200,7 +199,6 @@ impl Ctx<'_> {
             let loads_per_thread = match loads {
                 Loads::EveryPart => Some(parts.len() as u32),
                 Loads::One => Some(1),
-                Loads::Model => None,
             };
             p.ops.push(Op::Fetch {
                 parts,
@@ -335,6 +333,7 @@ pub fn lower(
     let mut note = None;
     let programs = if n <= 1 {
         vec![Program {
+            ring: None,
             ops: vec![Op::Launch, Op::LocalCopy { bytes: size }],
         }]
     } else {
@@ -397,6 +396,7 @@ pub fn lower(
 
 fn one_shot_pull(cx: &Ctx, r: usize, s: Bytes) -> Program {
     let mut p = Program {
+        ring: None,
         ops: vec![Op::Launch],
     };
     let peers: Vec<usize> = cx.peers(r).collect();
@@ -412,6 +412,7 @@ fn one_shot_pull(cx: &Ctx, r: usize, s: Bytes) -> Program {
 
 fn one_shot_push(cx: &Ctx, r: usize, s: Bytes) -> Program {
     let mut p = Program {
+        ring: None,
         ops: vec![Op::Launch],
     };
     let peers: Vec<usize> = cx.peers(r).collect();
@@ -426,6 +427,7 @@ fn one_shot_push(cx: &Ctx, r: usize, s: Bytes) -> Program {
 
 fn two_shot_pull(cx: &Ctx, r: usize, s: Bytes) -> Program {
     let mut p = Program {
+        ring: None,
         ops: vec![Op::Launch],
     };
     let peers: Vec<usize> = cx.peers(r).collect();
@@ -447,6 +449,7 @@ fn two_shot_pull(cx: &Ctx, r: usize, s: Bytes) -> Program {
 
 fn two_shot_push(cx: &Ctx, r: usize, s: Bytes) -> Program {
     let mut p = Program {
+        ring: None,
         ops: vec![Op::Launch],
     };
     let peers: Vec<usize> = cx.peers(r).collect();
@@ -467,74 +470,21 @@ fn two_shot_push(cx: &Ctx, r: usize, s: Bytes) -> Program {
 
 /// NCCL-style ring: 2(N-1) steps of one chunk each, every chunk cut into
 /// slices that pipeline: a rank forwards slice j of step s as soon as slice j
-/// of step s-1 has arrived.
+/// of step s-1 has arrived. The steps are in closed form ([`RingSteps`]).
 fn ring(cx: &Ctx, r: usize, s: Bytes, slice: Bytes, ll: bool) -> Program {
-    let n = cx.n();
-    let next = (r + 1) % n;
-    let c = chunks(s, n);
-    let m = ring_slices(s, n, slice) as usize;
-    // the m slices of every chunk, cut once
-    let slices: Vec<Vec<Bytes>> = c.iter().map(|&k| chunks(k, m)).collect();
-    let steps = 2 * (n - 1);
-    let chunk_at = |s: usize| (r + n - s % n) % n;
-    let slice_of = |chunk: usize, j: usize| slices[chunk][j];
-    let mut p = Program {
+    let next = (r + 1) % cx.n();
+    Program {
         ops: vec![Op::Launch],
-    };
-    let phase = |step: usize, j: usize| Phase((step * m + j) as u32);
-    for step in 0..steps {
-        for j in 0..m {
-            if step > 0 {
-                let incoming = slice_of(chunk_at(step), j);
-                p.ops.push(Op::Wait {
-                    phase: phase(step - 1, j),
-                    count: 1,
-                });
-                cx.fetch_pushed(r, std::iter::once(incoming), Loads::Model, &mut p);
-                if step < n {
-                    p.ops.push(Op::Reduce {
-                        bytes: Bytes(3 * incoming.0),
-                    });
-                } else {
-                    p.ops.push(Op::LocalCopy { bytes: incoming });
-                }
-            }
-            let out = slice_of(chunk_at(step), j);
-            let wire = if ll { Bytes(out.0 * 2) } else { out };
-            let to = Rank(next as u32);
-            let notify = if ll {
-                Notify::Inline {
-                    to,
-                    phase: phase(step, j),
-                }
-            } else {
-                Notify::After {
-                    to,
-                    phase: phase(step, j),
-                }
-            };
-            p.ops.push(Op::Post {
-                parts: vec![(
-                    Access {
-                        mem: cx.buf(next),
-                        bytes: wire,
-                    },
-                    notify,
-                )],
-                engine: Engine::Sm,
-            });
-        }
+        ring: Some(RingSteps::new(
+            r,
+            cx.n(),
+            s,
+            slice,
+            ll,
+            (cx.buf(r), cx.buf(next)),
+            cx.host(),
+        )),
     }
-    for j in 0..m {
-        let incoming = slice_of(chunk_at(steps), j);
-        p.ops.push(Op::Wait {
-            phase: phase(steps - 1, j),
-            count: 1,
-        });
-        cx.fetch_pushed(r, std::iter::once(incoming), Loads::Model, &mut p);
-        p.ops.push(Op::LocalCopy { bytes: incoming });
-    }
-    p
 }
 
 /// Groups of ranks that share a PCIe switch, else a socket. `None` unless
@@ -567,6 +517,7 @@ pub fn groups(topo: &Topology, gpus: &[NodeIdx]) -> Option<Vec<Vec<usize>>> {
 /// (no switch or socket grouping) the first stage is only the publishing copy.
 fn hierarchical(cx: &Ctx, r: usize, s: Bytes, groups: &[Vec<usize>]) -> Program {
     let mut p = Program {
+        ring: None,
         ops: vec![Op::Launch],
     };
     let Some((gi, pos)) = groups
@@ -615,6 +566,7 @@ fn hierarchical(cx: &Ctx, r: usize, s: Bytes, groups: &[Vec<usize>]) -> Program 
 /// grouping) the island stages vanish: a plain two-shot push.
 fn island_two_shot(cx: &Ctx, r: usize, s: Bytes, groups: &[Vec<usize>]) -> Program {
     let mut p = Program {
+        ring: None,
         ops: vec![Op::Launch],
     };
     let Some((gi, pos)) = groups
@@ -699,6 +651,7 @@ fn island_two_shot(cx: &Ctx, r: usize, s: Bytes, groups: &[Vec<usize>]) -> Progr
 /// two-shot push, 2(N−1) barriers instead of two.
 fn staged_push(cx: &Ctx, r: usize, s: Bytes) -> Program {
     let mut p = Program {
+        ring: None,
         ops: vec![Op::Launch],
     };
     let n = cx.n();
@@ -751,7 +704,7 @@ fn ce_ring(cx: &Ctx, r: usize, s: Bytes) -> Program {
     let next = (r + 1) % n;
     let c = chunks(s, n);
     let chunk = |back: usize| c[(r + 2 * n - back) % n];
-    let mut p = Program { ops: vec![] };
+    let mut p = Program::default();
     let step = |p: &mut Program, send: Bytes, phase: usize| {
         p.ops.push(Op::Post {
             parts: vec![(

@@ -406,7 +406,7 @@ fn ring_program(cx: &Cx, pi: usize, r: usize) -> (Program, MemLoc, u32) {
         }
         call(cx, &mut w, chunks[md(ix + 1)], Some(recv), None, Work::Copy);
     }
-    (Program { ops: w.ops }, cx.flags_of(r, prev, r), threads)
+    (Program::from(w.ops), cx.flags_of(r, prev, r), threads)
 }
 
 /// Rank `r`'s block (or half block) on tree part `pi` (`runTreeSplit`):
@@ -493,5 +493,5 @@ fn tree_program(cx: &Cx, pi: usize, r: usize, half: Half) -> (Program, MemLoc, u
             (cx.flags_of(r, parent, r), down_t)
         }
     };
-    (Program { ops: w.ops }, flags, t)
+    (Program::from(w.ops), flags, t)
 }

@@ -1,8 +1,10 @@
 //! Per-rank traffic programs: what each rank does for one collective, as a
 //! sequence of operations the simulator executes in order.
 
+use crate::ring::RingSteps;
 use contend_topo::{Bytes, NodeIdx, Picos};
 use serde::Serialize;
+use std::borrow::Cow;
 
 /// The program a flag or signal goes to: a rank's position in the
 /// scenario's rank list (0..N) for contend's kernels, one of the
@@ -110,18 +112,54 @@ pub enum Op {
     Overhead { time: Picos },
 }
 
-/// What one rank does for one collective.
+/// What one rank does for one collective: `ops`, then a ring's steps in
+/// closed form where it runs one ([`RingSteps`]: a ring of millions of
+/// slices holds its parameters, not its ops).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Program {
     pub ops: Vec<Op>,
+    pub ring: Option<RingSteps>,
+}
+
+impl From<Vec<Op>> for Program {
+    fn from(ops: Vec<Op>) -> Program {
+        Program { ops, ring: None }
+    }
 }
 
 impl Program {
+    /// How many ops it has (its ring's included).
+    pub fn len(&self) -> usize {
+        self.ops.len() + self.ring.as_ref().map_or(0, RingSteps::len)
+    }
+
+    /// Whether it has no ops.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Op `i`: borrowed from `ops`, worked out for a ring's (none past the end).
+    pub fn op(&self, i: usize) -> Option<Cow<'_, Op>> {
+        match self.ops.get(i) {
+            Some(op) => Some(Cow::Borrowed(op)),
+            None => self
+                .ring
+                .as_ref()
+                .and_then(|r| r.op(i - self.ops.len()))
+                .map(Cow::Owned),
+        }
+    }
+
+    /// Every op in order.
+    pub fn iter(&self) -> impl Iterator<Item = Cow<'_, Op>> {
+        (0..self.len()).map_while(|i| self.op(i))
+    }
+
     /// Bytes this program moves over links (fetched plus posted, not local).
     pub fn link_bytes(&self) -> Bytes {
         let mut b = Bytes::ZERO;
-        for op in &self.ops {
-            match op {
+        for op in self.iter() {
+            match &*op {
                 Op::Fetch { parts, .. } => parts.iter().for_each(|a| b += a.bytes),
                 Op::Post { parts, .. } => parts.iter().for_each(|(a, _)| b += a.bytes),
                 Op::Stream { fetch, post, .. } => {

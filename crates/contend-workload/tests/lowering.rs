@@ -23,7 +23,8 @@ fn flag_counts(c: &Collective) -> (FlagCounts, FlagCounts) {
     let mut sent = FlagCounts::new();
     let mut awaited = FlagCounts::new();
     for (r, p) in c.programs.iter().enumerate() {
-        for op in &p.ops {
+        for op in p.iter() {
+            let op = &*op;
             match op {
                 Op::Signal { to, phase } => *sent.entry((to.0, phase.0)).or_default() += 1,
                 Op::Post { parts, .. } | Op::Stream { post: parts, .. } => {
@@ -220,7 +221,8 @@ fn island_two_shot_moves_the_textbook_bytes_inside_and_across_islands() {
         for (r, p) in c.programs.iter().enumerate() {
             let island: &Vec<usize> = g.iter().find(|i| i.contains(&r)).unwrap();
             let (mut inside, mut across) = (0, 0);
-            for op in &p.ops {
+            for op in p.iter() {
+                let op = &*op;
                 if let Op::Post { parts, engine } = op {
                     assert_eq!(*engine, Engine::Sm);
                     for (a, _) in parts {
@@ -277,7 +279,8 @@ fn staged_push_has_one_outbound_and_one_inbound_transfer_per_rank_per_round() {
                 .map(|p| {
                     let mut targets = vec![];
                     let mut waited = true;
-                    for op in &p.ops {
+                    for op in p.iter() {
+                        let op = &*op;
                         match op {
                             Op::Post { parts, .. } => {
                                 assert_eq!(parts.len(), 1, "{name} n={n}: one store per round");
@@ -337,7 +340,8 @@ fn ce_ring_moves_everything_by_copy_engine_to_the_next_rank() {
         .unwrap();
         for (r, p) in c.programs.iter().enumerate() {
             let mut copies = 0u64;
-            for op in &p.ops {
+            for op in p.iter() {
+                let op = &*op;
                 match op {
                     Op::Post { parts, engine } => {
                         assert_eq!(*engine, Engine::CopyEngine);

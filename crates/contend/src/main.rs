@@ -200,6 +200,13 @@ struct BenchArgs {
     /// Model constants (TOML).
     #[arg(long)]
     params: Option<PathBuf>,
+    /// Use this topology instead of the scenario's (a file or a shipped
+    /// name; `topologies/synthetic-64x-8switch-2socket.toml` times 64 GPUs).
+    #[arg(long)]
+    topology: Option<String>,
+    /// Time only this fidelity; repeat for several (default: tlp and flow).
+    #[arg(long, value_enum)]
+    fidelity: Vec<FidelityArg>,
     #[command(flatten)]
     stream: StreamArgs,
     /// Output format (`jsonl`: each row as it completes, see --stream).
@@ -627,13 +634,22 @@ struct BenchLine {
 
 fn bench(a: BenchArgs) -> Result<()> {
     let model = ModelOpts {
-        topology: None,
+        topology: a.topology.clone(),
         params: a.params.clone(),
         fidelity: vec![],
         no_collapse: false,
     };
     let (sc, params, _) = load(a.scenario.as_deref(), &model)?;
-    let specs: Vec<RunSpec> = [Fidelity::Tlp, Fidelity::Flow]
+    let fidelities: Vec<Fidelity> = if a.fidelity.is_empty() {
+        vec![Fidelity::Tlp, Fidelity::Flow]
+    } else {
+        [FidelityArg::Tlp, FidelityArg::Flow]
+            .into_iter()
+            .filter(|f| a.fidelity.contains(f))
+            .map(Fidelity::from)
+            .collect()
+    };
+    let specs: Vec<RunSpec> = fidelities
         .iter()
         .flat_map(|&f| runs_of(&sc, &[f]))
         .collect();

@@ -82,9 +82,11 @@ struct Solved {
     held: Vec<Option<ChId>>,
 }
 
-/// Solved flow sets kept at most (then the memo starts over: memory stays
-/// bounded whatever the traffic).
+/// Solved flow sets kept at most, and flows over all of them (then the
+/// memo starts over: memory stays bounded whatever the traffic, however
+/// many flows a set has).
 const MEMO_MAX: usize = 1 << 12;
+const MEMO_MAX_FLOWS: usize = 1 << 20;
 
 #[derive(Debug)]
 pub(crate) struct FlowState {
@@ -107,6 +109,8 @@ pub(crate) struct FlowState {
     solver: MaxMin,
     /// Flow set (kind × 2 + started, in order) → its solve.
     memo: FxMap<Vec<u32>, Solved>,
+    /// Flows over every set in the memo.
+    memo_flows: usize,
     set: Vec<u32>,
     /// Flows just over: (kind, bytes moved).
     over: Vec<(u32, f64)>,
@@ -133,6 +137,7 @@ impl FlowState {
             caps: vec![],
             solver: MaxMin::default(),
             memo: Default::default(),
+            memo_flows: 0,
             set: vec![],
             over: vec![],
             full_solve,
@@ -268,9 +273,11 @@ impl FlowState {
             return;
         }
         self.solve(fabric);
-        if self.memo.len() >= MEMO_MAX {
+        if self.memo.len() >= MEMO_MAX || self.memo_flows + self.set.len() > MEMO_MAX_FLOWS {
             self.memo.clear();
+            self.memo_flows = 0;
         }
+        self.memo_flows += self.set.len();
         let solved = Solved {
             rates: self.flows.iter().map(|f| f.rate).collect(),
             held: self.flows.iter().map(|f| f.held).collect(),
