@@ -35,6 +35,11 @@ pub(crate) struct CrossState {
     recent: Vec<(StreamKey, Picos)>,
     /// When each stream's cap next allows a packet.
     stream_free: FxMap<StreamKey, Picos>,
+    /// The last (streams seen, wire bytes) and its time on the shared
+    /// stage, and the last wire bytes and their time at the stream cap:
+    /// packets come in few sizes, and the division is dear.
+    shared_memo: Option<(usize, u32, Picos)>,
+    cap_memo: Option<(u32, Picos)>,
 }
 
 impl CrossSocketRule {
@@ -94,12 +99,28 @@ impl CrossSocketRule {
             None => st.recent.push((key, start)),
         }
         let b = Bytes(wire as u64);
-        let ser = self.rate(st.recent.len()).time_for(b);
+        let n = st.recent.len();
+        let ser = match st.shared_memo {
+            Some((m, w, t)) if (m, w) == (n, wire) => t,
+            _ => {
+                let t = self.rate(n).time_for(b);
+                st.shared_memo = Some((n, wire, t));
+                t
+            }
+        };
         let (through, held) = match self.stream {
             Some(cap) => {
+                let pass = match st.cap_memo {
+                    Some((w, t)) if w == wire => t,
+                    _ => {
+                        let t = cap.time_for(b);
+                        st.cap_memo = Some((wire, t));
+                        t
+                    }
+                };
                 let free = st.stream_free.entry(key).or_insert(Picos::ZERO);
                 let held = *free > start;
-                let done = start.max(*free) + cap.time_for(b);
+                let done = start.max(*free) + pass;
                 *free = done;
                 (done, held)
             }
@@ -169,5 +190,38 @@ mod tests {
         // one that comes after its stream's last packet has passed is not
         let (_, t2, held2) = r.observe(&mut st, (a, b), Picos(30_000), 380);
         assert_eq!((t2, held2), (Picos(40_000), false));
+    }
+
+    /// A packet's time on the shared stage follows the streams seen with
+    /// it, whatever size the packet before it had (the stage remembers the
+    /// last size's time).
+    #[test]
+    fn shared_time_follows_the_streams_seen() {
+        let link = CrossSocketP2p {
+            bandwidth: Some(BytesPerSec::from_gbps(100.0)),
+            stream: None,
+            knee: Some(1.0),
+            exponent: Some(1.0),
+        };
+        let r = CrossSocketRule::of(
+            &link,
+            BytesPerSec::from_gbps(256.0),
+            &ModelParams::default(),
+        );
+        let (a, b, c) = (NodeIdx(0), NodeIdx(1), NodeIdx(2));
+        let mut st = CrossState::default();
+        let (s1, ..) = r.observe(&mut st, (a, b), Picos::ZERO, 500);
+        assert_eq!(s1, Picos(5_000)); // 500 B at 100 GB/s
+        let (s2, ..) = r.observe(&mut st, (a, b), Picos(1), 500);
+        assert_eq!(s2, s1);
+        // a second stream: the shared rate halves for the same size
+        let (s3, ..) = r.observe(&mut st, (a, c), Picos(2), 500);
+        assert_eq!(s3, Picos(10_000));
+        let (s4, ..) = r.observe(&mut st, (a, c), Picos(3), 250);
+        assert_eq!(s4, Picos(5_000));
+        // the first stream's last packet falls out of the window: one stream
+        let late = Picos(2) + ns(ModelParams::default().cross_socket.window_ns) + Picos(1);
+        let (s5, ..) = r.observe(&mut st, (a, c), late, 250);
+        assert_eq!(s5, Picos(2_500));
     }
 }

@@ -229,7 +229,11 @@ impl Tlp {
                 while at > 0 && self.pool.pkts[q[at - 1]].ready > p.ready {
                     at -= 1;
                 }
-                q.insert(at, pk);
+                if at == q.len() {
+                    q.push_back(pk);
+                } else {
+                    q.insert(at, pk);
+                }
                 self.try_start(w, c);
                 return;
             }
