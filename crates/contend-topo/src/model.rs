@@ -970,8 +970,14 @@ fn check_link_ends(
             "a die link joins a root complex to the cpu_interconnect of its own socket"
         }
     };
+    // the rule broken is that of the link's kind: the error names `kind`
+    // (where the location names no field of its own)
+    let loc = loc.map(|l| match l.field {
+        Some(_) => l.clone(),
+        None => l.clone().with_field("kind"),
+    });
     Err(TopoError::at(
-        loc.cloned(),
+        loc,
         TopoErrorKind::Invalid(format!(
             "link `{a}` ({}) – `{b}` ({}): {rule}",
             ka.name(),
