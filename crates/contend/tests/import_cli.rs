@@ -3,25 +3,8 @@
 //! → `topo validate` and `simulate` → `contend import` → `calibrate` →
 //! `advise --emit`.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn contend(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_contend"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+use common::contend;
 
 const BOX: &str = "tests/fixtures/real/machines/stelline-asus-esc8000a-e12.md";
 

@@ -2,25 +2,10 @@
 //! refused, naming the file and `--force`, before any work is done, and is
 //! left as it was.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn contend(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_contend"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+use common::{contend, root};
 
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("contend-overwrite-{name}-{}", std::process::id()));
