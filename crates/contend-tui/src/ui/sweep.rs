@@ -5,6 +5,7 @@ use super::style::{alg_color, waiting};
 use crate::app::App;
 use crate::measure::Shape;
 use contend_topo::Bytes;
+use contend_workload::compare::Series;
 use contend_workload::{Algorithm, Measured};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Alignment, Constraint, Layout, Rect};
@@ -146,21 +147,19 @@ pub(super) fn sweep_view(app: &App, area: Rect, buf: &mut Buffer) {
         .render(text_a, buf);
 
     let to_y = |ns: f64| (ns / 1000.0).max(1e-3).log10();
-    let pts: Vec<(Algorithm, Vec<(f64, f64)>)> = sw
-        .series
-        .iter()
-        .map(|s| {
-            (
-                s.name,
-                sw.sizes
-                    .iter()
-                    .zip(&s.ns)
-                    .filter(|(_, t)| t.is_finite())
-                    .map(|(s, t)| (log2(*s), to_y(*t)))
-                    .collect(),
-            )
-        })
-        .collect();
+    // a series' finite times as chart points
+    let points = |s: &Series<Algorithm>| -> (Algorithm, Vec<(f64, f64)>) {
+        (
+            s.name,
+            sw.sizes
+                .iter()
+                .zip(&s.ns)
+                .filter(|(_, t)| t.is_finite())
+                .map(|(s, t)| (log2(*s), to_y(*t)))
+                .collect(),
+        )
+    };
+    let pts: Vec<(Algorithm, Vec<(f64, f64)>)> = sw.series.iter().map(points).collect();
     let measured: Vec<(Measured, Vec<(f64, f64)>)> = if app.overlay.show {
         sw.measured
             .iter()
@@ -179,17 +178,7 @@ pub(super) fn sweep_view(app: &App, area: Rect, buf: &mut Buffer) {
         sw.twins
             .iter()
             .flat_map(|t| &t.series)
-            .map(|s| {
-                (
-                    s.name,
-                    sw.sizes
-                        .iter()
-                        .zip(&s.ns)
-                        .filter(|(_, t)| t.is_finite())
-                        .map(|(s, t)| (log2(*s), to_y(*t)))
-                        .collect(),
-                )
-            })
+            .map(points)
             .collect()
     } else {
         vec![]
