@@ -504,24 +504,45 @@ fn simulate(a: SimulateArgs) -> Result<()> {
     let (sc, params, fids) = load(a.scenario.as_deref(), &a.model)?;
     let sc = a.nccl.apply(sc)?;
     let specs = runs_of(&sc, &fids);
-    let journal = Journal::open(
+    let format = a.format;
+    run_journaled(
         "simulate",
-        run_identity(&sc, &params, &specs),
+        &sc,
+        &params,
+        &specs,
+        &a.stream,
+        format == Format::Jsonl,
+        move |sc, runs| simulate_output(sc, runs, format),
+    )
+}
+
+/// Runs `specs` under a journal (each result streamed as it completes, see
+/// `--stream`), renders what is done with `output` on SIGINT/SIGTERM, and
+/// prints `output` of every run at the end.
+fn run_journaled(
+    command: &str,
+    sc: &Scenario,
+    params: &ModelParams,
+    specs: &[RunSpec],
+    stream: &StreamArgs,
+    jsonl: bool,
+    output: impl Fn(&Scenario, &[Run]) -> Result<String> + Clone + Send + Sync + 'static,
+) -> Result<()> {
+    let journal = Journal::open(
+        command,
+        run_identity(sc, params, specs),
         Some(specs.len()),
         "runs",
-        &a.stream,
-        a.format == Format::Jsonl,
+        stream,
+        jsonl,
     )?;
     let render = {
-        let (sc, specs, format) = (sc.clone(), specs.clone(), a.format);
-        move |lines: &[RunLine]| {
-            let runs = runs_in_order(&specs, lines);
-            simulate_output(&sc, &runs, format).unwrap_or_default()
-        }
+        let (sc, specs, output) = (sc.clone(), specs.to_vec(), output.clone());
+        move |lines: &[RunLine]| output(&sc, &runs_in_order(&specs, lines)).unwrap_or_default()
     };
     journal.on_signal(render);
-    let runs = run_all(&sc, &params, &specs, &journal)?;
-    print!("{}", simulate_output(&sc, &runs, a.format)?);
+    let runs = run_all(sc, params, specs, &journal)?;
+    print!("{}", output(sc, &runs)?);
     Ok(())
 }
 
@@ -565,25 +586,16 @@ fn sweep(a: SweepArgs) -> Result<()> {
         fids
     };
     let specs = runs_of(&sc, &fids);
-    let journal = Journal::open(
+    let format = a.format;
+    run_journaled(
         "sweep",
-        run_identity(&sc, &params, &specs),
-        Some(specs.len()),
-        "runs",
+        &sc,
+        &params,
+        &specs,
         &a.stream,
-        a.format == SweepFormat::Jsonl,
-    )?;
-    let render = {
-        let (sc, specs, format) = (sc.clone(), specs.clone(), a.format);
-        move |lines: &[RunLine]| {
-            let runs = runs_in_order(&specs, lines);
-            sweep_output(&sc, &runs, format).unwrap_or_default()
-        }
-    };
-    journal.on_signal(render);
-    let runs = run_all(&sc, &params, &specs, &journal)?;
-    print!("{}", sweep_output(&sc, &runs, a.format)?);
-    Ok(())
+        format == SweepFormat::Jsonl,
+        move |sc, runs| sweep_output(sc, runs, format),
+    )
 }
 
 fn sweep_output(sc: &Scenario, runs: &[Run], format: SweepFormat) -> Result<String> {
