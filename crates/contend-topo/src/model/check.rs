@@ -1,0 +1,275 @@
+//! The rules every node and link is held to when a topology is built:
+//! each number inside its limit, each link kind between the node kinds it
+//! can join. Errors name the file, line and field.
+
+use super::{CollapseSpec, LinkKind, NodeId, NodeKind};
+use crate::error::{Location, TopoError, TopoErrorKind};
+use crate::limits;
+use crate::pcie::{VALID_PAYLOADS, VALID_RCBS, VALID_WIDTHS};
+use crate::units::Picos;
+
+pub(super) fn check_link(kind: &LinkKind, loc: Option<&Location>) -> Result<(), TopoError> {
+    let err = |field: &str, k: TopoErrorKind| {
+        Err(TopoError::at(loc.cloned().map(|l| l.with_field(field)), k))
+    };
+    match kind {
+        LinkKind::Pcie(p) => {
+            // CORRECTNESS: only widths and payload sizes the spec defines.
+            if !(1..=6).contains(&p.generation.0) {
+                return err(
+                    "gen",
+                    TopoErrorKind::Invalid(format!(
+                        "PCIe generation {} does not exist (1 to 6)",
+                        p.generation.0
+                    )),
+                );
+            }
+            if !VALID_WIDTHS.contains(&p.width) {
+                return err(
+                    "width",
+                    TopoErrorKind::Invalid(format!(
+                        "PCIe width x{} is impossible (x1, x2, x4, x8, x12 or x16)",
+                        p.width
+                    )),
+                );
+            }
+            for (field, v) in [("mps", p.mps), ("mrrs", p.mrrs)] {
+                if !VALID_PAYLOADS.contains(&v.0) {
+                    return err(
+                        field,
+                        TopoErrorKind::Invalid(format!(
+                            "{field} {} is not a power of two from 128 to 4096",
+                            v.0
+                        )),
+                    );
+                }
+            }
+            if !VALID_RCBS.contains(&p.rcb.0) {
+                return err(
+                    "rcb",
+                    TopoErrorKind::Invalid(format!("rcb {} must be 64 or 128", p.rcb.0)),
+                );
+            }
+        }
+        LinkKind::Nvlink { bandwidth, latency }
+        | LinkKind::Cpu {
+            bandwidth, latency, ..
+        } => {
+            limits::bandwidth(*bandwidth).map_err(|m| invalid(loc, "bandwidth_gbps", m))?;
+            limits::latency(*latency).map_err(|m| invalid(loc, "latency_ns", m))?;
+        }
+        LinkKind::SwitchFabric { bandwidth, latency } => {
+            if let Some(b) = bandwidth {
+                limits::bandwidth(*b).map_err(|m| invalid(loc, "bandwidth_gbps", m))?;
+            }
+            limits::latency(*latency).map_err(|m| invalid(loc, "latency_ns", m))?;
+        }
+        LinkKind::Memory { bandwidth } => {
+            limits::bandwidth(*bandwidth).map_err(|m| invalid(loc, "bandwidth_gbps", m))?;
+        }
+        LinkKind::Die => {}
+    }
+    if let LinkKind::Cpu { p2p, .. } = kind {
+        for (field, b) in [
+            ("p2p_bandwidth_gbps", p2p.bandwidth),
+            ("p2p_stream_gbps", p2p.stream),
+        ] {
+            if let Some(b) = b {
+                limits::bandwidth(b).map_err(|m| invalid(loc, field, m))?;
+            }
+        }
+        if let Some(k) = p2p.knee
+            && !(k.is_finite() && k >= 1.0)
+        {
+            return Err(invalid(
+                loc,
+                "p2p_stream_knee",
+                format!("p2p_stream_knee = {k}: at least 1"),
+            ));
+        }
+        if let Some(e) = p2p.exponent
+            && !(e.is_finite() && (0.0..=16.0).contains(&e))
+        {
+            return Err(invalid(
+                loc,
+                "p2p_stream_exponent",
+                format!("p2p_stream_exponent = {e}: 0 to 16"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The numbers of a collapse table, against the stated [`limits`].
+fn check_collapse(c: &Option<CollapseSpec>, loc: Option<&Location>) -> Result<(), TopoError> {
+    let Some(c) = c else { return Ok(()) };
+    for (field, v) in [
+        ("collapse.min_sources", c.min_sources),
+        ("collapse.min_targets", c.min_targets),
+    ] {
+        if let Some(v) = v {
+            limits::count(i64::from(v), field).map_err(|m| invalid(loc, field, m))?;
+        }
+    }
+    if let Some(r) = c.rate {
+        limits::bandwidth(r).map_err(|m| invalid(loc, "collapse.rate_gbps", m))?;
+    }
+    if let Some(w) = c.window {
+        limits::latency(w).map_err(|m| invalid(loc, "collapse.window_ns", m))?;
+    }
+    Ok(())
+}
+
+fn invalid(loc: Option<&Location>, field: &str, message: String) -> TopoError {
+    TopoError::at(
+        loc.cloned().map(|l| l.with_field(field)),
+        TopoErrorKind::Invalid(message),
+    )
+}
+
+/// The numbers of a node, against the stated [`limits`].
+pub(super) fn check_node(kind: &NodeKind, loc: Option<&Location>) -> Result<(), TopoError> {
+    let latency = |l: &Option<Picos>| {
+        l.map_or(Ok(()), limits::latency)
+            .map_err(|m| invalid(loc, "latency_ns", m))
+    };
+    let socket = |s: u32| {
+        limits::socket(i64::from(s))
+            .map(|_| ())
+            .map_err(|m| invalid(loc, "socket", m))
+    };
+    match kind {
+        NodeKind::Gpu(g) => {
+            limits::sms(i64::from(g.sms)).map_err(|m| invalid(loc, "sms", m))?;
+            limits::bandwidth(g.memory_bandwidth)
+                .map_err(|m| invalid(loc, "memory_bandwidth_gbps", m))
+        }
+        NodeKind::Switch(sw) => {
+            if let Some(m) = sw.mrrs
+                && !VALID_PAYLOADS.contains(&m.0)
+            {
+                return Err(invalid(
+                    loc,
+                    "mrrs",
+                    format!("mrrs {} is not a power of two from 128 to 4096", m.0),
+                ));
+            }
+            check_collapse(&sw.collapse, loc)?;
+            latency(&sw.latency)
+        }
+        NodeKind::RootComplex(rc) => {
+            socket(rc.socket)?;
+            for (field, b) in [
+                ("p2p_bandwidth_gbps", rc.p2p_bandwidth),
+                ("port_p2p_gbps", rc.port_p2p_bandwidth),
+                ("memory_bandwidth_gbps", rc.memory_bandwidth),
+            ] {
+                if let Some(b) = b {
+                    limits::bandwidth(b).map_err(|m| invalid(loc, field, m))?;
+                }
+            }
+            check_collapse(&rc.collapse, loc)?;
+            latency(&rc.latency)
+        }
+        NodeKind::HostMemory {
+            socket: s,
+            latency: l,
+        } => {
+            socket(*s)?;
+            latency(l)
+        }
+        NodeKind::CpuInterconnect {
+            socket: s,
+            latency: l,
+            p2p_bandwidth,
+        } => {
+            socket(*s)?;
+            if let Some(b) = p2p_bandwidth {
+                limits::bandwidth(*b).map_err(|m| invalid(loc, "p2p_bandwidth_gbps", m))?;
+            }
+            latency(l)
+        }
+    }
+}
+
+pub(super) fn check_link_ends(
+    kind: &LinkKind,
+    ka: &NodeKind,
+    kb: &NodeKind,
+    a: &NodeId,
+    b: &NodeId,
+    loc: Option<&Location>,
+) -> Result<(), TopoError> {
+    use NodeKind as K;
+    let ok = match kind {
+        // a: downstream (GPU or switch), b: upstream (switch or root complex).
+        LinkKind::Pcie(_) => {
+            matches!(ka, K::Gpu(_) | K::Switch { .. })
+                && matches!(kb, K::Switch { .. } | K::RootComplex(_))
+        }
+        LinkKind::Nvlink { .. } => matches!((ka, kb), (K::Gpu(_), K::Gpu(_))),
+        LinkKind::Cpu { .. } => {
+            matches!(ka, K::RootComplex(_) | K::CpuInterconnect { .. })
+                && matches!(kb, K::RootComplex(_) | K::CpuInterconnect { .. })
+        }
+        LinkKind::Memory { .. } => {
+            matches!(
+                (ka, kb),
+                (
+                    K::HostMemory { .. },
+                    K::RootComplex(_) | K::CpuInterconnect { .. }
+                )
+            ) || matches!(
+                (kb, ka),
+                (
+                    K::HostMemory { .. },
+                    K::RootComplex(_) | K::CpuInterconnect { .. }
+                )
+            )
+        }
+        // CORRECTNESS: a chip's internal fabric joins partitions of that chip.
+        LinkKind::SwitchFabric { .. } => match (ka, kb) {
+            (K::Switch(x), K::Switch(y)) => x.chip.is_some() && x.chip == y.chip,
+            _ => false,
+        },
+        // CORRECTNESS: a root complex joins the I/O die of its own socket.
+        LinkKind::Die => match (ka, kb) {
+            (K::RootComplex(rc), K::CpuInterconnect { socket, .. })
+            | (K::CpuInterconnect { socket, .. }, K::RootComplex(rc)) => rc.socket == *socket,
+            _ => false,
+        },
+    };
+    if ok {
+        return Ok(());
+    }
+    let rule = match kind {
+        LinkKind::Pcie(_) => {
+            "a PCIe link goes from a GPU or switch (`a`, downstream) to a switch or root complex (`b`, upstream)"
+        }
+        LinkKind::Nvlink { .. } => "an NVLink joins two GPUs",
+        LinkKind::Cpu { .. } => "a CPU link joins root complexes or CPU interconnects",
+        LinkKind::Memory { .. } => {
+            "a memory link joins host memory to a root complex or CPU interconnect"
+        }
+        LinkKind::SwitchFabric { .. } => {
+            "a switch_fabric link joins two virtual switches of one chip (both `switch` nodes with the same `chip`)"
+        }
+        LinkKind::Die => {
+            "a die link joins a root complex to the cpu_interconnect of its own socket"
+        }
+    };
+    // the rule broken is that of the link's kind: the error names `kind`
+    // (where the location names no field of its own)
+    let loc = loc.map(|l| match l.field {
+        Some(_) => l.clone(),
+        None => l.clone().with_field("kind"),
+    });
+    Err(TopoError::at(
+        loc,
+        TopoErrorKind::Invalid(format!(
+            "link `{a}` ({}) – `{b}` ({}): {rule}",
+            ka.name(),
+            kb.name()
+        )),
+    ))
+}
