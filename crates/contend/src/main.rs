@@ -201,7 +201,8 @@ struct BenchArgs {
     #[arg(long)]
     params: Option<PathBuf>,
     /// Use this topology instead of the scenario's (a file or a shipped
-    /// name; `topologies/synthetic-64x-8switch-2socket.toml` times 64 GPUs).
+    /// name; `topologies/synthetic-64x-8switch-2socket.toml` times 64
+    /// GPUs, `topologies/synthetic-32x-4switch-2socket.toml` 32).
     #[arg(long)]
     topology: Option<String>,
     /// Time only this fidelity; repeat for several (default: tlp and flow).
