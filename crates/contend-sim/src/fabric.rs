@@ -179,6 +179,11 @@ pub(crate) struct Path {
     pub max_tags: u32,
     /// The endpoint the path ends at.
     pub end: NodeIdx,
+    /// Per hop: the latency a packet starting on that channel has passed
+    /// since it left the previous link (that link's receiver pipeline and
+    /// the stages since): pipeline, not buffer, so the credit it holds at
+    /// the previous link comes back that much before it leaves.
+    pub pipeline: Vec<Picos>,
 }
 
 impl Path {
@@ -489,7 +494,19 @@ impl Fabric {
         } else {
             self.max_tags.min(EIGHT_BIT_TAGS)
         };
+        let mut pipeline = Vec::with_capacity(chans.len());
+        let mut since = Picos::ZERO;
+        for &c in &chans {
+            pipeline.push(since);
+            let s = &self.chans[c];
+            since = if s.is_stage() {
+                since + s.latency
+            } else {
+                s.pipeline
+            };
+        }
         let id = self.paths.push(Path {
+            pipeline,
             chans,
             collapse_at,
             cross_at,

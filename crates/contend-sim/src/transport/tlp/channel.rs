@@ -173,7 +173,11 @@ impl Tlp {
         ch.credits.collect(now);
         // the queue heads, read once: starting a packet changes only its
         // own class's head
-        let mut heads = [0, 1, 2].map(|class| ch.q[class].front().copied());
+        let mut heads = [
+            ch.q[0].front().copied(),
+            ch.q[1].front().copied(),
+            ch.q[2].front().copied(),
+        ];
         loop {
             let ch = &self.chans[c];
             // a packet is taken once it is ready by the time the channel
@@ -216,16 +220,16 @@ impl Tlp {
             ch.credits.spend(class, data);
             let start = free.max(e.ready);
             let p = &mut self.pool.pkts[pk];
-            let (held, pipeline, path, hop, kind) = (p.held, p.pipeline, p.path, p.hop, p.kind);
+            let (held, path, hop, kind) = (p.held, p.path, p.hop, p.kind);
             let fixed = ch.fixed;
-            p.held = Some((c, data));
-            p.pipeline = fixed.pipeline;
-            if let Some((prev, d)) = held {
+            p.held = Some(c);
+            if let Some(prev) = held {
                 // the upstream buffer frees when the packet moves on; the
                 // latency of stages (and of a switch's forwarding) passed
                 // since is pipeline, not buffer
+                let pipeline = w.fabric.paths[path].pipeline[hop as usize];
                 let freed = start.saturating_sub(pipeline);
-                self.give_back(w, prev, class, d, freed);
+                self.give_back(w, prev, class, data, freed);
             }
             let via = if fixed.ruled {
                 w.fabric.paths[path].via(hop)
@@ -280,7 +284,7 @@ impl Tlp {
     pub(super) fn enqueue<Q: EventQueue<Ev<TlpEv>>>(&mut self, w: &mut World<'_, Q>, pk: PktId) {
         let p = &self.pool.pkts[pk];
         let (path, kind, data, seq) = (p.path, p.kind, p.data(), p.seq);
-        let (mut hop, mut ready, mut pipeline) = (p.hop, p.ready, p.pipeline);
+        let (mut hop, mut ready) = (p.hop, p.ready);
         let mut staged = false;
         loop {
             let c = w.fabric.paths[path].chans[hop as usize];
@@ -288,7 +292,7 @@ impl Tlp {
             if !ch.fixed.stage {
                 if staged {
                     let p = &mut self.pool.pkts[pk];
-                    (p.hop, p.ready, p.pipeline) = (hop, ready, pipeline);
+                    (p.hop, p.ready) = (hop, ready);
                     if ready > w.now {
                         // Out of the stages later than now: the packet joins
                         // the link's queue when it is out (one event for all
@@ -322,15 +326,15 @@ impl Tlp {
                 ready,
                 w.now,
             );
-            // the stage's latency is pipeline, not buffer: the credit the
-            // packet holds upstream comes back that much before it leaves
-            pipeline += ch.fixed.latency;
+            // (the stage's latency is pipeline, not buffer: the credit the
+            // packet holds upstream comes back that much before it leaves,
+            // see `Path::pipeline`)
             ready = leave;
             hop += 1;
             if self.opts.queued_stages {
                 // the plain twin: an event where the packet leaves the stage
                 let p = &mut self.pool.pkts[pk];
-                (p.hop, p.ready, p.pipeline) = (hop, ready, pipeline);
+                (p.hop, p.ready) = (hop, ready);
                 w.push(leave, Ev::Net(TlpEv::Staged(pk)));
                 return;
             }

@@ -187,9 +187,9 @@ impl Tlp {
             return;
         }
         // At the destination: the receive buffer frees at once.
-        let (held, kind, payload) = (p.held.take(), p.kind, p.payload);
-        if let Some((prev, d)) = held {
-            self.give_back(w, prev, kind.class(), d, w.now);
+        let (held, kind, payload, data) = (p.held.take(), p.kind, p.payload, p.data());
+        if let Some(prev) = held {
+            self.give_back(w, prev, kind.class(), data, w.now);
         }
         match kind {
             PktKind::Write { xfer, last } => {
@@ -268,7 +268,6 @@ impl Tlp {
                 };
                 q.path = back;
                 q.hop = 0;
-                q.pipeline = Picos::ZERO;
                 q.seq = seq;
                 q.ready = ready;
                 self.enqueue(w, pk);
