@@ -96,9 +96,53 @@ impl ChannelSpec {
         }
     }
 
+    /// How the channel sizes and times a packet (what the TLP transport
+    /// keeps beside each channel's state: the spec itself is large).
+    #[inline]
+    pub fn serial(&self) -> Serial {
+        Serial {
+            pcie: self.pcie,
+            min_wire: self.min_wire,
+            ps_per_byte_fp: self.ps_per_byte_fp,
+        }
+    }
     /// Bytes a packet occupies on this channel.
     #[inline]
     pub fn wire(&self, kind: TlpKind, payload: u32) -> u32 {
+        self.serial().wire(kind, payload)
+    }
+    /// Serialization time of `wire` bytes (see [`Serial::ser`]).
+    #[inline]
+    pub fn ser(&self, wire: u32) -> Picos {
+        self.serial().ser(wire)
+    }
+    /// A stage with no rate and no rule: a pure delay.
+    #[inline]
+    pub fn is_delay(&self) -> bool {
+        self.is_stage() && self.rate.is_none() && matches!(self.rule, StageRule::None)
+    }
+
+    /// A stage (passed inline, see [`crate::root_complex`]).
+    #[inline]
+    pub fn is_stage(&self) -> bool {
+        self.kind == ChKind::Stage
+    }
+}
+
+/// A channel's wire size and serialization rule, the one place both are
+/// computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Serial {
+    pcie: bool,
+    min_wire: u32,
+    ps_per_byte_fp: u64,
+}
+
+impl Serial {
+    /// Bytes a packet occupies on the channel: TLP framing on PCIe, else
+    /// the payload, at least the channel's smallest unit.
+    #[inline]
+    pub fn wire(self, kind: TlpKind, payload: u32) -> u32 {
         if self.pcie {
             kind.wire_size(Bytes(payload as u64)).0 as u32
         } else {
@@ -108,18 +152,8 @@ impl ChannelSpec {
     /// Serialization time of `wire` bytes: fixed-point picoseconds per byte
     /// (32 fractional bits), rounded up; exact to well under a picosecond.
     #[inline]
-    pub fn ser(&self, wire: u32) -> Picos {
+    pub fn ser(self, wire: u32) -> Picos {
         Picos((wire as u64 * self.ps_per_byte_fp).div_ceil(1 << 32))
-    }
-    /// A stage (passed inline, see [`crate::root_complex`]).
-    #[inline]
-    /// A stage with no rate and no rule: a pure delay.
-    pub fn is_delay(&self) -> bool {
-        self.is_stage() && self.rate.is_none() && matches!(self.rule, StageRule::None)
-    }
-
-    pub fn is_stage(&self) -> bool {
-        self.kind == ChKind::Stage
     }
 }
 
@@ -145,6 +179,11 @@ pub(crate) struct Path {
     pub max_tags: u32,
     /// The endpoint the path ends at.
     pub end: NodeIdx,
+    /// Per hop: the latency a packet starting on that channel has passed
+    /// since it left the previous link (that link's receiver pipeline and
+    /// the stages since): pipeline, not buffer, so the credit it holds at
+    /// the previous link comes back that much before it leaves.
+    pub pipeline: Vec<Picos>,
 }
 
 impl Path {
@@ -455,7 +494,19 @@ impl Fabric {
         } else {
             self.max_tags.min(EIGHT_BIT_TAGS)
         };
+        let mut pipeline = Vec::with_capacity(chans.len());
+        let mut since = Picos::ZERO;
+        for &c in &chans {
+            pipeline.push(since);
+            let s = &self.chans[c];
+            since = if s.is_stage() {
+                since + s.latency
+            } else {
+                s.pipeline
+            };
+        }
         let id = self.paths.push(Path {
+            pipeline,
             chans,
             collapse_at,
             cross_at,

@@ -127,7 +127,7 @@ pub(crate) fn stages(
 }
 
 /// A packet of `kind` with `data` payload bytes, ready at `ready`, passes
-/// stage `spec` (state `ch`) now. `via`: what the stage's rule sees of the
+/// stage `spec` (state `ch`; `spec` is read only for a stage's rule) now. `via`: what the stage's rule sees of the
 /// packet's path. Returns when it leaves.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn pass(
@@ -139,12 +139,13 @@ pub(crate) fn pass(
     ready: Picos,
     now: Picos,
 ) -> Picos {
-    if spec.is_delay() {
+    let latency = ch.fixed.latency;
+    if ch.fixed.delay {
         // a stage that only delays (an I/O die crossing, a forwarding
         // latency) holds no slot: packets passing it never wait for each other
-        return ready.max(now) + spec.latency;
+        return ready.max(now) + latency;
     }
     let start = ch.busy_until.max(ready).max(now);
     let (_, through) = ch.occupy(spec, via, kind, data, start);
-    through + spec.latency
+    through + latency
 }

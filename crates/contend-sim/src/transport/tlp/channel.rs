@@ -8,21 +8,66 @@ use crate::collapse::{Recent, Via};
 use crate::credits::{Class, Credits, is_finite};
 use crate::cross_socket::CrossState;
 use crate::engine::{Ev, World};
-use crate::fabric::{ChannelSpec, StageRule};
+use crate::fabric::{ChannelSpec, Serial, StageRule};
 use crate::ids::{ChId, PktId};
 use crate::queue::EventQueue;
 use contend_topo::{Picos, TlpKind};
 use std::collections::VecDeque;
 
+/// What the per-packet path reads of a channel's spec, kept beside its
+/// state (the spec, with its name, is large and read rarely).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Fixed {
+    pub serial: Serial,
+    pub latency: Picos,
+    pub pipeline: Picos,
+    /// A stage, passed inline ([`ChannelSpec::is_stage`]).
+    pub stage: bool,
+    /// A stage that only delays ([`ChannelSpec::is_delay`]).
+    pub delay: bool,
+    /// The channel has a rule (collapse, cross-socket) that sees the path.
+    pub ruled: bool,
+    /// Per class: the receiver's buffer is finite (its credits come back).
+    pub finite: [bool; 3],
+}
+
+impl Fixed {
+    fn of(spec: &ChannelSpec) -> Fixed {
+        Fixed {
+            serial: spec.serial(),
+            latency: spec.latency,
+            pipeline: spec.pipeline,
+            stage: spec.is_stage(),
+            delay: spec.is_delay(),
+            ruled: !matches!(spec.rule, StageRule::None),
+            finite: [0, 1, 2].map(|class| is_finite(&spec.credits, class)),
+        }
+    }
+}
+
+/// A packet waiting in a channel's queue, with what choosing the next one
+/// to start reads (so the choice never looks into the packet pool).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Queued {
+    pub pk: PktId,
+    /// Payload bytes the credits count.
+    pub data: u32,
+    /// Arrival order across the credit classes.
+    pub seq: u64,
+    /// Not sent before this time.
+    pub ready: Picos,
+}
+
 /// A channel's state as the run goes.
 #[derive(Debug)]
 pub(crate) struct Chan {
+    pub fixed: Fixed,
     /// When the channel's last started packet has been serialized.
     pub busy_until: Picos,
     /// Picoseconds spent serializing so far.
     pub busy: u64,
-    /// Packets waiting, per credit class, in arrival order.
-    pub q: [VecDeque<PktId>; 3],
+    /// Packets waiting, per credit class, in order of readiness.
+    pub q: [VecDeque<Queued>; 3],
     /// Credits for the receiver at the channel's far end.
     pub credits: Credits,
     /// A wake-up already scheduled for this time.
@@ -40,6 +85,7 @@ pub(crate) struct Chan {
 impl Chan {
     pub fn new(spec: &ChannelSpec) -> Chan {
         Chan {
+            fixed: Fixed::of(spec),
             busy_until: Picos::ZERO,
             busy: 0,
             q: Default::default(),
@@ -55,7 +101,8 @@ impl Chan {
     /// Takes the channel for one packet from `start`: returns the
     /// serialization time it holds the channel for (at the collapsed or
     /// degraded rate where the stage's rule says so) and when it is through
-    /// (later, where a cross-socket stream's own cap holds it).
+    /// (later, where a cross-socket stream's own cap holds it). `spec` is
+    /// read only for a channel with a rule.
     #[inline]
     pub fn occupy(
         &mut self,
@@ -65,25 +112,27 @@ impl Chan {
         data: u32,
         start: Picos,
     ) -> (Picos, Picos) {
-        let wire = spec.wire(kind, data);
-        let mut ser = spec.ser(wire);
+        let wire = self.fixed.serial.wire(kind, data);
+        let mut ser = self.fixed.serial.ser(wire);
         let mut through = None;
-        match (&spec.rule, via) {
-            (StageRule::Collapse(rule), Some((source, target))) if kind == TlpKind::Write => {
-                if let Some(s) = rule.observe(&mut self.recent, source, target, start, wire) {
+        if self.fixed.ruled {
+            match (&spec.rule, via) {
+                (StageRule::Collapse(rule), Some((source, target))) if kind == TlpKind::Write => {
+                    if let Some(s) = rule.observe(&mut self.recent, source, target, start, wire) {
+                        ser = s;
+                        self.ruled += wire as u64;
+                    }
+                }
+                (StageRule::CrossSocket(rule), Some(key)) => {
+                    let (s, t, held) = rule.observe(&mut self.cross, key, start, wire);
                     ser = s;
-                    self.ruled += wire as u64;
+                    if held {
+                        self.ruled += wire as u64;
+                    }
+                    through = Some(t);
                 }
+                _ => {}
             }
-            (StageRule::CrossSocket(rule), Some(key)) => {
-                let (s, t, held) = rule.observe(&mut self.cross, key, start, wire);
-                ser = s;
-                if held {
-                    self.ruled += wire as u64;
-                }
-                through = Some(t);
-            }
-            _ => {}
         }
         self.busy_until = start + ser;
         self.busy += ser.0;
@@ -94,6 +143,23 @@ impl Chan {
     fn waiting(&self) -> bool {
         self.q.iter().any(|q| !q.is_empty())
     }
+
+    /// Puts a packet in its class's queue in order of readiness: one that
+    /// carries a later ready time (paced, not yet visible) does not hold
+    /// back a packet ready before it, as if each joined when ready.
+    #[inline]
+    fn queue(&mut self, class: Class, e: Queued) {
+        let q = &mut self.q[class];
+        let mut at = q.len();
+        while at > 0 && q[at - 1].ready > e.ready {
+            at -= 1;
+        }
+        if at == q.len() {
+            q.push_back(e);
+        } else {
+            q.insert(at, e);
+        }
+    }
 }
 
 impl Tlp {
@@ -103,7 +169,15 @@ impl Tlp {
     /// at the time the channel frees, so a busy channel costs no extra events.
     pub(super) fn try_start<Q: EventQueue<Ev<TlpEv>>>(&mut self, w: &mut World<'_, Q>, c: ChId) {
         let now = w.now;
-        self.chans[c].credits.collect(now);
+        let ch = &mut self.chans[c];
+        ch.credits.collect(now);
+        // the queue heads, read once: starting a packet changes only its
+        // own class's head
+        let mut heads = [
+            ch.q[0].front().copied(),
+            ch.q[1].front().copied(),
+            ch.q[2].front().copied(),
+        ];
         loop {
             let ch = &self.chans[c];
             // a packet is taken once it is ready by the time the channel
@@ -113,16 +187,12 @@ impl Tlp {
             let free = ch.busy_until.max(now);
             let mut best: Option<(u64, Class)> = None;
             let mut ready_at: Option<Picos> = None;
-            for class in 0..3 {
-                if let Some(&pk) = ch.q[class].front() {
-                    let p = &self.pool.pkts[pk];
-                    if p.ready > free {
-                        ready_at = Some(ready_at.map_or(p.ready, |t| t.min(p.ready)));
-                    } else if ch.credits.allows(class, p.data())
-                        && best.is_none_or(|(s, _)| p.seq < s)
-                    {
-                        best = Some((p.seq, class));
-                    }
+            for (class, h) in heads.iter().enumerate() {
+                let Some(h) = h else { continue };
+                if h.ready > free {
+                    ready_at = Some(ready_at.map_or(h.ready, |t| t.min(h.ready)));
+                } else if ch.credits.allows(class, h.data) && best.is_none_or(|(s, _)| h.seq < s) {
+                    best = Some((h.seq, class));
                 }
             }
             let Some((_, class)) = best else {
@@ -144,27 +214,32 @@ impl Tlp {
                 return;
             };
             let ch = &mut self.chans[c];
-            let pk = ch.q[class].pop_front().expect("head exists");
-            let p = self.pool.pkts[pk];
-            let data = p.data();
+            let e = ch.q[class].pop_front().expect("head exists");
+            heads[class] = ch.q[class].front().copied();
+            let (pk, data) = (e.pk, e.data);
             ch.credits.spend(class, data);
-            let start = ch.busy_until.max(now).max(p.ready);
-            if let Some((prev, d)) = p.held {
+            let start = free.max(e.ready);
+            let p = &mut self.pool.pkts[pk];
+            let (held, path, hop, kind) = (p.held, p.path, p.hop, p.kind);
+            let fixed = ch.fixed;
+            p.held = Some(c);
+            if let Some(prev) = held {
                 // the upstream buffer frees when the packet moves on; the
                 // latency of stages (and of a switch's forwarding) passed
                 // since is pipeline, not buffer
-                let freed = start.saturating_sub(p.pipeline);
-                self.give_back(w, prev, class, d, freed);
+                let pipeline = w.fabric.paths[path].pipeline[hop as usize];
+                let freed = start.saturating_sub(pipeline);
+                self.give_back(w, prev, class, data, freed);
             }
-            let spec = &w.fabric.chans[c];
-            let via = w.fabric.paths[p.path].via(p.hop);
-            let (ser, _) = self.chans[c].occupy(spec, via, p.kind.tlp(), data, start);
-            let (lat, pipeline) = (spec.latency, spec.pipeline);
-            let q = &mut self.pool.pkts[pk];
-            q.held = Some((c, data));
-            q.pipeline = pipeline;
-            w.push(start + ser + lat, Ev::Net(TlpEv::Arrive(pk)));
-            if let (0, super::PktKind::Write { xfer, .. }) = (p.hop, p.kind) {
+            let via = if fixed.ruled {
+                w.fabric.paths[path].via(hop)
+            } else {
+                None
+            };
+            let ch = &mut self.chans[c];
+            let (ser, _) = ch.occupy(&w.fabric.chans[c], via, kind.tlp(), data, start);
+            w.push(start + ser + fixed.latency, Ev::Net(TlpEv::Arrive(pk)));
+            if let (0, super::PktKind::Write { xfer, .. }) = (hop, kind) {
                 // the SM's store buffer slot frees when the TLP leaves the GPU
                 let g = w.xfers[xfer].group;
                 self.stores[g].departs.push_back(start);
@@ -183,16 +258,16 @@ impl Tlp {
         data: u32,
         at: Picos,
     ) {
-        let spec = &w.fabric.chans[c];
-        if !is_finite(&spec.credits, class) {
+        let ch = &mut self.chans[c];
+        let fixed = &ch.fixed;
+        if !fixed.finite[class] {
             return;
         }
         // (`at` may lie in the past by a pipeline's latency; the sender
         // cannot learn of it before now)
         // The UpdateFC DLLP crosses the wire only (a switch's forwarding
         // pipeline is not on its way).
-        let t = (at + spec.latency.saturating_sub(spec.pipeline) + self.fc_delay).max(w.now);
-        let ch = &mut self.chans[c];
+        let t = (at + fixed.latency.saturating_sub(fixed.pipeline) + self.fc_delay).max(w.now);
         ch.credits.returning(t, class, data);
         // A non-empty queue means the channel waits for credits.
         if ch.waiting() {
@@ -207,55 +282,59 @@ impl Tlp {
     /// Puts a packet on the next link of its path, passing root-complex
     /// stages on the way inline ([`crate::root_complex::pass`]).
     pub(super) fn enqueue<Q: EventQueue<Ev<TlpEv>>>(&mut self, w: &mut World<'_, Q>, pk: PktId) {
-        let mut p = self.pool.pkts[pk];
+        let p = &self.pool.pkts[pk];
+        let (path, kind, data, seq) = (p.path, p.kind, p.data(), p.seq);
+        let (mut hop, mut ready) = (p.hop, p.ready);
         let mut staged = false;
         loop {
-            let c = w.fabric.paths[p.path].chans[p.hop as usize];
-            let spec = &w.fabric.chans[c];
-            if !spec.is_stage() {
-                self.pool.pkts[pk] = p;
-                if staged && p.ready > w.now {
-                    // Out of the stages later than now: the packet joins the
-                    // link's queue when it is out (one event for all the
-                    // stages), not ahead of packets ready before it.
-                    w.push(p.ready, Ev::Net(TlpEv::Staged(pk)));
-                    return;
+            let c = w.fabric.paths[path].chans[hop as usize];
+            let ch = &mut self.chans[c];
+            if !ch.fixed.stage {
+                if staged {
+                    let p = &mut self.pool.pkts[pk];
+                    (p.hop, p.ready) = (hop, ready);
+                    if ready > w.now {
+                        // Out of the stages later than now: the packet joins
+                        // the link's queue when it is out (one event for all
+                        // the stages), not ahead of packets ready before it.
+                        w.push(ready, Ev::Net(TlpEv::Staged(pk)));
+                        return;
+                    }
                 }
-                // in order of readiness: a store that carries a later ready
-                // time (paced, not yet visible) does not hold back a packet
-                // ready before it, as if each joined the queue when ready
-                let q = &mut self.chans[c].q[p.kind.class()];
-                let mut at = q.len();
-                while at > 0 && self.pool.pkts[q[at - 1]].ready > p.ready {
-                    at -= 1;
-                }
-                if at == q.len() {
-                    q.push_back(pk);
-                } else {
-                    q.insert(at, pk);
-                }
+                let e = Queued {
+                    pk,
+                    data,
+                    seq,
+                    ready,
+                };
+                ch.queue(kind.class(), e);
                 self.try_start(w, c);
                 return;
             }
             staged = true;
-            let via = w.fabric.paths[p.path].via(p.hop);
+            let via = if ch.fixed.ruled {
+                w.fabric.paths[path].via(hop)
+            } else {
+                None
+            };
             let leave = crate::root_complex::pass(
-                &mut self.chans[c],
-                spec,
+                ch,
+                &w.fabric.chans[c],
                 via,
-                p.kind.tlp(),
-                p.data(),
-                p.ready,
+                kind.tlp(),
+                data,
+                ready,
                 w.now,
             );
-            // the stage's latency is pipeline, not buffer: the credit the
-            // packet holds upstream comes back that much before it leaves
-            p.pipeline += spec.latency;
-            p.ready = leave;
-            p.hop += 1;
+            // (the stage's latency is pipeline, not buffer: the credit the
+            // packet holds upstream comes back that much before it leaves,
+            // see `Path::pipeline`)
+            ready = leave;
+            hop += 1;
             if self.opts.queued_stages {
                 // the plain twin: an event where the packet leaves the stage
-                self.pool.pkts[pk] = p;
+                let p = &mut self.pool.pkts[pk];
+                (p.hop, p.ready) = (hop, ready);
                 w.push(leave, Ev::Net(TlpEv::Staged(pk)));
                 return;
             }

@@ -178,25 +178,23 @@ impl Tlp {
     /// A packet reached the far end of its channel: on to the next one, or
     /// delivered.
     fn arrive<Q: EventQueue<Ev<TlpEv>>>(&mut self, w: &mut World<'_, Q>, pk: PktId) {
-        let p = self.pool.pkts[pk];
-        let path_len = w.fabric.paths[p.path].chans.len();
+        let p = &mut self.pool.pkts[pk];
         let hop = p.hop as usize + 1;
-        if hop < path_len {
-            let q = &mut self.pool.pkts[pk];
-            q.hop = hop as u16;
-            q.ready = w.now;
+        if hop < w.fabric.paths[p.path].chans.len() {
+            p.hop = hop as u16;
+            p.ready = w.now;
             self.enqueue(w, pk);
             return;
         }
         // At the destination: the receive buffer frees at once.
-        if let Some((prev, d)) = p.held {
-            self.give_back(w, prev, p.kind.class(), d, w.now);
-            self.pool.pkts[pk].held = None;
+        let (held, kind, payload, data) = (p.held.take(), p.kind, p.payload, p.data());
+        if let Some(prev) = held {
+            self.give_back(w, prev, kind.class(), data, w.now);
         }
-        match p.kind {
+        match kind {
             PktKind::Write { xfer, last } => {
                 let xf = &mut w.xfers[xfer];
-                xf.done += p.payload as u64;
+                xf.done += payload as u64;
                 if last && let Notify::Inline { to, phase } = xf.notify {
                     let flag = FlagAddr {
                         to: ActorId(to.0),
@@ -215,7 +213,7 @@ impl Tlp {
             PktKind::ReadReq { .. } | PktKind::PollReq { .. } => self.mem_done(w, pk),
             PktKind::Cpl { xfer, last } => {
                 let xf = &mut w.xfers[xfer];
-                xf.done += p.payload as u64;
+                xf.done += payload as u64;
                 let finished = xf.done >= xf.total;
                 let g = xf.group;
                 self.pool.release(pk);
@@ -247,10 +245,11 @@ impl Tlp {
     /// reverse path, ready once the memory has been read. A poll reads
     /// memory now: whether the flags are in is fixed at this moment.
     fn mem_done<Q: EventQueue<Ev<TlpEv>>>(&mut self, w: &mut World<'_, Q>, pk: PktId) {
-        let p = self.pool.pkts[pk];
-        let completer = w.fabric.paths[p.path].end;
+        let p = &self.pool.pkts[pk];
+        let (path, kind, payload) = (p.path, p.kind, p.payload);
+        let completer = w.fabric.paths[path].end;
         let ready = w.now + gpu::memory_latency(w.topo, w.p, completer);
-        match p.kind {
+        match kind {
             PktKind::PollReq {
                 actor,
                 flag,
@@ -269,7 +268,6 @@ impl Tlp {
                 };
                 q.path = back;
                 q.hop = 0;
-                q.pipeline = Picos::ZERO;
                 q.seq = seq;
                 q.ready = ready;
                 self.enqueue(w, pk);
@@ -278,7 +276,7 @@ impl Tlp {
                 let back = w.xfers[xfer].back();
                 let bp = &w.fabric.paths[back];
                 let cpl = gpu::completion_bytes(w.topo, w.p, completer, bp.mps, bp.rcb);
-                let mut left = p.payload;
+                let mut left = payload;
                 let mut first = true;
                 while left > 0 {
                     let size = left.min(cpl);

@@ -60,18 +60,20 @@ impl PktKind {
     }
 }
 
+/// One cache line: the per-hop path reads a packet once per hop.
 #[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
 pub(crate) struct Pkt {
     pub kind: PktKind,
     pub payload: u32,
     pub path: PathId,
     /// Index of the channel of `path` it is on (or queued for).
     pub hop: u16,
-    /// Credit held at the receiver of this channel (released on departure).
-    pub held: Option<(ChId, u32)>,
-    /// Latency of the stages passed since the held credit was taken (pipeline,
-    /// not buffer: the credit comes back that much earlier).
-    pub pipeline: Picos,
+    /// The channel at whose receiver the packet holds credit for its
+    /// [`data`](Pkt::data) (released when it moves on; the latency passed
+    /// since, which is pipeline, not buffer, is the path's
+    /// [`pipeline`](crate::fabric::Path::pipeline)).
+    pub held: Option<ChId>,
     /// Arrival order across a channel's credit classes.
     pub seq: u64,
     /// Not sent before this time (root-complex forwarding, memory access,
@@ -87,7 +89,6 @@ impl Pkt {
             path,
             hop: 0,
             held: None,
-            pipeline: Picos::ZERO,
             seq: 0,
             ready: Picos::ZERO,
         }
@@ -133,5 +134,17 @@ impl Pool {
     /// The packet was delivered: its slot may be reused.
     pub fn release(&mut self, pk: PktId) {
         self.free.push(pk);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A packet fills one cache line, no more.
+    #[test]
+    fn a_packet_is_one_cache_line() {
+        assert_eq!(std::mem::size_of::<Pkt>(), 64);
+        assert_eq!(std::mem::align_of::<Pkt>(), 64);
     }
 }
