@@ -21,9 +21,6 @@ pub fn max_min(caps: &[f64], resources: &[Resource]) -> Vec<f64> {
     w.rate
 }
 
-/// One use of a resource by a flow: (flow, resource, weight).
-pub type Use = (u32, u32, f64);
-
 /// Reusable buffers for [`max_min`] (the simulator solves many small
 /// problems, so a solve allocates nothing once they have grown).
 #[derive(Debug, Default)]
@@ -33,14 +30,12 @@ pub struct MaxMin {
     left: Vec<f64>,
     wsum: Vec<f64>,
     sat: Vec<bool>,
-    /// Resource capacities (copied by [`MaxMin::solve`]).
+    /// The problem [`MaxMin::solve`] was given, as [`MaxMin::solve_flows`]
+    /// takes it.
     capacity: Vec<f64>,
-    /// The uses given to [`MaxMin::solve`] as one list.
-    given: Vec<Use>,
-    /// (resource, weight) per flow, flattened with offsets.
-    uses: Vec<(u32, f64)>,
-    start: Vec<usize>,
-    /// (flow, weight) per resource, in the order given, with offsets.
+    flow_uses: Vec<(u32, f64)>,
+    flow_start: Vec<usize>,
+    /// (flow, weight) per resource, in flow order, with offsets.
     users: Vec<(u32, f64)>,
     rstart: Vec<usize>,
     fill: Vec<usize>,
@@ -49,31 +44,58 @@ pub struct MaxMin {
 impl MaxMin {
     /// Solves a problem given as resources with their users.
     pub fn solve(&mut self, caps: &[f64], resources: &[Resource]) {
-        let mut given = std::mem::take(&mut self.given);
-        given.clear();
-        for (ri, res) in resources.iter().enumerate() {
-            given.extend(res.users.iter().map(|&(f, w)| (f as u32, ri as u32, w)));
-        }
+        let n = caps.len();
+        let mut start = std::mem::take(&mut self.flow_start);
+        let mut uses = std::mem::take(&mut self.flow_uses);
         let mut capacity = std::mem::take(&mut self.capacity);
+        // bucket the (resource, weight) pairs by flow, in resource order
+        start.clear();
+        start.resize(n + 1, 0);
+        for res in resources {
+            for &(f, _) in &res.users {
+                start[f + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        uses.clear();
+        uses.resize(start[n], (0, 0.0));
+        self.fill.clear();
+        self.fill.extend_from_slice(&start[..n]);
+        for (ri, res) in resources.iter().enumerate() {
+            for &(f, w) in &res.users {
+                uses[self.fill[f]] = (ri as u32, w);
+                self.fill[f] += 1;
+            }
+        }
         capacity.clear();
         capacity.extend(resources.iter().map(|r| r.capacity));
-        self.solve_uses(caps, &capacity, &given);
-        self.given = given;
+        self.solve_flows(caps, &capacity, &start, &uses);
+        self.flow_start = start;
+        self.flow_uses = uses;
         self.capacity = capacity;
     }
 
-    /// The users of resource `ri` in the last solve, (flow, weight) in the
-    /// order they were given.
+    /// The users of resource `ri` in the last solve, (flow, weight) in
+    /// flow order.
     pub fn users_of(&self, ri: usize) -> &[(u32, f64)] {
         &self.users[self.rstart[ri]..self.rstart[ri + 1]]
     }
 
-    /// Solves a problem given as a list of uses: each resource's users in
-    /// the order they come in `given` (the order its weights are summed
-    /// in). The same rates, to the bit, as [`MaxMin::solve`] on resources
-    /// listing their users in that order.
+    /// Solves a problem given flow by flow: flow `f` uses
+    /// `uses[start[f]..start[f + 1]]` (resource, weight). Each resource's
+    /// weights are summed in flow order (a flow's repeated uses of one
+    /// resource in its order): the same rates, to the bit, as
+    /// [`MaxMin::solve`] on resources listing their users in flow order.
     #[allow(clippy::needless_range_loop)] // parallel arrays indexed by flow and resource
-    pub fn solve_uses(&mut self, caps: &[f64], capacity: &[f64], given: &[Use]) {
+    pub fn solve_flows(
+        &mut self,
+        caps: &[f64],
+        capacity: &[f64],
+        start: &[usize],
+        uses: &[(u32, f64)],
+    ) {
         let n = caps.len();
         let r = capacity.len();
         self.rate.clear();
@@ -86,48 +108,29 @@ impl MaxMin {
         self.wsum.resize(r, 0.0);
         self.sat.clear();
         self.sat.resize(r, false);
-        // bucket the uses by flow and by resource (stable: given order kept)
-        self.start.clear();
-        self.start.resize(n + 1, 0);
+        // each resource's users, in flow order
         self.rstart.clear();
         self.rstart.resize(r + 1, 0);
-        for &(f, ri, _) in given {
-            self.start[f as usize + 1] += 1;
+        for &(ri, _) in &uses[..start[n]] {
             self.rstart[ri as usize + 1] += 1;
-        }
-        for i in 0..n {
-            self.start[i + 1] += self.start[i];
         }
         for i in 0..r {
             self.rstart[i + 1] += self.rstart[i];
         }
-        self.uses.clear();
-        self.uses.resize(given.len(), (0, 0.0));
         self.users.clear();
-        self.users.resize(given.len(), (0, 0.0));
-        self.fill.clear();
-        self.fill.extend_from_slice(&self.start[..n]);
-        for &(f, ri, w) in given {
-            let k = &mut self.fill[f as usize];
-            self.uses[*k] = (ri, w);
-            *k += 1;
-        }
+        self.users.resize(start[n], (0, 0.0));
         self.fill.clear();
         self.fill.extend_from_slice(&self.rstart[..r]);
-        for &(f, ri, w) in given {
-            let k = &mut self.fill[ri as usize];
-            self.users[*k] = (f, w);
-            *k += 1;
-        }
-        // weight sums in each resource's user order
-        for ri in 0..r {
-            let mut s = 0.0;
-            for &(f, w) in &self.users[self.rstart[ri]..self.rstart[ri + 1]] {
-                if !self.frozen[f as usize] {
-                    s += w;
+        for f in 0..n {
+            let open = !self.frozen[f];
+            for &(ri, w) in &uses[start[f]..start[f + 1]] {
+                let k = &mut self.fill[ri as usize];
+                self.users[*k] = (f as u32, w);
+                *k += 1;
+                if open {
+                    self.wsum[ri as usize] += w;
                 }
             }
-            self.wsum[ri] = s;
         }
         let mut open = self.frozen.iter().filter(|f| !**f).count();
         let mut level = 0.0f64;
@@ -168,27 +171,26 @@ impl MaxMin {
                     self.sat[ri] = true;
                     for k in self.rstart[ri]..self.rstart[ri + 1] {
                         let f = self.users[k].0 as usize;
-                        open -= self.freeze(f);
+                        open -= self.freeze(f, start, uses);
                     }
                 }
             }
             for i in 0..n {
                 if !self.frozen[i] && level >= caps[i] * (1.0 - 1e-12) {
                     self.rate[i] = caps[i];
-                    open -= self.freeze(i);
+                    open -= self.freeze(i, start, uses);
                 }
             }
         }
     }
 
     /// Freezes flow `f`; 1 if it was open.
-    fn freeze(&mut self, f: usize) -> usize {
+    fn freeze(&mut self, f: usize, start: &[usize], uses: &[(u32, f64)]) -> usize {
         if self.frozen[f] {
             return 0;
         }
         self.frozen[f] = true;
-        for k in self.start[f]..self.start[f + 1] {
-            let (ri, w) = self.uses[k];
+        for &(ri, w) in &uses[start[f]..start[f + 1]] {
             self.wsum[ri as usize] -= w;
         }
         1

@@ -21,7 +21,7 @@
 use crate::fabric::{Fabric, StageRule};
 use crate::ids::FxMap;
 use crate::ids::{ChId, XferId};
-use crate::maxmin::{MaxMin, Use};
+use crate::maxmin::MaxMin;
 use contend_topo::{NodeIdx, Picos};
 
 /// What a flow asks of the fabric: its cap, the channels it uses
@@ -65,12 +65,13 @@ impl Flow {
         self.remaining > self.capped_below + 0.5
     }
 
-    /// The flow's own cap now: none through its first window.
-    fn cap_now(&self, kinds: &[Kind]) -> f64 {
+    /// The flow's own cap now (its kind's `cap`): none through its first
+    /// window.
+    fn cap_now(&self, cap: f64) -> f64 {
         if self.in_first_window() {
             f64::INFINITY
         } else {
-            kinds[self.kind as usize].cap
+            cap
         }
     }
 }
@@ -107,19 +108,31 @@ pub(crate) struct FlowState {
     /// and the channels set there (reset after).
     slot: Vec<u32>,
     touched: Vec<ChId>,
-    /// Per kind (the first `prepared`), its uses of rated channels:
-    /// (channel, coef, channel rate), at `rated[rated_at[k]..rated_at[k + 1]]`.
+    /// Per kind (the first `prepared`), its cap and its uses of rated
+    /// channels: (channel, coef, channel rate), at
+    /// `rated[rated_at[k]..rated_at[k + 1]]` (flat: a solve reads them for
+    /// every flow).
+    kind_cap: Vec<f64>,
     rated: Vec<(ChId, f64, f64)>,
     rated_at: Vec<usize>,
     prepared: usize,
     /// What a solve gives the solver: caps per flow, capacity per
-    /// resource, the uses; and what it meets on rule channels.
+    /// resource, the uses flow by flow (resource, coef) with offsets; and
+    /// what it meets on rule channels.
     caps: Vec<f64>,
     capacity: Vec<f64>,
-    given: Vec<Use>,
+    uses: Vec<(u32, f64)>,
+    start: Vec<usize>,
     on_rules: Vec<(ChId, usize, NodeIdx, NodeIdx)>,
     members: Vec<(usize, NodeIdx, NodeIdx)>,
     streams: Vec<(usize, (NodeIdx, NodeIdx))>,
+    /// Rule resources, numbered from 0 until the channels' are counted:
+    /// their capacities, (flow, rule resource) by flow, where each flow's
+    /// entries went in `uses`, and each cross-socket channel's shared rate.
+    rule_cap: Vec<f64>,
+    rule_uses: Vec<(usize, u32)>,
+    rule_pos: Vec<usize>,
+    shared: Vec<(ChId, f64)>,
     /// Rule resources whose flows the rule holds when they are full:
     /// (channel, resource).
     watched: Vec<(ChId, usize)>,
@@ -151,15 +164,21 @@ impl FlowState {
             ruled: vec![0.0; chans],
             slot: vec![],
             touched: vec![],
+            kind_cap: vec![],
             rated: vec![],
             rated_at: vec![0],
             prepared: 0,
             caps: vec![],
             capacity: vec![],
-            given: vec![],
+            uses: vec![],
+            start: vec![],
             on_rules: vec![],
             members: vec![],
             streams: vec![],
+            rule_cap: vec![],
+            rule_uses: vec![],
+            rule_pos: vec![],
+            shared: vec![],
             watched: vec![],
             solver: MaxMin::default(),
             memo: Default::default(),
@@ -311,9 +330,11 @@ impl FlowState {
         self.memo.insert(self.set.clone(), solved);
     }
 
-    /// Each kind's uses of rated channels, with their rates (once per kind).
+    /// Each kind's cap and uses of rated channels, with their rates (once
+    /// per kind).
     fn prepare(&mut self, fabric: &Fabric) {
         for k in &self.kinds[self.prepared..] {
+            self.kind_cap.push(k.cap);
             for &(c, w) in &k.uses {
                 if let Some(r) = fabric.chans[c].rate {
                     self.rated.push((c, w, r.0 as f64));
@@ -327,42 +348,24 @@ impl FlowState {
     /// Max-min fair rates of the flows now, solved. Resources are numbered
     /// as channels first meet them walking the flows in order, then the
     /// rule channels' resources in channel order, and each resource's
-    /// users listed in flow order: the rates are a function of the flow
-    /// set alone (the memo relies on it).
+    /// users are in flow order: the rates are a function of the flow set
+    /// alone (the memo relies on it).
     fn solve(&mut self, fabric: &Fabric) {
         self.prepare(fabric);
         let now = self.last;
-        let kinds = &self.kinds;
-        self.caps.clear();
-        self.caps.extend(self.flows.iter().map(
-            |f| {
-                if f.start > now { 0.0 } else { f.cap_now(kinds) }
-            },
-        ));
-        self.capacity.clear();
-        self.given.clear();
+        // every flow on a channel with a rule, by channel, flows in order
+        // within each
         self.on_rules.clear();
-        self.watched.clear();
-        // channel -> resource index, reset after use
-        self.slot.resize(fabric.chans.len(), u32::MAX);
         for (fi, f) in self.flows.iter().enumerate() {
-            let k = f.kind as usize;
-            for &(c, w, rate) in &self.rated[self.rated_at[k]..self.rated_at[k + 1]] {
-                let slot = &mut self.slot[c.ix()];
-                if *slot == u32::MAX {
-                    *slot = self.capacity.len() as u32;
-                    self.capacity.push(rate);
-                    self.touched.push(c);
-                }
-                self.given.push((fi as u32, *slot, w));
-            }
-            // every flow on a channel with a rule
-            for &(c, a, b) in &kinds[k].rules {
+            for &(c, a, b) in &self.kinds[f.kind as usize].rules {
                 self.on_rules.push((c, fi, a, b));
             }
         }
-        // by channel, flows in order within each
         self.on_rules.sort_by_key(|m| m.0);
+        self.rule_cap.clear();
+        self.rule_uses.clear();
+        self.shared.clear();
+        self.watched.clear();
         let mut i = 0;
         while i < self.on_rules.len() {
             let c = self.on_rules[i].0;
@@ -380,11 +383,10 @@ impl FlowState {
                     self.members
                         .extend(group.iter().map(|&(_, f, a, b)| (f, a, b)));
                     for (capacity, flows) in rule.collapsed_groups(&self.members) {
-                        let ri = self.capacity.len();
-                        self.watched.push((c, ri));
-                        self.capacity.push(capacity);
-                        self.given
-                            .extend(flows.into_iter().map(|f| (f as u32, ri as u32, 1.0)));
+                        let ri = self.rule_cap.len() as u32;
+                        self.watched.push((c, ri as usize));
+                        self.rule_cap.push(capacity);
+                        self.rule_uses.extend(flows.into_iter().map(|f| (f, ri)));
                     }
                 }
                 // Cross-socket P2P: the shared rate for this many streams,
@@ -394,27 +396,72 @@ impl FlowState {
                     self.streams
                         .extend(group.iter().map(|&(_, f, a, b)| (f, (a, b))));
                     let (shared, streams) = rule.resources(&self.streams);
-                    let ri = self.slot[c.ix()];
-                    if ri != u32::MAX {
-                        self.capacity[ri as usize] = shared;
-                    }
+                    self.shared.push((c, shared));
                     for (capacity, flows) in streams {
-                        let ri = self.capacity.len();
-                        self.watched.push((c, ri));
-                        self.capacity.push(capacity);
-                        self.given
-                            .extend(flows.into_iter().map(|f| (f as u32, ri as u32, 1.0)));
+                        let ri = self.rule_cap.len() as u32;
+                        self.watched.push((c, ri as usize));
+                        self.rule_cap.push(capacity);
+                        self.rule_uses.extend(flows.into_iter().map(|f| (f, ri)));
                     }
                 }
                 StageRule::None => {}
             }
             i = j;
         }
+        // by flow, each flow's rule resources in order
+        self.rule_uses.sort_by_key(|u| u.0);
+        // every flow's uses: its rated channels, then its rule resources
+        self.caps.clear();
+        self.capacity.clear();
+        self.uses.clear();
+        self.start.clear();
+        self.start.push(0);
+        self.rule_pos.clear();
+        self.slot.resize(fabric.chans.len(), u32::MAX);
+        let mut next_rule = 0;
+        for (fi, f) in self.flows.iter().enumerate() {
+            let k = f.kind as usize;
+            self.caps.push(if f.start > now {
+                0.0
+            } else {
+                f.cap_now(self.kind_cap[k])
+            });
+            for &(c, w, rate) in &self.rated[self.rated_at[k]..self.rated_at[k + 1]] {
+                let slot = &mut self.slot[c.ix()];
+                if *slot == u32::MAX {
+                    *slot = self.capacity.len() as u32;
+                    self.capacity.push(rate);
+                    self.touched.push(c);
+                }
+                self.uses.push((*slot, w));
+            }
+            while next_rule < self.rule_uses.len() && self.rule_uses[next_rule].0 == fi {
+                self.rule_pos.push(self.uses.len());
+                self.uses.push((self.rule_uses[next_rule].1, 1.0));
+                next_rule += 1;
+            }
+            self.start.push(self.uses.len());
+        }
+        // the rule resources come after the channels'
+        let chans = self.capacity.len();
+        for &p in &self.rule_pos {
+            self.uses[p].0 += chans as u32;
+        }
+        self.capacity.extend_from_slice(&self.rule_cap);
+        for w in &mut self.watched {
+            w.1 += chans;
+        }
+        for &(c, shared) in &self.shared {
+            let ri = self.slot[c.ix()];
+            if ri != u32::MAX {
+                self.capacity[ri as usize] = shared;
+            }
+        }
         for c in self.touched.drain(..) {
             self.slot[c.ix()] = u32::MAX;
         }
         self.solver
-            .solve_uses(&self.caps, &self.capacity, &self.given);
+            .solve_flows(&self.caps, &self.capacity, &self.start, &self.uses);
         for (f, r) in self.flows.iter_mut().zip(&self.solver.rate) {
             f.rate = *r;
             f.held = None;
