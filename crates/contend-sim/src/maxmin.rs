@@ -21,7 +21,8 @@ pub fn max_min(caps: &[f64], resources: &[Resource]) -> Vec<f64> {
     w.rate
 }
 
-/// Reusable buffers for [`max_min`] (the simulator solves many small problems).
+/// Reusable buffers for [`max_min`] (the simulator solves many small
+/// problems, so a solve allocates nothing once they have grown).
 #[derive(Debug, Default)]
 pub struct MaxMin {
     pub rate: Vec<f64>,
@@ -29,46 +30,105 @@ pub struct MaxMin {
     left: Vec<f64>,
     wsum: Vec<f64>,
     sat: Vec<bool>,
-    /// (resource, weight) per flow, flattened with offsets.
-    uses: Vec<(usize, f64)>,
-    start: Vec<usize>,
+    /// The problem [`MaxMin::solve`] was given, as [`MaxMin::solve_flows`]
+    /// takes it.
+    capacity: Vec<f64>,
+    flow_uses: Vec<(u32, f64)>,
+    flow_start: Vec<usize>,
+    /// (flow, weight) per resource, in flow order, with offsets.
+    users: Vec<(u32, f64)>,
+    rstart: Vec<usize>,
+    fill: Vec<usize>,
 }
 
 impl MaxMin {
-    #[allow(clippy::needless_range_loop)] // parallel arrays indexed by flow and resource
+    /// Solves a problem given as resources with their users.
     pub fn solve(&mut self, caps: &[f64], resources: &[Resource]) {
         let n = caps.len();
-        let r = resources.len();
+        let mut start = std::mem::take(&mut self.flow_start);
+        let mut uses = std::mem::take(&mut self.flow_uses);
+        let mut capacity = std::mem::take(&mut self.capacity);
+        // bucket the (resource, weight) pairs by flow, in resource order
+        start.clear();
+        start.resize(n + 1, 0);
+        for res in resources {
+            for &(f, _) in &res.users {
+                start[f + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        uses.clear();
+        uses.resize(start[n], (0, 0.0));
+        self.fill.clear();
+        self.fill.extend_from_slice(&start[..n]);
+        for (ri, res) in resources.iter().enumerate() {
+            for &(f, w) in &res.users {
+                uses[self.fill[f]] = (ri as u32, w);
+                self.fill[f] += 1;
+            }
+        }
+        capacity.clear();
+        capacity.extend(resources.iter().map(|r| r.capacity));
+        self.solve_flows(caps, &capacity, &start, &uses);
+        self.flow_start = start;
+        self.flow_uses = uses;
+        self.capacity = capacity;
+    }
+
+    /// The users of resource `ri` in the last solve, (flow, weight) in
+    /// flow order.
+    pub fn users_of(&self, ri: usize) -> &[(u32, f64)] {
+        &self.users[self.rstart[ri]..self.rstart[ri + 1]]
+    }
+
+    /// Solves a problem given flow by flow: flow `f` uses
+    /// `uses[start[f]..start[f + 1]]` (resource, weight). Each resource's
+    /// weights are summed in flow order (a flow's repeated uses of one
+    /// resource in its order): the same rates, to the bit, as
+    /// [`MaxMin::solve`] on resources listing their users in flow order.
+    #[allow(clippy::needless_range_loop)] // parallel arrays indexed by flow and resource
+    pub fn solve_flows(
+        &mut self,
+        caps: &[f64],
+        capacity: &[f64],
+        start: &[usize],
+        uses: &[(u32, f64)],
+    ) {
+        let n = caps.len();
+        let r = capacity.len();
         self.rate.clear();
         self.rate.resize(n, 0.0);
         self.frozen.clear();
         self.frozen.extend(caps.iter().map(|c| *c <= 0.0));
         self.left.clear();
-        self.left.extend(resources.iter().map(|r| r.capacity));
+        self.left.extend_from_slice(capacity);
         self.wsum.clear();
         self.wsum.resize(r, 0.0);
         self.sat.clear();
         self.sat.resize(r, false);
-        // bucket the (resource, weight) pairs by flow
-        self.start.clear();
-        self.start.resize(n + 1, 0);
-        for res in resources {
-            for &(f, _) in &res.users {
-                self.start[f + 1] += 1;
-            }
+        // each resource's users, in flow order
+        self.rstart.clear();
+        self.rstart.resize(r + 1, 0);
+        for &(ri, _) in &uses[..start[n]] {
+            self.rstart[ri as usize + 1] += 1;
         }
-        for i in 0..n {
-            self.start[i + 1] += self.start[i];
+        for i in 0..r {
+            self.rstart[i + 1] += self.rstart[i];
         }
-        self.uses.clear();
-        self.uses.resize(self.start[n], (0, 0.0));
-        let mut fill = self.start.clone();
-        for (ri, res) in resources.iter().enumerate() {
-            for &(f, w) in &res.users {
-                self.uses[fill[f]] = (ri, w);
-                fill[f] += 1;
-                if !self.frozen[f] {
-                    self.wsum[ri] += w;
+        self.users.clear();
+        self.users.resize(start[n], (0, 0.0));
+        self.fill.clear();
+        self.fill.extend_from_slice(&self.rstart[..r]);
+        for f in 0..n {
+            let open = !self.frozen[f];
+            for &(ri, w) in &uses[start[f]..start[f + 1]] {
+                let k = &mut self.fill[ri as usize];
+                self.users[*k] = (f as u32, w);
+                *k += 1;
+                if open {
+                    self.wsum[ri as usize] += w;
                 }
             }
         }
@@ -107,34 +167,31 @@ impl MaxMin {
                 }
             }
             for ri in 0..r {
-                if !self.sat[ri]
-                    && self.wsum[ri] > 1e-15
-                    && self.left[ri] <= resources[ri].capacity * 1e-12
-                {
+                if !self.sat[ri] && self.wsum[ri] > 1e-15 && self.left[ri] <= capacity[ri] * 1e-12 {
                     self.sat[ri] = true;
-                    for &(f, _) in &resources[ri].users {
-                        open -= self.freeze(f);
+                    for k in self.rstart[ri]..self.rstart[ri + 1] {
+                        let f = self.users[k].0 as usize;
+                        open -= self.freeze(f, start, uses);
                     }
                 }
             }
             for i in 0..n {
                 if !self.frozen[i] && level >= caps[i] * (1.0 - 1e-12) {
                     self.rate[i] = caps[i];
-                    open -= self.freeze(i);
+                    open -= self.freeze(i, start, uses);
                 }
             }
         }
     }
 
     /// Freezes flow `f`; 1 if it was open.
-    fn freeze(&mut self, f: usize) -> usize {
+    fn freeze(&mut self, f: usize, start: &[usize], uses: &[(u32, f64)]) -> usize {
         if self.frozen[f] {
             return 0;
         }
         self.frozen[f] = true;
-        for k in self.start[f]..self.start[f + 1] {
-            let (ri, w) = self.uses[k];
-            self.wsum[ri] -= w;
+        for &(ri, w) in &uses[start[f]..start[f + 1]] {
+            self.wsum[ri as usize] -= w;
         }
         1
     }
@@ -145,6 +202,137 @@ mod tests {
     use super::*;
     use crate::maxmin_reference::max_min_reference;
     use proptest::prelude::*;
+
+    /// The solver as it was before it took its problem as a list of uses
+    /// (each resource's users bucketed by flow per solve): the twin the
+    /// fast one must match to the bit.
+    mod old {
+        use super::Resource;
+
+        #[derive(Debug, Default)]
+        struct OldMaxMin {
+            rate: Vec<f64>,
+            frozen: Vec<bool>,
+            left: Vec<f64>,
+            wsum: Vec<f64>,
+            sat: Vec<bool>,
+            /// (resource, weight) per flow, flattened with offsets.
+            uses: Vec<(usize, f64)>,
+            start: Vec<usize>,
+        }
+
+        impl OldMaxMin {
+            #[allow(clippy::needless_range_loop)] // parallel arrays indexed by flow and resource
+            fn solve(&mut self, caps: &[f64], resources: &[Resource]) {
+                let n = caps.len();
+                let r = resources.len();
+                self.rate.clear();
+                self.rate.resize(n, 0.0);
+                self.frozen.clear();
+                self.frozen.extend(caps.iter().map(|c| *c <= 0.0));
+                self.left.clear();
+                self.left.extend(resources.iter().map(|r| r.capacity));
+                self.wsum.clear();
+                self.wsum.resize(r, 0.0);
+                self.sat.clear();
+                self.sat.resize(r, false);
+                // bucket the (resource, weight) pairs by flow
+                self.start.clear();
+                self.start.resize(n + 1, 0);
+                for res in resources {
+                    for &(f, _) in &res.users {
+                        self.start[f + 1] += 1;
+                    }
+                }
+                for i in 0..n {
+                    self.start[i + 1] += self.start[i];
+                }
+                self.uses.clear();
+                self.uses.resize(self.start[n], (0, 0.0));
+                let mut fill = self.start.clone();
+                for (ri, res) in resources.iter().enumerate() {
+                    for &(f, w) in &res.users {
+                        self.uses[fill[f]] = (ri, w);
+                        fill[f] += 1;
+                        if !self.frozen[f] {
+                            self.wsum[ri] += w;
+                        }
+                    }
+                }
+                let mut open = self.frozen.iter().filter(|f| !**f).count();
+                let mut level = 0.0f64;
+                while open > 0 {
+                    let mut delta = f64::INFINITY;
+                    for ri in 0..r {
+                        if !self.sat[ri] && self.wsum[ri] > 1e-15 {
+                            delta = delta.min(self.left[ri] / self.wsum[ri]);
+                        }
+                    }
+                    for i in 0..n {
+                        if !self.frozen[i] {
+                            delta = delta.min(caps[i] - level);
+                        }
+                    }
+                    if !delta.is_finite() {
+                        for i in 0..n {
+                            if !self.frozen[i] {
+                                self.rate[i] = caps[i];
+                            }
+                        }
+                        break;
+                    }
+                    let delta = delta.max(0.0);
+                    level += delta;
+                    for ri in 0..r {
+                        if !self.sat[ri] {
+                            self.left[ri] -= self.wsum[ri] * delta;
+                        }
+                    }
+                    for i in 0..n {
+                        if !self.frozen[i] {
+                            self.rate[i] = level;
+                        }
+                    }
+                    for ri in 0..r {
+                        if !self.sat[ri]
+                            && self.wsum[ri] > 1e-15
+                            && self.left[ri] <= resources[ri].capacity * 1e-12
+                        {
+                            self.sat[ri] = true;
+                            for &(f, _) in &resources[ri].users {
+                                open -= self.freeze(f);
+                            }
+                        }
+                    }
+                    for i in 0..n {
+                        if !self.frozen[i] && level >= caps[i] * (1.0 - 1e-12) {
+                            self.rate[i] = caps[i];
+                            open -= self.freeze(i);
+                        }
+                    }
+                }
+            }
+
+            /// Freezes flow `f`; 1 if it was open.
+            fn freeze(&mut self, f: usize) -> usize {
+                if self.frozen[f] {
+                    return 0;
+                }
+                self.frozen[f] = true;
+                for k in self.start[f]..self.start[f + 1] {
+                    let (ri, w) = self.uses[k];
+                    self.wsum[ri] -= w;
+                }
+                1
+            }
+        }
+
+        pub fn max_min_old(caps: &[f64], resources: &[Resource]) -> Vec<f64> {
+            let mut w = OldMaxMin::default();
+            w.solve(caps, resources);
+            w.rate
+        }
+    }
 
     #[test]
     fn two_flows_share_one_resource_equally() {
@@ -185,11 +373,40 @@ mod tests {
             for (x, y) in a.iter().zip(&b) {
                 prop_assert!((x - y).abs() <= 1e-6 * y.abs().max(1.0), "{a:?} vs {b:?}");
             }
+            // the solver as it was, to the bit
+            let c = old::max_min_old(&caps, &resources);
+            prop_assert_eq!(
+                a.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                c.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+            );
             // feasibility: no resource over capacity
             for r in &resources {
                 let used: f64 = r.users.iter().map(|(f, w)| a[*f] * w).sum();
                 prop_assert!(used <= r.capacity * (1.0 + 1e-9));
             }
+        }
+
+        /// Problems as the flow transport gives them (a flow may use one
+        /// resource twice, flows may be capped at zero, resources may be
+        /// unused): the same rates as the solver before, to the bit.
+        #[test]
+        fn fast_matches_the_old_solver_to_the_bit(
+            caps in proptest::collection::vec(prop_oneof![Just(f64::INFINITY), Just(0.0), 1.0f64..100.0], 1..12),
+            res in proptest::collection::vec((1.0f64..100.0, proptest::collection::vec((0usize..12, 0.5f64..1.5), 0..8)), 1..8),
+        ) {
+            let n = caps.len();
+            let mut resources: Vec<Resource> = res.into_iter().map(|(c, u)| {
+                let mut users: Vec<(usize, f64)> = u.into_iter().filter(|(f, _)| *f < n).collect();
+                users.sort_by_key(|(f, _)| *f);
+                Resource { capacity: c, users }
+            }).collect();
+            resources.push(Resource { capacity: 1000.0, users: (0..n).map(|f| (f, 1.0)).collect() });
+            let a = max_min(&caps, &resources);
+            let c = old::max_min_old(&caps, &resources);
+            prop_assert_eq!(
+                a.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                c.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+            );
         }
     }
 }

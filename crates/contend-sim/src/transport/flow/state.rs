@@ -21,7 +21,7 @@
 use crate::fabric::{Fabric, StageRule};
 use crate::ids::FxMap;
 use crate::ids::{ChId, XferId};
-use crate::maxmin::{MaxMin, Resource};
+use crate::maxmin::MaxMin;
 use contend_topo::{NodeIdx, Picos};
 
 /// What a flow asks of the fabric: its cap, the channels it uses
@@ -65,12 +65,13 @@ impl Flow {
         self.remaining > self.capped_below + 0.5
     }
 
-    /// The flow's own cap now: none through its first window.
-    fn cap_now(&self, kinds: &[Kind]) -> f64 {
+    /// The flow's own cap now (its kind's `cap`): none through its first
+    /// window.
+    fn cap_now(&self, cap: f64) -> f64 {
         if self.in_first_window() {
             f64::INFINITY
         } else {
-            kinds[self.kind as usize].cap
+            cap
         }
     }
 }
@@ -103,9 +104,38 @@ pub(crate) struct FlowState {
     /// and those its rule held.
     pub bytes: Vec<f64>,
     pub ruled: Vec<f64>,
-    slot: Vec<usize>,
-    res: Vec<Resource>,
+    /// Channel → its resource in the solve under way (`u32::MAX`: none),
+    /// and the channels set there (reset after).
+    slot: Vec<u32>,
+    touched: Vec<ChId>,
+    /// Per kind (the first `prepared`), its cap and its uses of rated
+    /// channels: (channel, coef, channel rate), at
+    /// `rated[rated_at[k]..rated_at[k + 1]]` (flat: a solve reads them for
+    /// every flow).
+    kind_cap: Vec<f64>,
+    rated: Vec<(ChId, f64, f64)>,
+    rated_at: Vec<usize>,
+    prepared: usize,
+    /// What a solve gives the solver: caps per flow, capacity per
+    /// resource, the uses flow by flow (resource, coef) with offsets; and
+    /// what it meets on rule channels.
     caps: Vec<f64>,
+    capacity: Vec<f64>,
+    uses: Vec<(u32, f64)>,
+    start: Vec<usize>,
+    on_rules: Vec<(ChId, usize, NodeIdx, NodeIdx)>,
+    members: Vec<(usize, NodeIdx, NodeIdx)>,
+    streams: Vec<(usize, (NodeIdx, NodeIdx))>,
+    /// Rule resources, numbered from 0 until the channels' are counted:
+    /// their capacities, (flow, rule resource) by flow, where each flow's
+    /// entries went in `uses`, and each cross-socket channel's shared rate.
+    rule_cap: Vec<f64>,
+    rule_uses: Vec<(usize, u32)>,
+    rule_pos: Vec<usize>,
+    shared: Vec<(ChId, f64)>,
+    /// Rule resources whose flows the rule holds when they are full:
+    /// (channel, resource).
+    watched: Vec<(ChId, usize)>,
     solver: MaxMin,
     /// Flow set (kind × 2 + started, in order) → its solve.
     memo: FxMap<Vec<u32>, Solved>,
@@ -133,8 +163,23 @@ impl FlowState {
             bytes: vec![0.0; chans],
             ruled: vec![0.0; chans],
             slot: vec![],
-            res: vec![],
+            touched: vec![],
+            kind_cap: vec![],
+            rated: vec![],
+            rated_at: vec![0],
+            prepared: 0,
             caps: vec![],
+            capacity: vec![],
+            uses: vec![],
+            start: vec![],
+            on_rules: vec![],
+            members: vec![],
+            streams: vec![],
+            rule_cap: vec![],
+            rule_uses: vec![],
+            rule_pos: vec![],
+            shared: vec![],
+            watched: vec![],
             solver: MaxMin::default(),
             memo: Default::default(),
             memo_flows: 0,
@@ -285,109 +330,154 @@ impl FlowState {
         self.memo.insert(self.set.clone(), solved);
     }
 
-    /// Max-min fair rates of the flows now, solved.
-    fn solve(&mut self, fabric: &Fabric) {
-        let now = self.last;
-        let kinds = &self.kinds;
-        self.caps.clear();
-        self.caps.extend(self.flows.iter().map(
-            |f| {
-                if f.start > now { 0.0 } else { f.cap_now(kinds) }
-            },
-        ));
-        // every flow on a channel with a rule, by channel
-        let mut ruled: std::collections::BTreeMap<ChId, Vec<(usize, NodeIdx, NodeIdx)>> =
-            Default::default();
-        for (fi, f) in self.flows.iter().enumerate() {
-            for &(c, a, b) in &kinds[f.kind as usize].rules {
-                ruled.entry(c).or_default().push((fi, a, b));
-            }
-        }
-        let mut res = std::mem::take(&mut self.res);
-        // rule resources whose flows the rule holds when they are full:
-        // (channel, resource index)
-        let mut watched: Vec<(ChId, usize)> = vec![];
-        let mut used = 0usize;
-        // channel -> resource index, reset after use
-        self.slot.resize(fabric.chans.len(), usize::MAX);
-        for (fi, f) in self.flows.iter().enumerate() {
-            for &(c, w) in &kinds[f.kind as usize].uses {
-                let Some(r) = fabric.chans[c].rate else {
-                    continue;
-                };
-                let mut ri = self.slot[c.ix()];
-                if ri == usize::MAX {
-                    if used == res.len() {
-                        res.push(Resource {
-                            capacity: 0.0,
-                            users: vec![],
-                        });
-                    }
-                    res[used].capacity = r.0 as f64;
-                    res[used].users.clear();
-                    ri = used;
-                    used += 1;
-                    self.slot[c.ix()] = ri;
+    /// Each kind's cap and uses of rated channels, with their rates (once
+    /// per kind).
+    fn prepare(&mut self, fabric: &Fabric) {
+        for k in &self.kinds[self.prepared..] {
+            self.kind_cap.push(k.cap);
+            for &(c, w) in &k.uses {
+                if let Some(r) = fabric.chans[c].rate {
+                    self.rated.push((c, w, r.0 as f64));
                 }
-                res[ri].users.push((fi, w));
+            }
+            self.rated_at.push(self.rated.len());
+        }
+        self.prepared = self.kinds.len();
+    }
+
+    /// Max-min fair rates of the flows now, solved. Resources are numbered
+    /// as channels first meet them walking the flows in order, then the
+    /// rule channels' resources in channel order, and each resource's
+    /// users are in flow order: the rates are a function of the flow set
+    /// alone (the memo relies on it).
+    fn solve(&mut self, fabric: &Fabric) {
+        self.prepare(fabric);
+        let now = self.last;
+        // every flow on a channel with a rule, by channel, flows in order
+        // within each
+        self.on_rules.clear();
+        for (fi, f) in self.flows.iter().enumerate() {
+            for &(c, a, b) in &self.kinds[f.kind as usize].rules {
+                self.on_rules.push((c, fi, a, b));
             }
         }
-        res.truncate(used);
-        for (c, members) in &ruled {
-            match &fabric.chans[*c].rule {
+        self.on_rules.sort_by_key(|m| m.0);
+        self.rule_cap.clear();
+        self.rule_uses.clear();
+        self.shared.clear();
+        self.watched.clear();
+        let mut i = 0;
+        while i < self.on_rules.len() {
+            let c = self.on_rules[i].0;
+            let mut j = i;
+            while j < self.on_rules.len() && self.on_rules[j].0 == c {
+                j += 1;
+            }
+            let group = &self.on_rules[i..j];
+            match &fabric.chans[c].rule {
                 // Posted-write collapse: writes through one collapsing port
                 // from enough sources toward enough root complexes share the
                 // collapsed rate.
                 StageRule::Collapse(rule) => {
-                    for (capacity, flows) in rule.collapsed_groups(members) {
-                        watched.push((*c, res.len()));
-                        res.push(Resource {
-                            capacity,
-                            users: flows.into_iter().map(|f| (f, 1.0)).collect(),
-                        });
+                    self.members.clear();
+                    self.members
+                        .extend(group.iter().map(|&(_, f, a, b)| (f, a, b)));
+                    for (capacity, flows) in rule.collapsed_groups(&self.members) {
+                        let ri = self.rule_cap.len() as u32;
+                        self.watched.push((c, ri as usize));
+                        self.rule_cap.push(capacity);
+                        self.rule_uses.extend(flows.into_iter().map(|f| (f, ri)));
                     }
                 }
                 // Cross-socket P2P: the shared rate for this many streams,
                 // and each stream's cap.
                 StageRule::CrossSocket(rule) => {
-                    let keyed: Vec<(usize, (NodeIdx, NodeIdx))> =
-                        members.iter().map(|&(f, a, b)| (f, (a, b))).collect();
-                    let (shared, streams) = rule.resources(&keyed);
-                    let ri = self.slot[c.ix()];
-                    if ri != usize::MAX {
-                        res[ri].capacity = shared;
-                    }
+                    self.streams.clear();
+                    self.streams
+                        .extend(group.iter().map(|&(_, f, a, b)| (f, (a, b))));
+                    let (shared, streams) = rule.resources(&self.streams);
+                    self.shared.push((c, shared));
                     for (capacity, flows) in streams {
-                        watched.push((*c, res.len()));
-                        res.push(Resource {
-                            capacity,
-                            users: flows.into_iter().map(|f| (f, 1.0)).collect(),
-                        });
+                        let ri = self.rule_cap.len() as u32;
+                        self.watched.push((c, ri as usize));
+                        self.rule_cap.push(capacity);
+                        self.rule_uses.extend(flows.into_iter().map(|f| (f, ri)));
                     }
                 }
                 StageRule::None => {}
             }
+            i = j;
         }
-        for f in &self.flows {
-            for &(c, _) in &kinds[f.kind as usize].uses {
-                self.slot[c.ix()] = usize::MAX;
+        // by flow, each flow's rule resources in order
+        self.rule_uses.sort_by_key(|u| u.0);
+        // every flow's uses: its rated channels, then its rule resources
+        self.caps.clear();
+        self.capacity.clear();
+        self.uses.clear();
+        self.start.clear();
+        self.start.push(0);
+        self.rule_pos.clear();
+        self.slot.resize(fabric.chans.len(), u32::MAX);
+        let mut next_rule = 0;
+        for (fi, f) in self.flows.iter().enumerate() {
+            let k = f.kind as usize;
+            self.caps.push(if f.start > now {
+                0.0
+            } else {
+                f.cap_now(self.kind_cap[k])
+            });
+            for &(c, w, rate) in &self.rated[self.rated_at[k]..self.rated_at[k + 1]] {
+                let slot = &mut self.slot[c.ix()];
+                if *slot == u32::MAX {
+                    *slot = self.capacity.len() as u32;
+                    self.capacity.push(rate);
+                    self.touched.push(c);
+                }
+                self.uses.push((*slot, w));
+            }
+            while next_rule < self.rule_uses.len() && self.rule_uses[next_rule].0 == fi {
+                self.rule_pos.push(self.uses.len());
+                self.uses.push((self.rule_uses[next_rule].1, 1.0));
+                next_rule += 1;
+            }
+            self.start.push(self.uses.len());
+        }
+        // the rule resources come after the channels'
+        let chans = self.capacity.len();
+        for &p in &self.rule_pos {
+            self.uses[p].0 += chans as u32;
+        }
+        self.capacity.extend_from_slice(&self.rule_cap);
+        for w in &mut self.watched {
+            w.1 += chans;
+        }
+        for &(c, shared) in &self.shared {
+            let ri = self.slot[c.ix()];
+            if ri != u32::MAX {
+                self.capacity[ri as usize] = shared;
             }
         }
-        self.solver.solve(&self.caps, &res);
+        for c in self.touched.drain(..) {
+            self.slot[c.ix()] = u32::MAX;
+        }
+        self.solver
+            .solve_flows(&self.caps, &self.capacity, &self.start, &self.uses);
         for (f, r) in self.flows.iter_mut().zip(&self.solver.rate) {
             f.rate = *r;
             f.held = None;
         }
-        for (c, ri) in watched {
-            let r = &res[ri];
-            let used: f64 = r.users.iter().map(|&(f, w)| self.flows[f].rate * w).sum();
-            if used >= 0.999 * r.capacity {
-                for &(f, _) in &r.users {
-                    self.flows[f].held = Some(c);
+        for &(c, ri) in &self.watched {
+            let users = self.solver.users_of(ri);
+            let used: f64 = users
+                .iter()
+                .map(|&(f, w)| self.flows[f as usize].rate * w)
+                .sum();
+            if used >= 0.999 * self.capacity[ri] {
+                for &(f, _) in users {
+                    self.flows[f as usize].held = Some(c);
                 }
             }
         }
-        self.res = res;
     }
 
     /// When the next flow drains (or a delayed flow starts).
