@@ -67,6 +67,13 @@ pub(crate) struct World<'a, Q> {
     pub out: Vec<Outcome>,
     /// How long remote data was moving (some transfer group open).
     pub moving: crate::binding::Moving,
+    /// A time the transport watches (its pending event's), and whether
+    /// anything has been pushed for that time since it set it: a
+    /// transport may keep an event in the queue in place of pushing an
+    /// equal one only while nothing was pushed for the same time after
+    /// it (equal times pop in push order).
+    pub watched: Picos,
+    pub watched_hit: bool,
 }
 
 impl<Q> World<'_, Q> {
@@ -75,7 +82,16 @@ impl<Q> World<'_, Q> {
     where
         Q: EventQueue<Ev<E>>,
     {
+        if t == self.watched {
+            self.watched_hit = true;
+        }
         self.q.push(t, ev);
+    }
+    /// Watches time `t` from now on (see [`World::watched`]).
+    #[inline]
+    pub fn watch(&mut self, t: Picos) {
+        self.watched = t;
+        self.watched_hit = false;
     }
     #[inline]
     pub fn tell(&mut self, o: Outcome) {
@@ -119,6 +135,8 @@ impl<'a, Q: EventQueue<Ev<T::Event>> + Default, T: Transport> Engine<'a, Q, T> {
                 flags: Flags::default(),
                 out: Vec::new(),
                 moving: Default::default(),
+                watched: Picos(u64::MAX),
+                watched_hit: false,
             },
             transport,
             actors: Arena::from_vec(actors.into_iter().map(Actor::new).collect()),

@@ -217,6 +217,10 @@ pub(crate) struct Fabric {
     pub chans: Arena<ChId, ChannelSpec>,
     pub paths: Arena<PathId, Path>,
     index: FxMap<(NodeIdx, NodeIdx), PathId>,
+    /// [`Fabric::route`]'s dense cache: `from × nodes + to` → path index
+    /// (`u32::MAX`: not routed yet).
+    routed: Vec<u32>,
+    nodes: usize,
     link_dir: FxMap<(u32, u8), ChId>,
     rcs: FxMap<NodeIdx, RcStages>,
     /// Per I/O die: (P2P crossing, any other crossing).
@@ -237,6 +241,8 @@ impl Fabric {
             chans: Arena::default(),
             paths: Arena::default(),
             index: FxMap::default(),
+            routed: vec![u32::MAX; topo.nodes().len() * topo.nodes().len()],
+            nodes: topo.nodes().len(),
             link_dir: FxMap::default(),
             rcs: FxMap::default(),
             dies: FxMap::default(),
@@ -523,9 +529,22 @@ impl Fabric {
 
     /// The path between two endpoints of a validated topology (which routes
     /// every endpoint pair).
+    /// Looked up in a dense table once routed.
+    #[inline]
     pub fn route(&mut self, topo: &Topology, from: NodeIdx, to: NodeIdx) -> PathId {
-        self.path(topo, from, to)
-            .expect("a validated topology routes every endpoint pair")
+        let slot = from.0 as usize * self.nodes + to.0 as usize;
+        if let Some(&p) = self.routed.get(slot)
+            && p != u32::MAX
+        {
+            return PathId(p);
+        }
+        let p = self
+            .path(topo, from, to)
+            .expect("a validated topology routes every endpoint pair");
+        if let Some(r) = self.routed.get_mut(slot) {
+            *r = p.0;
+        }
+        p
     }
 
     /// Unloaded one-way time of one packet of `payload` along a path

@@ -179,7 +179,10 @@ fn memoised_flow_rates_match_a_full_solve_every_time() {
     let p = ModelParams::default();
     let memo = SimOptions::default();
     let full = SimOptions {
-        flow: FlowOptions { full_solve: true },
+        flow: FlowOptions {
+            full_solve: true,
+            ..FlowOptions::default()
+        },
         ..SimOptions::default()
     };
     let ring = parse_scenario(
@@ -207,6 +210,61 @@ fn memoised_flow_rates_match_a_full_solve_every_time() {
             assert_eq!(a, b, "{} {spec:?}", sc.name());
         }
     }
+}
+
+/// The flow transport keeping its pending tick when a recompute's next
+/// tick falls at the same time (and nothing was pushed for that time
+/// since) against pushing a new tick at every recompute: the kept tick
+/// pops where the new one would, so every record matches to the bit
+/// (wall time and event counts aside), and the twin spends at least as
+/// many events.
+#[test]
+fn kept_flow_ticks_match_a_new_tick_every_recompute() {
+    let p = ModelParams::default();
+    let kept = SimOptions::default();
+    let every = SimOptions {
+        flow: FlowOptions {
+            tick_every_recompute: true,
+            ..FlowOptions::default()
+        },
+        ..SimOptions::default()
+    };
+    let ring = parse_scenario(
+        "inline",
+        "name = \"r\"\ntopology = \"pro6000-8x-2socket\"\nalgorithms = [\"ring-ll\", \"ring-simple\", \"nccl\", \"ce-ring\"]\nplacement = [\"peer\", \"host\"]\n[workload]\nkind = \"allreduce\"\nsizes = [\"4 MiB\"]\nrepeats = 2\n",
+        None,
+        None,
+    )
+    .unwrap();
+    let mut fewer = 0;
+    for sc in [
+        verify("pro6000-8x-2socket"),
+        verify("pro6000-8x-2switch"),
+        ring,
+        scenario("transfer-shared-link.toml"),
+        scenario("transfer-load-hops-xgmi.toml"),
+        scenario("transfer-all-to-all-2switch.toml"),
+        scenario("transfer-copy-read.toml"),
+        scenario("transfer-pingpong.toml"),
+    ] {
+        for spec in contend_sim::runs_of(&sc, &[Fidelity::Flow]) {
+            let mut a = simulate_one_with(&sc, &p, spec, &kept).unwrap().records;
+            let mut b = simulate_one_with(&sc, &p, spec, &every).unwrap().records;
+            let (ea, eb) = (a[0].events.unwrap_or(0), b[0].events.unwrap_or(0));
+            assert!(
+                ea <= eb,
+                "{} {spec:?}: {ea} events, the twin {eb}",
+                sc.name()
+            );
+            fewer += usize::from(ea < eb);
+            for r in a.iter_mut().chain(b.iter_mut()) {
+                r.wall_ns = None;
+                r.events = None;
+            }
+            assert_eq!(a, b, "{} {spec:?}", sc.name());
+        }
+    }
+    assert!(fewer > 0, "no run kept a tick: the test tests nothing");
 }
 
 /// A run that reaches a limit ends with an error naming it.

@@ -21,7 +21,7 @@ use contend_topo::{NodeIdx, Picos, TlpKind};
 /// The flow transport's own events.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum FlowEv {
-    /// The next flow drains (stale when the version moved on).
+    /// The next flow drains (stale unless it is the live tick, by its number).
     Tick(u64),
     /// Flows started at this instant: recompute the rates once.
     Reflow,
@@ -36,6 +36,10 @@ pub struct FlowOptions {
     /// Solve the rates at every recompute instead of looking the flow set
     /// up among those solved before.
     pub full_solve: bool,
+    /// Push a new tick at every recompute, the one before going stale,
+    /// instead of keeping the pending tick when it falls at the same time
+    /// and nothing was pushed for that time after it.
+    pub tick_every_recompute: bool,
 }
 
 /// What a flow start looks up once per [`Ask`]: its interned kind, its
@@ -50,6 +54,30 @@ pub(crate) struct Flow {
     finished: Vec<(XferId, Picos)>,
     /// Kind, tail and first window of each flow asked for so far.
     asked: FxMap<Ask, Asked>,
+    /// The live tick: its time and number (every other tick is stale).
+    live: Option<(Picos, u64)>,
+    /// Ticks numbered so far.
+    ticks: u64,
+    tick_every_recompute: bool,
+    /// Per path: a flag's one-way time along it (`NONE`: not worked out).
+    flag_time: Vec<Picos>,
+    /// Per path there: a poll's round trip (there, memory, back).
+    poll_rtt: Vec<Picos>,
+}
+
+/// Not worked out yet (in [`Flow`]'s per-path tables).
+const NONE: Picos = Picos(u64::MAX);
+
+/// Entry `i` of a per-path table, worked out by `f` the first time.
+#[inline]
+fn per_path(table: &mut Vec<Picos>, i: usize, f: impl FnOnce() -> Picos) -> Picos {
+    if i >= table.len() {
+        table.resize(i + 1, NONE);
+    }
+    if table[i] == NONE {
+        table[i] = f();
+    }
+    table[i]
 }
 
 impl Transport for Flow {
@@ -65,6 +93,11 @@ impl Transport for Flow {
             rules: vec![],
             finished: vec![],
             asked: Default::default(),
+            live: None,
+            ticks: 0,
+            tick_every_recompute: opts.tick_every_recompute,
+            flag_time: vec![],
+            poll_rtt: vec![],
         }
     }
 
@@ -122,8 +155,10 @@ impl Transport for Flow {
         flag: FlagAddr,
     ) {
         let path = w.fabric.route(w.topo, gpu, dst);
-        let t =
-            gpu::store_visibility(w.p) + w.fabric.one_way(path, TlpKind::Write, w.p.gpu.flag_bytes);
+        let (fabric, p) = (&w.fabric, w.p);
+        let t = per_path(&mut self.flag_time, path.ix(), || {
+            gpu::store_visibility(p) + fabric.one_way(path, TlpKind::Write, p.gpu.flag_bytes)
+        });
         w.push(w.now + t, Ev::FlagAt(flag));
     }
 
@@ -137,12 +172,20 @@ impl Transport for Flow {
         at: NodeIdx,
         wait: Waiting,
     ) {
+        // (a path there is one pair of endpoints: it names the way back)
         let fwd = w.fabric.route(w.topo, gpu, at);
-        let back = w.fabric.route(w.topo, at, gpu);
-        let rtt = w.fabric.one_way(fwd, TlpKind::ReadRequest, 0)
-            + gpu::memory_latency(w.topo, w.p, at)
-            + w.fabric
-                .one_way(back, TlpKind::Completion, w.p.gpu.flag_bytes);
+        let rtt = match self.poll_rtt.get(fwd.ix()) {
+            Some(&t) if t != NONE => t,
+            _ => {
+                let back = w.fabric.route(w.topo, at, gpu);
+                let (fabric, topo, p) = (&w.fabric, w.topo, w.p);
+                per_path(&mut self.poll_rtt, fwd.ix(), || {
+                    fabric.one_way(fwd, TlpKind::ReadRequest, 0)
+                        + gpu::memory_latency(topo, p, at)
+                        + fabric.one_way(back, TlpKind::Completion, p.gpu.flag_bytes)
+                })
+            }
+        };
         w.push(w.now + rtt, Ev::Net(FlowEv::PollDone { actor, wait }));
     }
 
@@ -153,10 +196,11 @@ impl Transport for Flow {
                 self.flows.advance(w.now);
                 self.reflow(w);
             }
-            FlowEv::Tick(v) => {
-                if v != self.flows.version {
+            FlowEv::Tick(n) => {
+                if self.live.map(|l| l.1) != Some(n) {
                     return;
                 }
+                self.live = None;
                 self.flows.advance(w.now);
                 self.flows.take_finished(&mut self.finished, &w.fabric);
                 for &(x, tail) in &self.finished {
@@ -256,9 +300,24 @@ impl Flow {
 
     fn reflow<Q: EventQueue<Ev<FlowEv>>>(&mut self, w: &mut World<'_, Q>) {
         self.flows.recompute(&w.fabric);
-        if let Some(t) = self.flows.next_finish(w.now) {
-            let v = self.flows.version;
-            w.push(t, Ev::Net(FlowEv::Tick(v)));
+        let next = self.flows.next_finish(w.now);
+        // The pending tick stands for the new one when it falls at the same
+        // time and nothing was pushed for that time since it: it pops where
+        // the new one would.
+        if let (Some(t), Some((at, _))) = (next, self.live)
+            && t == at
+            && !w.watched_hit
+            && w.watched == t
+            && !self.tick_every_recompute
+        {
+            return;
+        }
+        self.live = None;
+        if let Some(t) = next {
+            self.ticks += 1;
+            w.push(t, Ev::Net(FlowEv::Tick(self.ticks)));
+            self.live = Some((t, self.ticks));
+            w.watch(t);
         }
     }
 }

@@ -480,8 +480,41 @@ impl FlowState {
         }
     }
 
-    /// When the next flow drains (or a delayed flow starts).
+    /// When the next flow drains (or a delayed flow starts). One rounding
+    /// for all the flows: a time rounds up to whole picoseconds, which
+    /// keeps the order of times, so the soonest rounded is the soonest
+    /// rounded up (the plain twin, [`FlowState::next_finish_each`], rounds
+    /// every flow's).
     pub fn next_finish(&self, now: Picos) -> Option<Picos> {
+        let mut soonest: Option<Picos> = None;
+        let mut drain = f64::INFINITY;
+        let mut any = false;
+        for f in &self.flows {
+            if f.start > now {
+                soonest = Some(soonest.map_or(f.start, |s| s.min(f.start)));
+            } else if f.rate > 0.0 && f.rate.is_finite() {
+                // drained, or through its first window (its cap binds from there)
+                let to = if f.in_first_window() {
+                    f.remaining - f.capped_below
+                } else {
+                    f.remaining.max(0.0)
+                };
+                drain = drain.min(to / f.rate * 1e12);
+                any = true;
+            } else if f.rate.is_infinite() {
+                return Some(now);
+            }
+        }
+        if any {
+            let t = now + Picos(drain.ceil() as u64);
+            soonest = Some(soonest.map_or(t, |s| s.min(t)));
+        }
+        soonest
+    }
+
+    /// [`FlowState::next_finish`] rounding every flow's time (the plain twin).
+    #[cfg(test)]
+    pub fn next_finish_each(&self, now: Picos) -> Option<Picos> {
         self.flows
             .iter()
             .filter_map(|f| {
@@ -529,5 +562,47 @@ impl FlowState {
         }
         over.clear();
         self.over = over;
+    }
+}
+
+#[cfg(test)]
+mod next_finish_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// One rounding for all the flows gives the time rounding each
+        /// flow's does: flows delayed, draining, through their first
+        /// window, stopped and unbounded.
+        #[test]
+        fn one_rounding_matches_rounding_each_flow(
+            flows in proptest::collection::vec(
+                (0u8..5, 1.0f64..1e9, 0.0f64..1e9, 1e3f64..1e12, 0u64..5_000_000),
+                0..40,
+            ),
+            now in 0u64..1_000_000,
+        ) {
+            let mut st = FlowState::new(1, false);
+            for (i, &(case, bytes, below, rate, start)) in flows.iter().enumerate() {
+                let remaining = bytes * 0.5;
+                st.flows.push(Flow {
+                    xfer: XferId(i as u32),
+                    bytes,
+                    remaining,
+                    rate: match case {
+                        0 => 0.0,
+                        1 if i % 7 == 0 => f64::INFINITY,
+                        _ => rate,
+                    },
+                    kind: 0,
+                    capped_below: if case == 2 { below.min(remaining) } else { 0.0 },
+                    tail: Picos::ZERO,
+                    start: Picos(if case == 3 { start } else { 0 }),
+                    held: None,
+                });
+            }
+            let now = Picos(now);
+            prop_assert_eq!(st.next_finish(now), st.next_finish_each(now));
+        }
     }
 }
