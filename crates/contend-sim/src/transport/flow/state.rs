@@ -96,7 +96,6 @@ pub(crate) struct FlowState {
     /// Kind key (see [`FlowState::intern`]) → index into `kinds`.
     kind_of: FxMap<Vec<u64>, u32>,
     key: Vec<u64>,
-    pub version: u64,
     pub last: Picos,
     /// Busy time per channel, picoseconds-equivalent (for utilisation).
     pub busy: Vec<f64>,
@@ -157,7 +156,6 @@ impl FlowState {
             kinds: vec![],
             kind_of: Default::default(),
             key: vec![],
-            version: 0,
             last: Picos::ZERO,
             busy: vec![0.0; chans],
             bytes: vec![0.0; chans],
@@ -282,7 +280,6 @@ impl FlowState {
     /// New rates for every flow: from the memo where this flow set was
     /// solved before, else solved (and remembered).
     pub fn recompute(&mut self, fabric: &Fabric) {
-        self.version += 1;
         self.rates(fabric);
         // A first window no rated channel bounds goes out and lands at once:
         // the flow is through it, and its cap binds from there.
