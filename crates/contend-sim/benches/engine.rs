@@ -1,8 +1,10 @@
-//! Criterion benchmarks of the simulator: the event queues (fast radix heap
-//! vs plain binary heap) and whole verify steps at both fidelities.
+//! Criterion benchmarks of the simulator: the event queues (radix heaps with
+//! 1-bit and 4-bit digits vs plain binary heap) and whole verify steps at both
+//! fidelities.
 //! `contend bench` prints events per second for the full default scenario.
 
 use contend_sim::queue::{EventQueue, HeapQueue, RadixQueue};
+use contend_sim::wide_radix::WideRadixQueue;
 use contend_sim::{ModelParams, RunSpec, simulate_one};
 use contend_topo::Picos;
 use contend_workload::{Algorithm, Fidelity, Placement, default_scenario};
@@ -32,6 +34,9 @@ fn queues(c: &mut Criterion) {
     let mut g = c.benchmark_group("event_queue_100k_hold");
     g.bench_function("radix", |b| {
         b.iter(|| black_box(churn::<RadixQueue<u32>>(100_000)))
+    });
+    g.bench_function("wide_radix", |b| {
+        b.iter(|| black_box(churn::<WideRadixQueue<u32>>(100_000)))
     });
     g.bench_function("binary_heap", |b| {
         b.iter(|| black_box(churn::<HeapQueue<u32>>(100_000)))

@@ -76,6 +76,7 @@ mod script;
 mod summary;
 mod transfer;
 mod transport;
+pub mod wide_radix;
 
 pub use actor::{Span, SpanKind};
 pub use limits::{LimitHit, RunLimits};

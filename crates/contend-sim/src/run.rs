@@ -12,6 +12,7 @@ use crate::summary::{Ran, records, round6};
 use crate::transport::Transport;
 use crate::transport::flow::{Flow, FlowOptions};
 use crate::transport::tlp::{Tlp, TlpOptions};
+use crate::wide_radix::WideRadixQueue;
 use contend_topo::{Bytes, Picos};
 use contend_workload::{
     Algorithm, Fidelity, Placement, Resource, ResultRecord, Scenario, Workload,
@@ -76,7 +77,8 @@ impl Run {
 /// Which event queue a run uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum QueueKind {
-    /// The radix heap (fast).
+    /// The radix heap (fast): 4-bit digits at TLP fidelity
+    /// ([`WideRadixQueue`]), bit digits at flow fidelity ([`RadixQueue`]).
     #[default]
     Radix,
     /// The binary heap (the plain twin).
@@ -175,7 +177,7 @@ pub fn simulate_one_with(
     use crate::transport::tlp::TlpEv;
     match (spec.fidelity, opts.queue) {
         (Fidelity::Tlp, QueueKind::Radix) => {
-            run::<RadixQueue<Ev<TlpEv>>, Tlp>(sc, params, spec, opts.tlp, opts.limits)
+            run::<WideRadixQueue<Ev<TlpEv>>, Tlp>(sc, params, spec, opts.tlp, opts.limits)
         }
         (Fidelity::Tlp, QueueKind::Heap) => {
             run::<HeapQueue<Ev<TlpEv>>, Tlp>(sc, params, spec, opts.tlp, opts.limits)
