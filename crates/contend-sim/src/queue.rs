@@ -158,37 +158,56 @@ impl<T> EventQueue<T> for HeapQueue<T> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Replays `ops` on `fast` and on the binary-heap twin: `(0, _)` pops
+    /// from both (the same item must come out), `(_, dt)` pushes at `dt`
+    /// after the current time; then both drain in the same order. The
+    /// check every fast queue's property test runs.
+    pub(crate) fn replay_against_heap<Q: EventQueue<u32>>(
+        mut fast: Q,
+        ops: &[(u8, u64)],
+    ) -> Result<(), TestCaseError> {
+        let mut slow = HeapQueue::default();
+        let mut now = 0u64;
+        let mut id = 0u32;
+        for &(kind, dt) in ops {
+            if kind == 0 {
+                let a = fast.pop();
+                let b = slow.pop();
+                prop_assert_eq!(a, b);
+                if let Some((t, _)) = a {
+                    now = t.0;
+                }
+            } else {
+                let t = Picos(now + dt);
+                fast.push(t, id);
+                slow.push(t, id);
+                id += 1;
+            }
+            prop_assert_eq!(fast.len(), slow.len());
+        }
+        while let Some(a) = fast.pop() {
+            prop_assert_eq!(Some(a), slow.pop());
+        }
+        prop_assert!(slow.pop().is_none());
+        prop_assert!(fast.is_empty());
+        Ok(())
+    }
 
     proptest! {
         /// Interleaved pushes (never before the current time) and pops give
         /// the same sequence from both queues.
         #[test]
-        fn radix_matches_heap(ops in proptest::collection::vec((0u64..3, 0u64..1_000_000), 1..500)) {
-            let mut fast = RadixQueue::default();
-            let mut slow = HeapQueue::default();
-            let mut now = 0u64;
-            let mut id = 0u32;
-            for (kind, dt) in ops {
-                if kind == 0 {
-                    let a = fast.pop();
-                    let b = slow.pop();
-                    prop_assert_eq!(a, b);
-                    if let Some((t, _)) = a { now = t.0; }
-                } else {
-                    // equal times are common in the simulator: make them so here
-                    let t = Picos(now + if kind == 1 { 0 } else { dt });
-                    fast.push(t, id);
-                    slow.push(t, id);
-                    id += 1;
-                }
-            }
-            while let Some(a) = fast.pop() {
-                prop_assert_eq!(Some(a), slow.pop());
-            }
-            prop_assert!(slow.pop().is_none());
+        fn radix_matches_heap(ops in proptest::collection::vec((0u8..3, 0u64..1_000_000), 1..500)) {
+            // equal times are common in the simulator: make them so here
+            let ops: Vec<(u8, u64)> = ops
+                .into_iter()
+                .map(|(kind, dt)| (kind, if kind == 1 { 0 } else { dt }))
+                .collect();
+            replay_against_heap(RadixQueue::default(), &ops)?;
         }
     }
 

@@ -138,7 +138,7 @@ impl<T> EventQueue<T> for WideRadixQueue<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::queue::HeapQueue;
+    use crate::queue::tests::replay_against_heap;
     use proptest::prelude::*;
 
     /// Offsets ahead of "now" that hit every case: the same time, the low
@@ -160,29 +160,7 @@ mod tests {
         /// the same sequence as the binary-heap twin, equal times included.
         #[test]
         fn wide_radix_matches_heap(ops in proptest::collection::vec((0u8..3, offset()), 1..600)) {
-            let mut fast = WideRadixQueue::default();
-            let mut slow = HeapQueue::default();
-            let mut now = 0u64;
-            let mut id = 0u32;
-            for (kind, dt) in ops {
-                if kind == 0 {
-                    let a = fast.pop();
-                    let b = slow.pop();
-                    prop_assert_eq!(a, b);
-                    if let Some((t, _)) = a { now = t.0; }
-                } else {
-                    let t = Picos(now + dt);
-                    fast.push(t, id);
-                    slow.push(t, id);
-                    id += 1;
-                }
-                prop_assert_eq!(fast.len(), slow.len());
-            }
-            while let Some(a) = fast.pop() {
-                prop_assert_eq!(Some(a), slow.pop());
-            }
-            prop_assert!(slow.pop().is_none());
-            prop_assert!(fast.is_empty());
+            replay_against_heap(WideRadixQueue::default(), &ops)?;
         }
     }
 
