@@ -170,6 +170,41 @@ fn coalesced_credit_wakeups_match_a_wakeup_per_return() {
     }
 }
 
+/// The cases a flow twin runs on: every algorithm of a verify step (both
+/// placements, two topologies), an allreduce of `rings` large enough to
+/// repeat its pattern of slices, and shipped transfer scenarios
+/// (collapse, cross-socket streams, reads) plus `more`.
+fn flow_cases(rings: &[&str], more: &[&str]) -> Vec<Scenario> {
+    let algorithms: Vec<String> = rings.iter().map(|a| format!("\"{a}\"")).collect();
+    let ring = parse_scenario(
+        "inline",
+        &format!(
+            "name = \"r\"\ntopology = \"pro6000-8x-2socket\"\nalgorithms = [{}]\nplacement = [\"peer\", \"host\"]\n[workload]\nkind = \"allreduce\"\nsizes = [\"4 MiB\"]\nrepeats = 2\n",
+            algorithms.join(", ")
+        ),
+        None,
+        None,
+    )
+    .unwrap();
+    let mut v = vec![
+        verify("pro6000-8x-2socket"),
+        verify("pro6000-8x-2switch"),
+        ring,
+    ];
+    for f in [
+        "transfer-shared-link.toml",
+        "transfer-load-hops-xgmi.toml",
+        "transfer-all-to-all-2switch.toml",
+        "transfer-copy-read.toml",
+    ]
+    .iter()
+    .chain(more)
+    {
+        v.push(scenario(f));
+    }
+    v
+}
+
 /// The flow transport's memo of solved flow sets against solving at every
 /// recompute: the rates are a pure function of the flow set, so every
 /// record matches to the bit (wall time aside), on every algorithm of a
@@ -187,22 +222,7 @@ fn memoised_flow_rates_match_a_full_solve_every_time() {
         },
         ..SimOptions::default()
     };
-    let ring = parse_scenario(
-        "inline",
-        "name = \"r\"\ntopology = \"pro6000-8x-2socket\"\nalgorithms = [\"ring-ll\", \"ring-simple\", \"nccl\"]\nplacement = [\"peer\", \"host\"]\n[workload]\nkind = \"allreduce\"\nsizes = [\"4 MiB\"]\nrepeats = 2\n",
-        None,
-        None,
-    )
-    .unwrap();
-    for sc in [
-        verify("pro6000-8x-2socket"),
-        verify("pro6000-8x-2switch"),
-        ring,
-        scenario("transfer-shared-link.toml"),
-        scenario("transfer-load-hops-xgmi.toml"),
-        scenario("transfer-all-to-all-2switch.toml"),
-        scenario("transfer-copy-read.toml"),
-    ] {
+    for sc in flow_cases(&["ring-ll", "ring-simple", "nccl"], &[]) {
         for spec in contend_sim::runs_of(&sc, &[Fidelity::Flow]) {
             let mut a = simulate_one_with(&sc, &p, spec, &memo).unwrap().records;
             let mut b = simulate_one_with(&sc, &p, spec, &full).unwrap().records;
@@ -231,24 +251,11 @@ fn kept_flow_ticks_match_a_new_tick_every_recompute() {
         },
         ..SimOptions::default()
     };
-    let ring = parse_scenario(
-        "inline",
-        "name = \"r\"\ntopology = \"pro6000-8x-2socket\"\nalgorithms = [\"ring-ll\", \"ring-simple\", \"nccl\", \"ce-ring\"]\nplacement = [\"peer\", \"host\"]\n[workload]\nkind = \"allreduce\"\nsizes = [\"4 MiB\"]\nrepeats = 2\n",
-        None,
-        None,
-    )
-    .unwrap();
     let mut fewer = 0;
-    for sc in [
-        verify("pro6000-8x-2socket"),
-        verify("pro6000-8x-2switch"),
-        ring,
-        scenario("transfer-shared-link.toml"),
-        scenario("transfer-load-hops-xgmi.toml"),
-        scenario("transfer-all-to-all-2switch.toml"),
-        scenario("transfer-copy-read.toml"),
-        scenario("transfer-pingpong.toml"),
-    ] {
+    for sc in flow_cases(
+        &["ring-ll", "ring-simple", "nccl", "ce-ring"],
+        &["transfer-pingpong.toml"],
+    ) {
         for spec in contend_sim::runs_of(&sc, &[Fidelity::Flow]) {
             let mut a = simulate_one_with(&sc, &p, spec, &kept).unwrap().records;
             let mut b = simulate_one_with(&sc, &p, spec, &every).unwrap().records;
