@@ -1,5 +1,6 @@
 //! `contend`: predict and measure allreduce under PCIe contention.
 
+mod bench_cmd;
 mod calib_cmd;
 mod hw_cmd;
 mod import_cmd;
@@ -15,13 +16,10 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use contend_sim::{ModelParams, Run, RunSpec, runs_of, simulate_one};
 use contend_topo::{Bytes, Topology, render_tree, shipped};
-use contend_workload::{
-    Algorithm, Fidelity, Placement, Scenario, Workload, default_scenario, load_scenario,
-};
+use contend_workload::{Algorithm, Fidelity, Scenario, Workload, default_scenario, load_scenario};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
 use stream::{Journal, StreamArgs, fingerprint};
 
 #[derive(Parser, Debug)]
@@ -43,7 +41,7 @@ enum Command {
         cmd: TopoCommand,
     },
     /// Measure the simulator itself: events per second and wall time for the default verify step.
-    Bench(BenchArgs),
+    Bench(bench_cmd::BenchArgs),
     /// Run on the real machine: contend's kernels, the NCCL baseline, microbenchmarks, the live topology.
     Hw {
         #[command(subcommand)]
@@ -193,28 +191,6 @@ struct SweepArgs {
     format: SweepFormat,
 }
 
-#[derive(Args, Debug)]
-struct BenchArgs {
-    /// Scenario to time, a file or a shipped name, at both fidelities (default: the embedded verify step).
-    scenario: Option<PathBuf>,
-    /// Model constants (TOML).
-    #[arg(long)]
-    params: Option<PathBuf>,
-    /// Use this topology instead of the scenario's (a file or a shipped
-    /// name; `topologies/synthetic-64x-8switch-2socket.toml` times 64
-    /// GPUs, `topologies/synthetic-32x-4switch-2socket.toml` 32).
-    #[arg(long)]
-    topology: Option<String>,
-    /// Time only this fidelity; repeat for several (default: tlp and flow).
-    #[arg(long, value_enum)]
-    fidelity: Vec<FidelityArg>,
-    #[command(flatten)]
-    stream: StreamArgs,
-    /// Output format (`jsonl`: each row as it completes, see --stream).
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    format: Format,
-}
-
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq)]
 enum FidelityArg {
     Tlp,
@@ -266,7 +242,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Simulate(a) => simulate(a),
         Command::Sweep(a) => sweep(a),
         Command::Topo { cmd } => topo(cmd),
-        Command::Bench(a) => bench(a),
+        Command::Bench(a) => bench_cmd::run(a),
         Command::Hw { cmd } => hw_cmd::run(cmd),
         Command::Calibrate(a) => calib_cmd::calibrate(a),
         Command::Report(a) => calib_cmd::report(a),
@@ -635,108 +611,6 @@ fn topo(cmd: TopoCommand) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// One bench row as a stream holds it.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-struct BenchLine {
-    job: usize,
-    run: String,
-    row: output::BenchRow,
-}
-
-fn bench(a: BenchArgs) -> Result<()> {
-    let model = ModelOpts {
-        topology: a.topology.clone(),
-        params: a.params.clone(),
-        fidelity: vec![],
-        no_collapse: false,
-    };
-    let (sc, params, _) = load(a.scenario.as_deref(), &model)?;
-    let fidelities: Vec<Fidelity> = if a.fidelity.is_empty() {
-        vec![Fidelity::Tlp, Fidelity::Flow]
-    } else {
-        [FidelityArg::Tlp, FidelityArg::Flow]
-            .into_iter()
-            .filter(|f| a.fidelity.contains(f))
-            .map(Fidelity::from)
-            .collect()
-    };
-    let specs: Vec<RunSpec> = fidelities
-        .iter()
-        .flat_map(|&f| runs_of(&sc, &[f]))
-        .collect();
-    let journal: Arc<Journal<BenchLine>> = Journal::open(
-        "bench",
-        run_identity(&sc, &params, &specs),
-        Some(specs.len()),
-        "runs",
-        &a.stream,
-        a.format == Format::Jsonl,
-    )?;
-    let render = {
-        let (sc, format) = (sc.clone(), a.format);
-        move |lines: &[BenchLine]| bench_output(&sc, lines, format).unwrap_or_default()
-    };
-    journal.on_signal(render);
-    let mut done: Vec<Option<BenchLine>> = vec![None; specs.len()];
-    for l in journal.resumed() {
-        match specs.get(l.job) {
-            Some(spec) if label(spec) == l.run => {
-                let job = l.job;
-                done[job] = Some(l);
-            }
-            _ => bail!(
-                "--resume: run {} `{}` is not one of this bench's",
-                l.job,
-                l.run
-            ),
-        }
-    }
-    let bar = progress::RunBar::new(&specs, &done, |i| work_estimate(&sc, &specs[i]), 0);
-    for (i, spec) in specs.iter().enumerate() {
-        if done[i].is_some() {
-            continue;
-        }
-        let t = Instant::now();
-        let run = simulate_one(&sc, &params, *spec)?;
-        let wall = t.elapsed();
-        let events = run.record().events.unwrap_or(0);
-        let line = BenchLine {
-            job: i,
-            run: label(spec),
-            row: output::BenchRow {
-                algorithm: spec
-                    .algorithm
-                    .map_or("transfer".into(), |a: Algorithm| a.name().to_string()),
-                placement: spec.placement,
-                fidelity: spec.fidelity,
-                events,
-                wall_ms: wall.as_secs_f64() * 1e3,
-                events_per_sec: events as f64 / wall.as_secs_f64().max(1e-9),
-            },
-        };
-        journal.record(line.clone());
-        bar.done(i, events);
-        done[i] = Some(line);
-    }
-    bar.finish();
-    journal.finish()?;
-    let lines: Vec<BenchLine> = done.into_iter().flatten().collect();
-    print!("{}", bench_output(&sc, &lines, a.format)?);
-    let _ = Placement::Peer;
-    Ok(())
-}
-
-fn bench_output(sc: &Scenario, lines: &[BenchLine], format: Format) -> Result<String> {
-    let mut lines: Vec<&BenchLine> = lines.iter().collect();
-    lines.sort_by_key(|l| l.job);
-    let rows: Vec<&output::BenchRow> = lines.iter().map(|l| &l.row).collect();
-    Ok(match format {
-        Format::Json => serde_json::to_string_pretty(&rows)? + "\n",
-        Format::Table => output::bench_table(sc, &rows),
-        Format::Jsonl => String::new(),
-    })
 }
 
 #[cfg(test)]
