@@ -216,35 +216,54 @@ impl Tlp {
             let ch = &mut self.chans[c];
             let e = ch.q[class].pop_front().expect("head exists");
             heads[class] = ch.q[class].front().copied();
-            let (pk, data) = (e.pk, e.data);
-            ch.credits.spend(class, data);
-            let start = free.max(e.ready);
-            let p = &mut self.pool.pkts[pk];
-            let (held, path, hop, kind) = (p.held, p.path, p.hop, p.kind);
-            let fixed = ch.fixed;
-            p.held = Some(c);
-            if let Some(prev) = held {
-                // the upstream buffer frees when the packet moves on; the
-                // latency of stages (and of a switch's forwarding) passed
-                // since is pipeline, not buffer
-                let pipeline = w.fabric.paths[path].pipeline[hop as usize];
-                let freed = start.saturating_sub(pipeline);
-                self.give_back(w, prev, class, data, freed);
-            }
-            let via = if fixed.ruled {
-                w.fabric.paths[path].via(hop)
-            } else {
-                None
-            };
-            let ch = &mut self.chans[c];
-            let (ser, _) = ch.occupy(&w.fabric.chans[c], via, kind.tlp(), data, start);
-            w.push(start + ser + fixed.latency, Ev::Net(TlpEv::Arrive(pk)));
-            if let (0, super::PktKind::Write { xfer, .. }) = (hop, kind) {
-                // the SM's store buffer slot frees when the TLP leaves the GPU
-                let g = w.xfers[xfer].group;
-                self.stores[g].departs.push_back(start);
-                self.schedule_depart(w, g);
-            }
+            self.start(w, c, class, e.pk, e.data, e.ready, free);
+        }
+    }
+
+    /// Starts packet `pk` (of `class`, `data` credited bytes, ready at
+    /// `ready`) on channel `c`, free from `free`, whose receiver has the
+    /// credits for it: spends them, hands the upstream buffer back,
+    /// occupies the channel and schedules the arrival.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn start<Q: EventQueue<Ev<TlpEv>>>(
+        &mut self,
+        w: &mut World<'_, Q>,
+        c: ChId,
+        class: Class,
+        pk: PktId,
+        data: u32,
+        ready: Picos,
+        free: Picos,
+    ) {
+        let ch = &mut self.chans[c];
+        ch.credits.spend(class, data);
+        let start = free.max(ready);
+        let p = &mut self.pool.pkts[pk];
+        let (held, path, hop, kind) = (p.held, p.path, p.hop, p.kind);
+        let fixed = ch.fixed;
+        p.held = Some(c);
+        if let Some(prev) = held {
+            // the upstream buffer frees when the packet moves on; the
+            // latency of stages (and of a switch's forwarding) passed
+            // since is pipeline, not buffer
+            let pipeline = w.fabric.paths[path].pipeline[hop as usize];
+            let freed = start.saturating_sub(pipeline);
+            self.give_back(w, prev, class, data, freed);
+        }
+        let via = if fixed.ruled {
+            w.fabric.paths[path].via(hop)
+        } else {
+            None
+        };
+        let ch = &mut self.chans[c];
+        let (ser, _) = ch.occupy(&w.fabric.chans[c], via, kind.tlp(), data, start);
+        w.push(start + ser + fixed.latency, Ev::Net(TlpEv::Arrive(pk)));
+        if let (0, super::PktKind::Write { xfer, .. }) = (hop, kind) {
+            // the SM's store buffer slot frees when the TLP leaves the GPU
+            let g = w.xfers[xfer].group;
+            self.stores[g].departs.push_back(start);
+            self.schedule_depart(w, g);
         }
     }
 
@@ -301,13 +320,28 @@ impl Tlp {
                         return;
                     }
                 }
+                let class = kind.class();
+                if !self.opts.queued_start && !ch.waiting() {
+                    // An empty channel: the packet goes straight out if it
+                    // is ready by the time the channel frees and its
+                    // receiver has credits, as `try_start` would start it
+                    // from the queue (nothing else is queued to go first
+                    // or to wait for a credit return afterwards).
+                    let now = w.now;
+                    ch.credits.collect(now);
+                    let free = ch.busy_until.max(now);
+                    if ready <= free && ch.credits.allows(class, data) {
+                        self.start(w, c, class, pk, data, ready, free);
+                        return;
+                    }
+                }
                 let e = Queued {
                     pk,
                     data,
                     seq,
                     ready,
                 };
-                ch.queue(kind.class(), e);
+                ch.queue(class, e);
                 self.try_start(w, c);
                 return;
             }

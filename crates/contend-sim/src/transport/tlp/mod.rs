@@ -53,6 +53,9 @@ pub struct TlpOptions {
     /// Every paced SM store is an event at its issue time instead of a
     /// packet that carries its ready time.
     pub event_per_store: bool,
+    /// Every packet joins its channel's queue and is started from there,
+    /// even on an empty channel it could go straight out on.
+    pub queued_start: bool,
 }
 
 pub(crate) struct Tlp {
