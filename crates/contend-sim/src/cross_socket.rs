@@ -13,6 +13,7 @@
 use crate::ids::FxMap;
 use crate::params::{ModelParams, ns};
 use contend_topo::{Bytes, BytesPerSec, CrossSocketP2p, NodeIdx, Picos};
+use std::collections::VecDeque;
 
 /// One CPU link's cross-socket P2P rule.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -28,18 +29,86 @@ pub(crate) struct CrossSocketRule {
 /// A cross-socket stream: source endpoint, destination endpoint.
 pub(crate) type StreamKey = (NodeIdx, NodeIdx);
 
-/// What the TLP transport remembers per cross-socket stage.
+/// What the TLP transport remembers per cross-socket stage. A stage's
+/// packets pass it at non-decreasing start times (each starts once the
+/// stage is free of the one before), so a stream leaves the window for
+/// good once its last sighting is older than the window before a start:
+/// the sightings are kept in time order and counted off as they expire
+/// (no scan of every stream per packet).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct CrossState {
-    /// When each stream was last seen.
-    recent: Vec<(StreamKey, Picos)>,
-    /// When each stream's cap next allows a packet.
-    stream_free: FxMap<StreamKey, Picos>,
+    /// Each stream's slot in `streams`, in the order first seen.
+    slot: FxMap<StreamKey, u32>,
+    streams: Vec<Stream>,
+    /// Sightings (time, slot) in time order, none older than the window
+    /// before the last start, at most one per stream and time.
+    seen: VecDeque<(Picos, u32)>,
+    /// Streams whose last sighting is within the window of the last start.
+    live: usize,
     /// The last (streams seen, wire bytes) and its time on the shared
     /// stage, and the last wire bytes and their time at the stream cap:
     /// packets come in few sizes, and the division is dear.
     shared_memo: Option<(usize, u32, Picos)>,
     cap_memo: Option<(u32, Picos)>,
+    /// The last start (they never go back).
+    #[cfg(debug_assertions)]
+    last_start: Picos,
+}
+
+/// One stream at a cross-socket stage.
+#[derive(Clone, Copy, Debug)]
+struct Stream {
+    /// When it was last seen.
+    last: Picos,
+    /// Its last sighting is within the window of the last start.
+    live: bool,
+    /// When its cap next allows a packet.
+    free: Picos,
+}
+
+impl CrossState {
+    /// Stream `key` is seen at `start`: streams last seen more than
+    /// `window` before it leave the window. Returns its slot and the
+    /// streams within the window (it included).
+    #[inline]
+    fn see(&mut self, key: StreamKey, start: Picos, window: Picos) -> (usize, usize) {
+        #[cfg(debug_assertions)]
+        {
+            debug_assert!(start >= self.last_start, "a stage's starts never go back");
+            self.last_start = start;
+        }
+        let lo = start.saturating_sub(window);
+        while let Some(&(t, s)) = self.seen.front() {
+            if t >= lo {
+                break;
+            }
+            self.seen.pop_front();
+            let k = &mut self.streams[s as usize];
+            if k.live && k.last == t {
+                k.live = false;
+                self.live -= 1;
+            }
+        }
+        let streams = &mut self.streams;
+        let s = *self.slot.entry(key).or_insert_with(|| {
+            streams.push(Stream {
+                last: Picos::ZERO,
+                live: false,
+                free: Picos::ZERO,
+            });
+            (streams.len() - 1) as u32
+        });
+        let k = &mut self.streams[s as usize];
+        if !k.live {
+            k.live = true;
+            self.live += 1;
+            self.seen.push_back((start, s));
+        } else if k.last != start {
+            self.seen.push_back((start, s));
+        }
+        k.last = start;
+        (s as usize, self.live)
+    }
 }
 
 impl CrossSocketRule {
@@ -91,15 +160,8 @@ impl CrossSocketRule {
         start: Picos,
         wire: u32,
     ) -> (Picos, Picos, bool) {
-        let window = self.window;
-        st.recent
-            .retain(|&(_, t)| start.saturating_sub(t) <= window);
-        match st.recent.iter_mut().find(|(k, _)| *k == key) {
-            Some(e) => e.1 = start,
-            None => st.recent.push((key, start)),
-        }
+        let (slot, n) = st.see(key, start, self.window);
         let b = Bytes(wire as u64);
-        let n = st.recent.len();
         let ser = match st.shared_memo {
             Some((m, w, t)) if (m, w) == (n, wire) => t,
             _ => {
@@ -118,7 +180,7 @@ impl CrossSocketRule {
                         t
                     }
                 };
-                let free = st.stream_free.entry(key).or_insert(Picos::ZERO);
+                let free = &mut st.streams[slot].free;
                 let held = *free > start;
                 let done = start.max(*free) + pass;
                 *free = done;
@@ -158,6 +220,62 @@ impl CrossSocketRule {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// The plain twin of [`CrossState::see`]: every stream's last
+    /// sighting, all of them looked over at every packet.
+    fn see_by_scan(
+        recent: &mut Vec<(StreamKey, Picos)>,
+        key: StreamKey,
+        start: Picos,
+        window: Picos,
+    ) -> usize {
+        recent.retain(|&(_, t)| start.saturating_sub(t) <= window);
+        match recent.iter_mut().find(|(k, _)| *k == key) {
+            Some(e) => e.1 = start,
+            None => recent.push((key, start)),
+        }
+        recent.len()
+    }
+
+    proptest! {
+        /// Streams counted as their sightings expire match a scan of every
+        /// stream at every packet, over starts that never go back (some
+        /// equal, some past the window), with the stream caps they keep.
+        #[test]
+        fn expiring_sightings_count_as_a_scan_does(
+            steps in proptest::collection::vec((0u32..6, 0u64..3, 0u64..40_000), 1..300),
+            window in 0u64..30_000,
+        ) {
+            let window = Picos(window);
+            let rule = CrossSocketRule {
+                base: BytesPerSec::from_gbps(100.0),
+                stream: Some(BytesPerSec::from_gbps(30.0)),
+                knee: 2.0,
+                exponent: 1.0,
+                window,
+            };
+            let mut st = CrossState::default();
+            let mut recent = vec![];
+            let mut free: FxMap<StreamKey, Picos> = Default::default();
+            let mut start = Picos::ZERO;
+            for (k, same, dt) in steps {
+                if same != 0 {
+                    start += Picos(dt);
+                }
+                let key = (NodeIdx(k % 3), NodeIdx(k / 3));
+                let n = see_by_scan(&mut recent, key, start, window);
+                let wire = 64 + 100 * k;
+                let (ser, through, held) = rule.observe(&mut st, key, start, wire);
+                prop_assert_eq!(st.live, n);
+                prop_assert_eq!(ser, rule.rate(n).time_for(Bytes(wire as u64)));
+                let f = free.entry(key).or_insert(Picos::ZERO);
+                let done = start.max(*f) + rule.stream.unwrap().time_for(Bytes(wire as u64));
+                prop_assert_eq!((through, held), (done, *f > start));
+                *f = done;
+            }
+        }
+    }
 
     #[test]
     fn throughput_falls_past_the_knee_and_streams_keep_their_cap() {
