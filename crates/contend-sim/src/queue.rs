@@ -4,7 +4,7 @@
 //! [`RadixQueue`] is the fast one (a radix heap: discrete-event time never
 //! goes backwards, so a monotone queue suffices); [`HeapQueue`] is the plain
 //! binary-heap reference twin. A property test holds them to the same order.
-//! [`crate::wide_radix::WideRadixQueue`] (4-bit digits, fewer moves per
+//! [`crate::wide_radix::WideRadixQueue`] (6-bit digits, fewer moves per
 //! item) is the TLP fast path's queue.
 
 use contend_topo::Picos;

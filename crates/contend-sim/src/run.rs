@@ -77,7 +77,7 @@ impl Run {
 /// Which event queue a run uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum QueueKind {
-    /// The radix heap (fast): 4-bit digits at TLP fidelity
+    /// The radix heap (fast): 6-bit digits at TLP fidelity
     /// ([`WideRadixQueue`]), bit digits at flow fidelity ([`RadixQueue`]).
     #[default]
     Radix,
