@@ -16,6 +16,7 @@ use crate::params::{ModelParams, ns};
 use contend_topo::{
     Bytes, BytesPerSec, CollapsePer, CollapseSpec, NodeIdx, NodeKind, Picos, Route, Topology,
 };
+use std::collections::VecDeque;
 
 /// The root complex a path's posted writes are bound for: the last root
 /// complex the route enters (else the first it leaves).
@@ -50,8 +51,119 @@ pub(crate) struct CollapseRule {
 pub(crate) type Via = (NodeIdx, NodeIdx);
 
 /// What a collapsing port remembers at TLP fidelity: when each (source,
-/// target) pair was last seen.
-pub(crate) type Recent = Vec<(NodeIdx, NodeIdx, Picos)>;
+/// target) pair was last seen, and how many pairs, sources and targets
+/// were seen within the window. A port's writes pass it at
+/// non-decreasing times (each starts once the port is free of the one
+/// before), so a pair leaves the window for good once its last sighting is
+/// older than the window: sightings are kept in time order and counted
+/// off as they expire (no scan of every pair, no set built, per packet).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Recent {
+    /// Each pair's slot in `pairs`, in the order first seen.
+    slot: FxMap<(NodeIdx, NodeIdx), u32>,
+    pairs: Vec<Pair>,
+    /// Each source's and target's slot in `per_source` / `per_target`.
+    source_slot: FxMap<NodeIdx, u32>,
+    target_slot: FxMap<NodeIdx, u32>,
+    /// Pairs within the window per source and per target.
+    per_source: Vec<u32>,
+    per_target: Vec<u32>,
+    /// Pairs, sources and targets within the window.
+    live: usize,
+    sources: usize,
+    targets: usize,
+    /// Sightings (time, pair slot) in time order, none older than the
+    /// window before the last write, at most one per pair and time.
+    seen: VecDeque<(Picos, u32)>,
+    /// The last write's time (they never go back).
+    #[cfg(debug_assertions)]
+    last: Picos,
+}
+
+/// One (source, target) pair at a collapsing port.
+#[derive(Clone, Copy, Debug)]
+struct Pair {
+    last: Picos,
+    live: bool,
+    source: u32,
+    target: u32,
+}
+
+fn slot_of(map: &mut FxMap<NodeIdx, u32>, counts: &mut Vec<u32>, n: NodeIdx) -> u32 {
+    *map.entry(n).or_insert_with(|| {
+        counts.push(0);
+        (counts.len() - 1) as u32
+    })
+}
+
+impl Recent {
+    /// Pair (`source`, `target`) writes at `now`: pairs last seen more
+    /// than `window` before leave the window. Returns the (pairs, sources,
+    /// targets) within it, this one included.
+    #[inline]
+    fn see(
+        &mut self,
+        source: NodeIdx,
+        target: NodeIdx,
+        now: Picos,
+        window: Picos,
+    ) -> (usize, usize, usize) {
+        #[cfg(debug_assertions)]
+        {
+            debug_assert!(now >= self.last, "a port's writes never go back in time");
+            self.last = now;
+        }
+        let lo = now.saturating_sub(window);
+        while let Some(&(t, s)) = self.seen.front() {
+            if t >= lo {
+                break;
+            }
+            self.seen.pop_front();
+            let p = &mut self.pairs[s as usize];
+            if p.live && p.last == t {
+                p.live = false;
+                self.live -= 1;
+                let n = &mut self.per_source[p.source as usize];
+                *n -= 1;
+                self.sources -= (*n == 0) as usize;
+                let n = &mut self.per_target[p.target as usize];
+                *n -= 1;
+                self.targets -= (*n == 0) as usize;
+            }
+        }
+        let s = match self.slot.get(&(source, target)) {
+            Some(&s) => s,
+            None => {
+                let pair = Pair {
+                    last: Picos::ZERO,
+                    live: false,
+                    source: slot_of(&mut self.source_slot, &mut self.per_source, source),
+                    target: slot_of(&mut self.target_slot, &mut self.per_target, target),
+                };
+                self.pairs.push(pair);
+                let s = (self.pairs.len() - 1) as u32;
+                self.slot.insert((source, target), s);
+                s
+            }
+        };
+        let p = &mut self.pairs[s as usize];
+        if !p.live {
+            p.live = true;
+            self.live += 1;
+            let n = &mut self.per_source[p.source as usize];
+            self.sources += (*n == 0) as usize;
+            *n += 1;
+            let n = &mut self.per_target[p.target as usize];
+            self.targets += (*n == 0) as usize;
+            *n += 1;
+            self.seen.push_back((now, s));
+        } else if p.last != now {
+            self.seen.push_back((now, s));
+        }
+        p.last = now;
+        (self.live, self.sources, self.targets)
+    }
+}
 
 fn distinct<T: std::hash::Hash + Eq + Copy>(it: impl Iterator<Item = T>) -> usize {
     let mut seen: crate::ids::FxSet<T> = Default::default();
@@ -101,23 +213,13 @@ impl CollapseRule {
         now: Picos,
         wire: u32,
     ) -> Option<Picos> {
-        let window = self.window;
-        recent.retain(|&(_, _, t)| now.saturating_sub(t) <= window);
-        match recent
-            .iter_mut()
-            .find(|(s, tg, _)| *s == source && *tg == target)
-        {
-            Some(e) => e.2 = now,
-            None => recent.push((source, target, now)),
-        }
-        let sources = distinct(recent.iter().map(|e| e.0));
-        let targets = distinct(recent.iter().map(|e| e.1));
+        let (live, sources, targets) = recent.see(source, target, now, self.window);
         if !self.fires(sources, targets) {
             return None;
         }
         let pairs = match self.per {
             CollapsePer::Port => 1.0,
-            CollapsePer::Pair => recent.len() as f64,
+            CollapsePer::Pair => live as f64,
         };
         Some(BytesPerSec::from_gbps(self.gbps * pairs).time_for(Bytes(wire as u64)))
     }
@@ -156,6 +258,54 @@ impl CollapseRule {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// The plain twin of [`Recent::see`]: every pair's last sighting, all
+    /// of them looked over (and their sources and targets counted in sets)
+    /// at every write.
+    fn see_by_scan(
+        recent: &mut Vec<(NodeIdx, NodeIdx, Picos)>,
+        source: NodeIdx,
+        target: NodeIdx,
+        now: Picos,
+        window: Picos,
+    ) -> (usize, usize, usize) {
+        recent.retain(|&(_, _, t)| now.saturating_sub(t) <= window);
+        match recent
+            .iter_mut()
+            .find(|(s, tg, _)| *s == source && *tg == target)
+        {
+            Some(e) => e.2 = now,
+            None => recent.push((source, target, now)),
+        }
+        let sources = distinct(recent.iter().map(|e| e.0));
+        let targets = distinct(recent.iter().map(|e| e.1));
+        (recent.len(), sources, targets)
+    }
+
+    proptest! {
+        /// Pairs, sources and targets counted as their sightings expire
+        /// match a scan of every pair at every write, over times that
+        /// never go back (some equal, some past the window).
+        #[test]
+        fn expiring_sightings_count_as_a_scan_does(
+            steps in proptest::collection::vec((0u32..4, 0u32..3, 0u64..3, 0u64..40_000), 1..300),
+            window in 0u64..30_000,
+        ) {
+            let window = Picos(window);
+            let mut recent = Recent::default();
+            let mut scan = vec![];
+            let mut now = Picos::ZERO;
+            for (s, t, same, dt) in steps {
+                if same != 0 {
+                    now += Picos(dt);
+                }
+                let (s, t) = (NodeIdx(s), NodeIdx(10 + t));
+                let want = see_by_scan(&mut scan, s, t, now, window);
+                prop_assert_eq!(recent.see(s, t, now, window), want);
+            }
+        }
+    }
 
     fn spec(min_sources: u32, per: CollapsePer) -> CollapseSpec {
         CollapseSpec {
@@ -200,7 +350,7 @@ mod tests {
         let (g0, g1, rc2, rc3) = (NodeIdx(0), NodeIdx(1), NodeIdx(2), NodeIdx(3));
         let r = rule(2, CollapsePer::Port);
         // one GPU to two root complexes: no collapse with min_sources = 2
-        let mut recent = vec![];
+        let mut recent = Recent::default();
         assert!(r.observe(&mut recent, g0, rc2, Picos(0), 280).is_none());
         assert!(r.observe(&mut recent, g0, rc3, Picos(1), 280).is_none());
         // a second GPU: collapse

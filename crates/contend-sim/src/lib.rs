@@ -47,9 +47,9 @@
 //! solver vs its reference, and the TLP transport's inline root-complex
 //! stages, batched store-buffer release, paced stores and a packet started
 //! straight onto an empty channel vs an event (or a queue pass) each
-//! ([`TlpOptions`]), the cross-socket stage's streams counted as their
-//! sightings expire vs a scan of every stream (`cross_socket.rs`'s
-//! tests), the flow transport's memo of solved flow sets vs a
+//! ([`TlpOptions`]), the cross-socket stage's streams and a collapsing
+//! port's pairs counted as their sightings expire vs a scan of every one
+//! (`cross_socket.rs`'s and `collapse.rs`'s tests), the flow transport's memo of solved flow sets vs a
 //! solve at every recompute ([`FlowOptions`]), and an actor's script in
 //! closed form vs written out (`script.rs`).
 //!

@@ -91,7 +91,7 @@ impl Chan {
             q: Default::default(),
             credits: Credits::new(&spec.credits),
             wake: None,
-            recent: Vec::new(),
+            recent: Recent::default(),
             cross: CrossState::default(),
             bytes: 0,
             ruled: 0,
