@@ -204,6 +204,13 @@ impl MaxMin {
 /// their first flow.
 pub const FIRST_MET: u32 = u32::MAX;
 
+/// Holes a [`LiveMaxMin`]'s arena of uses may hold beyond its live rooms
+/// before it is packed (none in tests, so that they pack it often).
+#[cfg(not(test))]
+const PACK_SLACK: usize = 4096;
+#[cfg(test)]
+const PACK_SLACK: usize = 0;
+
 /// A max-min problem kept across flow changes: flows and resources live in
 /// stable slots, each resource keeps its users in flow order and each flow
 /// its uses, updated as flows come and go (not rebuilt per solve). Its
@@ -223,9 +230,18 @@ pub struct LiveMaxMin {
     listed: Vec<bool>,
     /// Resources that had a user when last looked at.
     live: Vec<u32>,
-    /// Per flow slot: its uses (resource, weight) in order, when it was
-    /// added, and whether it is removed (until the next flush).
-    uses: Vec<Vec<(u32, f64)>>,
+    /// Per flow slot: its uses (resource, weight) in order, at
+    /// `uses[at..at + len]` in one arena with room for `room` (the solve
+    /// walks them flow by flow: kept together, not one allocation each),
+    /// when it was added, and whether it is removed (until the next flush).
+    uses: Vec<(u32, f64)>,
+    at: Vec<u32>,
+    len: Vec<u32>,
+    room: Vec<u32>,
+    /// Arena entries that live flows' rooms hold, and a flow's uses on
+    /// their way to a new room.
+    held_room: usize,
+    moving: Vec<(u32, f64)>,
     seq: Vec<u64>,
     dead: Vec<bool>,
     free: Vec<u32>,
@@ -241,6 +257,8 @@ pub struct LiveMaxMin {
     sat: Vec<bool>,
     mark: Vec<bool>,
     act: Vec<u32>,
+    /// Open flows with a finite cap, in order.
+    capped: Vec<u32>,
     touched: Vec<u32>,
     /// Resources saturating in a round, with their numbering keys.
     cand: Vec<((u32, u64, u32), u32)>,
@@ -295,29 +313,77 @@ impl LiveMaxMin {
         self.dead[s as usize]
     }
 
+    /// Flow slot `s`'s uses (resource, weight), in order.
+    pub fn uses_of(&self, s: u32) -> &[(u32, f64)] {
+        let at = self.at[s as usize] as usize;
+        &self.uses[at..at + self.len[s as usize] as usize]
+    }
+
     /// A new flow (the last in order) using `uses` (resource, weight) in
-    /// order; returns its slot.
-    pub fn add_flow(&mut self, uses: &[(u32, f64)]) -> u32 {
+    /// order, with room for `more` uses added later; returns its slot.
+    pub fn add_flow(&mut self, uses: &[(u32, f64)], more: usize) -> u32 {
         let s = match self.free.pop() {
             Some(s) => s,
             None => {
-                self.uses.push(vec![]);
+                self.at.push(0);
+                self.len.push(0);
+                self.room.push(0);
                 self.seq.push(0);
                 self.dead.push(false);
                 self.rate.push(0.0);
                 self.frozen.push(false);
                 self.cap.push(0.0);
-                (self.uses.len() - 1) as u32
+                (self.at.len() - 1) as u32
             }
         };
-        self.seq[s as usize] = self.next_seq;
+        let si = s as usize;
+        self.seq[si] = self.next_seq;
         self.next_seq += 1;
-        self.uses[s as usize].extend_from_slice(uses);
+        let need = uses.len() + more;
+        if (self.room[si] as usize) < need {
+            self.place(s, need);
+        }
+        let at = self.at[si] as usize;
+        self.uses[at..at + uses.len()].copy_from_slice(uses);
+        self.len[si] = uses.len() as u32;
+        self.held_room += self.room[si] as usize;
         for &(r, w) in uses {
             self.users[r as usize].push((s, w));
             self.list(r);
         }
         s
+    }
+
+    /// Gives slot `s` a new room of `need` at the arena's end (its uses
+    /// moved there), packing the arena first when it is mostly holes.
+    fn place(&mut self, s: u32, need: usize) {
+        let si = s as usize;
+        let (at, len) = (self.at[si] as usize, self.len[si] as usize);
+        let mut moving = std::mem::take(&mut self.moving);
+        moving.clear();
+        moving.extend_from_slice(&self.uses[at..at + len]);
+        self.room[si] = 0;
+        if self.uses.len() > 2 * self.held_room + PACK_SLACK {
+            let mut packed = Vec::with_capacity(2 * self.held_room + need);
+            for t in 0..self.at.len() {
+                let (at, room) = (self.at[t] as usize, self.room[t] as usize);
+                self.at[t] = packed.len() as u32;
+                if self.len[t] > 0 {
+                    packed.extend_from_slice(&self.uses[at..at + room]);
+                } else {
+                    // a slot with no uses keeps no room
+                    self.room[t] = 0;
+                }
+            }
+            self.held_room = packed.len();
+            self.uses = packed;
+        }
+        let to = self.uses.len();
+        self.uses.extend_from_slice(&moving);
+        self.uses.resize(to + need, (u32::MAX, 0.0));
+        self.at[si] = to as u32;
+        self.room[si] = need as u32;
+        self.moving = moving;
     }
 
     fn list(&mut self, r: u32) {
@@ -329,10 +395,18 @@ impl LiveMaxMin {
 
     /// Flow `s` also uses resource `r` (last among its uses).
     pub fn add_use(&mut self, s: u32, r: u32, w: f64) {
-        self.uses[s as usize].push((r, w));
+        let si = s as usize;
+        let len = self.len[si] as usize;
+        if len == self.room[si] as usize {
+            self.held_room -= self.room[si] as usize;
+            self.place(s, len + 1);
+            self.held_room += self.room[si] as usize;
+        }
+        self.uses[self.at[si] as usize + len] = (r, w);
+        self.len[si] += 1;
         let seq = &self.seq;
         let users = &mut self.users[r as usize];
-        let at = users.partition_point(|&(f, _)| seq[f as usize] < seq[s as usize]);
+        let at = users.partition_point(|&(f, _)| seq[f as usize] < seq[si]);
         users.insert(at, (s, w));
         self.list(r);
     }
@@ -340,7 +414,15 @@ impl LiveMaxMin {
     /// Resource `r` loses all its users.
     pub fn clear_users(&mut self, r: u32) {
         for (s, _) in std::mem::take(&mut self.users[r as usize]) {
-            self.uses[s as usize].retain(|u| u.0 != r);
+            let (at, len) = (self.at[s as usize] as usize, self.len[s as usize] as usize);
+            let mut kept = at;
+            for i in at..at + len {
+                if self.uses[i].0 != r {
+                    self.uses[kept] = self.uses[i];
+                    kept += 1;
+                }
+            }
+            self.len[s as usize] = (kept - at) as u32;
         }
     }
 
@@ -356,7 +438,8 @@ impl LiveMaxMin {
             return;
         }
         for &s in &self.removed {
-            for &(r, _) in &self.uses[s as usize] {
+            let (at, len) = (self.at[s as usize] as usize, self.len[s as usize] as usize);
+            for &(r, _) in &self.uses[at..at + len] {
                 if !self.mark[r as usize] {
                     self.mark[r as usize] = true;
                     self.touched.push(r);
@@ -370,7 +453,8 @@ impl LiveMaxMin {
         }
         self.touched.clear();
         for &s in &self.removed {
-            self.uses[s as usize].clear();
+            self.len[s as usize] = 0;
+            self.held_room -= self.room[s as usize] as usize;
             self.dead[s as usize] = false;
             self.free.push(s);
         }
@@ -382,7 +466,11 @@ impl LiveMaxMin {
         let first = self.users[r as usize][0].0 as usize;
         let g = self.group[r as usize];
         if g == FIRST_MET {
-            let pos = self.uses[first].iter().position(|u| u.0 == r).unwrap_or(0);
+            let pos = self
+                .uses_of(first as u32)
+                .iter()
+                .position(|u| u.0 == r)
+                .unwrap_or(0);
             (0, self.seq[first], pos as u32)
         } else {
             (g.saturating_add(1), self.seq[first], 0)
@@ -391,6 +479,14 @@ impl LiveMaxMin {
 
     /// Max-min fair rates of the flows `slots` (all the flows, in the order
     /// they were added) with these caps, into [`LiveMaxMin::rate`].
+    ///
+    /// The rounds of [`MaxMin::solve_flows`] with less walked: a resource
+    /// leaves the walk once saturated or once its open weight is down to
+    /// 1e-15 (weights only fall, so it can neither bound a round nor
+    /// saturate again: its remaining capacity no longer matters); only
+    /// flows with a finite cap are walked for caps (an infinite cap bounds
+    /// nothing and never binds); and a flow takes its rate when it
+    /// freezes (the level then, or its cap), not at every round.
     pub fn solve(&mut self, slots: &[u32], caps: &[f64]) {
         self.flush();
         let (users, listed) = (&self.users, &mut self.listed);
@@ -399,17 +495,8 @@ impl LiveMaxMin {
             listed[r as usize] = keep;
             keep
         });
-        self.act.clear();
-        for &r in &self.live {
-            let ri = r as usize;
-            self.wsum[ri] = 0.0;
-            if self.active[ri] {
-                self.act.push(r);
-                self.left[ri] = self.capacity[ri];
-                self.sat[ri] = false;
-            }
-        }
         let mut open = 0usize;
+        self.capped.clear();
         for (&s, &c) in slots.iter().zip(caps) {
             let si = s as usize;
             self.rate[si] = 0.0;
@@ -418,9 +505,28 @@ impl LiveMaxMin {
             self.frozen[si] = frozen;
             if !frozen {
                 open += 1;
-                for &(r, w) in &self.uses[si] {
-                    self.wsum[r as usize] += w;
+                if c.is_finite() {
+                    self.capped.push(s);
                 }
+            }
+        }
+        // each resource's open weight, summed over its users in flow order
+        // (a flow's repeated uses in its order), as the flows' uses walked
+        // in order would sum it
+        self.act.clear();
+        for &r in &self.live {
+            let ri = r as usize;
+            self.sat[ri] = false;
+            let mut sum = 0.0;
+            for &(f, w) in &self.users[ri] {
+                if !self.frozen[f as usize] {
+                    sum += w;
+                }
+            }
+            self.wsum[ri] = sum;
+            if self.active[ri] && sum > 1e-15 {
+                self.act.push(r);
+                self.left[ri] = self.capacity[ri];
             }
         }
         let mut level = 0.0f64;
@@ -428,14 +534,10 @@ impl LiveMaxMin {
             let mut delta = f64::INFINITY;
             for &r in &self.act {
                 let ri = r as usize;
-                if !self.sat[ri] && self.wsum[ri] > 1e-15 {
-                    delta = delta.min(self.left[ri] / self.wsum[ri]);
-                }
+                delta = delta.min(self.left[ri] / self.wsum[ri]);
             }
-            for &s in slots {
-                if !self.frozen[s as usize] {
-                    delta = delta.min(self.cap[s as usize] - level);
-                }
+            for &s in &self.capped {
+                delta = delta.min(self.cap[s as usize] - level);
             }
             if !delta.is_finite() {
                 for &s in slots {
@@ -447,25 +549,12 @@ impl LiveMaxMin {
             }
             let delta = delta.max(0.0);
             level += delta;
-            for &r in &self.act {
-                let ri = r as usize;
-                if !self.sat[ri] {
-                    self.left[ri] -= self.wsum[ri] * delta;
-                }
-            }
-            for &s in slots {
-                if !self.frozen[s as usize] {
-                    self.rate[s as usize] = level;
-                }
-            }
             let mut cand = std::mem::take(&mut self.cand);
             cand.clear();
             for &r in &self.act {
                 let ri = r as usize;
-                if !self.sat[ri]
-                    && self.wsum[ri] > 1e-15
-                    && self.left[ri] <= self.capacity[ri] * 1e-12
-                {
+                self.left[ri] -= self.wsum[ri] * delta;
+                if self.left[ri] <= self.capacity[ri] * 1e-12 {
                     cand.push((self.key(r), r));
                 }
             }
@@ -475,32 +564,64 @@ impl LiveMaxMin {
             for &(_, r) in &cand {
                 let ri = r as usize;
                 // an earlier saturation this round may have emptied it
-                if !self.sat[ri] && self.wsum[ri] > 1e-15 {
+                if self.wsum[ri] > 1e-15 {
                     self.sat[ri] = true;
                     for &(f, _) in &self.users[ri] {
-                        open -= freeze(&mut self.frozen, &mut self.wsum, &self.uses, f);
+                        let fi = f as usize;
+                        if !self.frozen[fi] {
+                            self.rate[fi] = level;
+                            open -= freeze(
+                                &mut self.frozen,
+                                &mut self.wsum,
+                                &self.uses,
+                                &self.at,
+                                &self.len,
+                                f,
+                            );
+                        }
                     }
                 }
             }
             self.cand = cand;
-            for &s in slots {
+            for &s in &self.capped {
                 let si = s as usize;
                 if !self.frozen[si] && level >= self.cap[si] * (1.0 - 1e-12) {
                     self.rate[si] = self.cap[si];
-                    open -= freeze(&mut self.frozen, &mut self.wsum, &self.uses, s);
+                    open -= freeze(
+                        &mut self.frozen,
+                        &mut self.wsum,
+                        &self.uses,
+                        &self.at,
+                        &self.len,
+                        s,
+                    );
                 }
             }
+            let frozen = &self.frozen;
+            self.capped.retain(|&s| !frozen[s as usize]);
+            let (sat, wsum) = (&self.sat, &self.wsum);
+            self.act
+                .retain(|&r| !sat[r as usize] && wsum[r as usize] > 1e-15);
         }
     }
 }
 
 /// Freezes flow slot `f` of a [`LiveMaxMin`]; 1 if it was open.
-fn freeze(frozen: &mut [bool], wsum: &mut [f64], uses: &[Vec<(u32, f64)>], f: u32) -> usize {
-    if frozen[f as usize] {
+fn freeze(
+    frozen: &mut [bool],
+    wsum: &mut [f64],
+    uses: &[(u32, f64)],
+    at: &[u32],
+    len: &[u32],
+    f: u32,
+) -> usize {
+    let fi = f as usize;
+    if frozen[fi] {
         return 0;
     }
-    frozen[f as usize] = true;
-    for &(r, w) in &uses[f as usize] {
+    frozen[fi] = true;
+    let at = at[fi] as usize;
+    for &(r, w) in &uses[at..at + len[fi] as usize] {
         wsum[r as usize] -= w;
     }
     1
@@ -670,7 +791,7 @@ mod tests {
         let mut number: std::collections::HashMap<u32, u32> = Default::default();
         let mut capacity = vec![];
         for &s in slots {
-            for &(r, _) in &live.uses[s as usize] {
+            for &(r, _) in live.uses_of(s) {
                 if live.group[r as usize] == FIRST_MET && !number.contains_key(&r) {
                     number.insert(r, capacity.len() as u32);
                     capacity.push(live.capacity[r as usize]);
@@ -679,7 +800,7 @@ mod tests {
         }
         let mut grouped: Vec<(u32, usize, u32)> = vec![];
         for (i, &s) in slots.iter().enumerate() {
-            for &(r, _) in &live.uses[s as usize] {
+            for &(r, _) in live.uses_of(s) {
                 let g = live.group[r as usize];
                 if g != FIRST_MET && live.active[r as usize] && !grouped.iter().any(|x| x.2 == r) {
                     grouped.push((g, i, r));
@@ -693,7 +814,7 @@ mod tests {
         }
         let (mut start, mut uses) = (vec![0], vec![]);
         for &s in slots {
-            for &(r, w) in &live.uses[s as usize] {
+            for &(r, w) in live.uses_of(s) {
                 if let Some(&n) = number.get(&r) {
                     uses.push((n, w));
                 }
@@ -731,7 +852,7 @@ mod tests {
             for (op, uses, pick, caps) in steps {
                 match op {
                     0 | 1 => {
-                        let s = live.add_flow(&uses);
+                        let s = live.add_flow(&uses, pick % 3);
                         slots.push(s);
                     }
                     2 if !slots.is_empty() => {
@@ -744,7 +865,7 @@ mod tests {
                         let s = slots[pick % slots.len()];
                         let r = 10 + (pick % 6) as u32;
                         let g = live.group[r as usize];
-                        if !live.uses[s as usize].iter().any(|u| live.group[u.0 as usize] == g) {
+                        if !live.uses_of(s).iter().any(|u| live.group[u.0 as usize] == g) {
                             live.add_use(s, r, 1.0);
                         }
                     }

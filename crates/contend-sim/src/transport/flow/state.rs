@@ -627,7 +627,7 @@ impl FlowState {
                     .iter()
                     .map(|&(c, w, _)| (c.0, w)),
             );
-            let s = self.live.add_flow(&self.scratch);
+            let s = self.live.add_flow(&self.scratch, self.kinds[k].rules.len());
             self.flows[fi].slot = s;
             for &(c, a, b) in &self.kinds[k].rules {
                 match &fabric.chans[c].rule {
