@@ -17,6 +17,14 @@
 //! only a set it has not seen (a ring's pattern of slices repeats). The
 //! plain twin (`FlowOptions::full_solve`) solves every time; both give
 //! the same rates to the bit.
+//!
+//! A solve works on a problem kept across flow starts and finishes
+//! ([`LiveMaxMin`]): a flow joins it with its kind's uses when first
+//! solved and leaves it when it drains; cross-socket streams are counted
+//! as they come and go; a collapsing channel's groups are worked out
+//! again only when its flows change. The plain twin
+//! (`FlowOptions::rebuild_problem`) builds the problem from the flows at
+//! every solve; both give the same rates to the bit.
 
 use crate::fabric::{Fabric, StageRule};
 use crate::ids::FxMap;
