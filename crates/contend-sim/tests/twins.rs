@@ -10,10 +10,11 @@
 //! delays holds no slot); batched release and paced stores within 1.03 %
 //! run totals (0.21 % per op on average); coalesced credit wake-ups within
 //! 0.7 % and 0.10 %. The flow transport's twins are exact: memoised rates
-//! against a full solve every recompute, a kept tick against a new tick at
-//! every recompute (records equal to the bit). Starting a packet straight
-//! onto an empty channel is exact against queueing every packet (records
-//! equal to the bit, events included).
+//! against a full solve every recompute, the max-min problem kept across
+//! flow changes against one built at every solve, a kept tick against a
+//! new tick at every recompute (records equal to the bit). Starting a
+//! packet straight onto an empty channel is exact against queueing every
+//! packet (records equal to the bit, events included).
 
 use contend_sim::{
     FlowOptions, LimitHit, ModelParams, RunLimits, RunSpec, SimOptions, TlpOptions,
@@ -243,7 +244,8 @@ fn flow_cases(rings: &[&str], more: &[&str]) -> Vec<Scenario> {
 }
 
 /// The flow transport's memo of solved flow sets against solving at every
-/// recompute: the rates are a pure function of the flow set, so every
+/// recompute (both on the kept problem): the rates are a pure function of
+/// the flow set, so every
 /// record matches to the bit (wall time aside), on every algorithm of a
 /// verify step (both placements, two topologies), a ring-ll allreduce
 /// large enough to repeat its pattern of slices, and shipped transfer
@@ -269,6 +271,52 @@ fn memoised_flow_rates_match_a_full_solve_every_time() {
             assert_eq!(a, b, "{} {spec:?}", sc.name());
         }
     }
+}
+
+/// The flow transport's max-min problem kept across flow starts and
+/// finishes against building it from the flows at every solve: the kept
+/// problem solves operation for operation as the built one does, so every
+/// record matches to the bit (wall time aside), events included, on the
+/// flow twins' cases, with every recompute solved (no memo) so that each
+/// is compared.
+#[test]
+fn kept_flow_problem_matches_one_built_every_solve() {
+    let p = ModelParams::default();
+    let opts = |rebuild_problem| SimOptions {
+        flow: FlowOptions {
+            full_solve: true,
+            rebuild_problem,
+            ..FlowOptions::default()
+        },
+        ..SimOptions::default()
+    };
+    let (kept, built) = (opts(false), opts(true));
+    // posted-write collapse on switch uplinks, per port as shipped and per
+    // (source, target) pair
+    let asus = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../topologies/public/asus-esc8000a-e13p.toml");
+    let pair = std::env::temp_dir().join(format!("contend-twins-pair-{}.toml", std::process::id()));
+    std::fs::write(
+        &pair,
+        std::fs::read_to_string(&asus)
+            .unwrap()
+            .replace("per = \"port\"", "per = \"pair\""),
+    )
+    .unwrap();
+    let mut cases = flow_cases(&["ring-ll", "ring-simple", "nccl"], &[]);
+    cases.push(verify(asus.to_str().unwrap()));
+    cases.push(verify(pair.to_str().unwrap()));
+    for sc in cases {
+        for spec in contend_sim::runs_of(&sc, &[Fidelity::Flow]) {
+            let mut a = simulate_one_with(&sc, &p, spec, &kept).unwrap().records;
+            let mut b = simulate_one_with(&sc, &p, spec, &built).unwrap().records;
+            for r in a.iter_mut().chain(b.iter_mut()) {
+                r.wall_ns = None;
+            }
+            assert_eq!(a, b, "{} {spec:?}", sc.name());
+        }
+    }
+    std::fs::remove_file(&pair).unwrap();
 }
 
 /// The flow transport keeping its pending tick when a recompute's next

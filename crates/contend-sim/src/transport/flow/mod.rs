@@ -40,6 +40,9 @@ pub struct FlowOptions {
     /// instead of keeping the pending tick when it falls at the same time
     /// and nothing was pushed for that time after it.
     pub tick_every_recompute: bool,
+    /// Build the max-min problem from the flows at every solve instead of
+    /// keeping it across flow starts and finishes.
+    pub rebuild_problem: bool,
 }
 
 /// What a flow start looks up once per [`Ask`]: its interned kind, its
@@ -88,7 +91,7 @@ impl Transport for Flow {
     fn new(fabric: &Fabric, p: &ModelParams, opts: FlowOptions) -> Flow {
         let _ = p;
         Flow {
-            flows: FlowState::new(fabric.chans.len(), opts.full_solve),
+            flows: FlowState::new(fabric.chans.len(), opts.full_solve, opts.rebuild_problem),
             uses: vec![],
             rules: vec![],
             finished: vec![],

@@ -17,11 +17,19 @@
 //! only a set it has not seen (a ring's pattern of slices repeats). The
 //! plain twin (`FlowOptions::full_solve`) solves every time; both give
 //! the same rates to the bit.
+//!
+//! A solve works on a problem kept across flow starts and finishes
+//! ([`LiveMaxMin`]): a flow joins it with its kind's uses when first
+//! solved and leaves it when it drains; cross-socket streams are counted
+//! as they come and go; a collapsing channel's groups are worked out
+//! again only when its flows change. The plain twin
+//! (`FlowOptions::rebuild_problem`) builds the problem from the flows at
+//! every solve; both give the same rates to the bit.
 
 use crate::fabric::{Fabric, StageRule};
 use crate::ids::FxMap;
 use crate::ids::{ChId, XferId};
-use crate::maxmin::MaxMin;
+use crate::maxmin::{FIRST_MET, LiveMaxMin, MaxMin};
 use contend_topo::{NodeIdx, Picos};
 
 /// What a flow asks of the fabric: its cap, the channels it uses
@@ -56,7 +64,12 @@ pub(crate) struct Flow {
     /// The rule channel holding the flow at its current rate, if any
     /// (collapsed writes, a cross-socket stream at its cap).
     pub held: Option<ChId>,
+    /// Its slot in the kept problem ([`NO_SLOT`]: not in it yet).
+    pub slot: u32,
 }
+
+/// A flow not yet in the kept problem.
+pub(crate) const NO_SLOT: u32 = u32::MAX;
 
 impl Flow {
     /// Whether the flow still drains its first window (half a byte of
@@ -76,11 +89,33 @@ impl Flow {
     }
 }
 
-/// The rates a flow set solved to, and which rule held each flow.
-#[derive(Debug)]
+/// Where a solved flow set lies in the memo's arenas: its set at
+/// `sets[at..at + len]`, its rates and held rules at `rates[solved..]`
+/// and `held[solved..]` (stored once, looked up without copying).
+#[derive(Clone, Copy, Debug)]
 struct Solved {
-    rates: Vec<f64>,
-    held: Vec<Option<ChId>>,
+    at: usize,
+    len: usize,
+    solved: usize,
+}
+
+/// What the kept problem knows of a cross-socket channel: its streams
+/// (flows on each, and each one's cap resource, `u32::MAX`: no cap) and
+/// how many have flows.
+#[derive(Debug, Default)]
+struct CrossLive {
+    streams: FxMap<(NodeIdx, NodeIdx), (u32, u32)>,
+    active: usize,
+}
+
+/// What the kept problem knows of a collapsing channel: its flows in order
+/// (slot, source, target), its group resources, and whether it changed
+/// since its groups were worked out.
+#[derive(Debug, Default)]
+struct CollapseLive {
+    members: Vec<(u32, NodeIdx, NodeIdx)>,
+    groups: Vec<u32>,
+    dirty: bool,
 }
 
 /// Solved flow sets kept at most, and flows over all of them (then the
@@ -136,11 +171,33 @@ pub(crate) struct FlowState {
     /// (channel, resource).
     watched: Vec<(ChId, usize)>,
     solver: MaxMin,
-    /// Flow set (kind × 2 + started, in order) → its solve.
-    memo: FxMap<Vec<u32>, Solved>,
-    /// Flows over every set in the memo.
-    memo_flows: usize,
+    /// Flow set (kind × 4 + started + 2 × in first window, in order): its
+    /// hash → the solves of sets with that hash, and the arenas they lie in.
+    memo: FxMap<u64, Vec<Solved>>,
+    memo_sets: Vec<u32>,
+    memo_rates: Vec<f64>,
+    memo_held: Vec<Option<ChId>>,
+    memo_len: usize,
     set: Vec<u32>,
+    /// The problem kept across flow changes (the plain twin,
+    /// `FlowOptions::rebuild_problem`, builds it from the flows at every
+    /// solve): channel `c` is resource `c`, rule resources come after.
+    live: LiveMaxMin,
+    /// Flows gone since the kept problem last saw them: (slot, kind).
+    gone: Vec<(u32, u32)>,
+    /// Per channel with a rule, what the kept problem knows of it.
+    cross: FxMap<ChId, CrossLive>,
+    collapse: FxMap<ChId, CollapseLive>,
+    dirty: Vec<ChId>,
+    /// Rule resources the kept problem made: (resource, channel).
+    rule_res: Vec<(u32, ChId)>,
+    /// Per flow slot, the rule holding it; flow slots and caps in order.
+    held_of: Vec<Option<ChId>>,
+    slots: Vec<u32>,
+    scratch: Vec<(u32, f64)>,
+    rule_members: Vec<(usize, NodeIdx, NodeIdx)>,
+    /// Build the problem from the flows at every solve (the plain twin).
+    rebuild: bool,
     /// Flows just over: (kind, bytes moved).
     over: Vec<(u32, f64)>,
     /// Solve every recompute (the plain twin of the memo).
@@ -150,7 +207,7 @@ pub(crate) struct FlowState {
 }
 
 impl FlowState {
-    pub fn new(chans: usize, full_solve: bool) -> FlowState {
+    pub fn new(chans: usize, full_solve: bool, rebuild: bool) -> FlowState {
         FlowState {
             flows: vec![],
             kinds: vec![],
@@ -180,8 +237,22 @@ impl FlowState {
             watched: vec![],
             solver: MaxMin::default(),
             memo: Default::default(),
-            memo_flows: 0,
+            memo_sets: vec![],
+            memo_rates: vec![],
+            memo_held: vec![],
+            memo_len: 0,
             set: vec![],
+            live: LiveMaxMin::default(),
+            gone: vec![],
+            cross: Default::default(),
+            collapse: Default::default(),
+            dirty: vec![],
+            rule_res: vec![],
+            held_of: vec![],
+            slots: vec![],
+            scratch: vec![],
+            rule_members: vec![],
+            rebuild,
             over: vec![],
             full_solve,
             pending: None,
@@ -274,6 +345,7 @@ impl FlowState {
             tail,
             start,
             held: None,
+            slot: NO_SLOT,
         });
     }
 
@@ -307,24 +379,41 @@ impl FlowState {
                 f.kind * 4 + u32::from(f.start <= now) + 2 * u32::from(f.in_first_window())
             }),
         );
-        if let Some(s) = self.memo.get(self.set.as_slice()) {
-            for (f, (r, h)) in self.flows.iter_mut().zip(s.rates.iter().zip(&s.held)) {
-                f.rate = *r;
-                f.held = *h;
+        let hash = {
+            use std::hash::{BuildHasher, BuildHasherDefault};
+            BuildHasherDefault::<crate::ids::FxHasher>::default().hash_one(self.set.as_slice())
+        };
+        if let Some(entries) = self.memo.get(&hash) {
+            let sets = &self.memo_sets;
+            let set = self.set.as_slice();
+            if let Some(e) = entries.iter().find(|e| &sets[e.at..e.at + e.len] == set) {
+                let rates = &self.memo_rates[e.solved..e.solved + e.len];
+                let held = &self.memo_held[e.solved..e.solved + e.len];
+                for (f, (r, h)) in self.flows.iter_mut().zip(rates.iter().zip(held)) {
+                    f.rate = *r;
+                    f.held = *h;
+                }
+                return;
             }
-            return;
         }
         self.solve(fabric);
-        if self.memo.len() >= MEMO_MAX || self.memo_flows + self.set.len() > MEMO_MAX_FLOWS {
+        if self.memo_len >= MEMO_MAX || self.memo_sets.len() + self.set.len() > MEMO_MAX_FLOWS {
             self.memo.clear();
-            self.memo_flows = 0;
+            self.memo_sets.clear();
+            self.memo_rates.clear();
+            self.memo_held.clear();
+            self.memo_len = 0;
         }
-        self.memo_flows += self.set.len();
-        let solved = Solved {
-            rates: self.flows.iter().map(|f| f.rate).collect(),
-            held: self.flows.iter().map(|f| f.held).collect(),
+        let e = Solved {
+            at: self.memo_sets.len(),
+            len: self.set.len(),
+            solved: self.memo_rates.len(),
         };
-        self.memo.insert(self.set.clone(), solved);
+        self.memo_sets.extend_from_slice(&self.set);
+        self.memo_rates.extend(self.flows.iter().map(|f| f.rate));
+        self.memo_held.extend(self.flows.iter().map(|f| f.held));
+        self.memo.entry(hash).or_default().push(e);
+        self.memo_len += 1;
     }
 
     /// Each kind's cap and uses of rated channels, with their rates (once
@@ -342,13 +431,24 @@ impl FlowState {
         self.prepared = self.kinds.len();
     }
 
-    /// Max-min fair rates of the flows now, solved. Resources are numbered
+    /// Max-min fair rates of the flows now, solved on the kept problem or
+    /// (the plain twin) on one built from the flows.
+    fn solve(&mut self, fabric: &Fabric) {
+        self.prepare(fabric);
+        if self.rebuild {
+            self.solve_rebuilt(fabric)
+        } else {
+            self.solve_kept(fabric)
+        }
+    }
+
+    /// Max-min fair rates of the flows now, solved on a problem built from
+    /// them. Resources are numbered
     /// as channels first meet them walking the flows in order, then the
     /// rule channels' resources in channel order, and each resource's
     /// users are in flow order: the rates are a function of the flow set
     /// alone (the memo relies on it).
-    fn solve(&mut self, fabric: &Fabric) {
-        self.prepare(fabric);
+    fn solve_rebuilt(&mut self, fabric: &Fabric) {
         let now = self.last;
         // every flow on a channel with a rule, by channel, flows in order
         // within each
@@ -477,6 +577,186 @@ impl FlowState {
         }
     }
 
+    /// Brings the kept problem up to the flows: those gone leave it (and
+    /// their rules' streams and members), the new ones (the last flows,
+    /// in order) join it, and the collapsing channels that changed get
+    /// their groups worked out again.
+    fn sync(&mut self, fabric: &Fabric) {
+        // channel c is resource c: made first, once (the fabric's channels
+        // are made with it)
+        if self.live.resources() == 0 {
+            for i in 0..fabric.chans.len() {
+                let rate = fabric.chans[ChId(i as u32)].rate;
+                self.live
+                    .resource(rate.map_or(0.0, |r| r.0 as f64), FIRST_MET);
+            }
+        }
+        for (s, kind) in std::mem::take(&mut self.gone) {
+            for &(c, a, b) in &self.kinds[kind as usize].rules {
+                match &fabric.chans[c].rule {
+                    StageRule::CrossSocket(rule) => {
+                        let x = self.cross.get_mut(&c).expect("a stream's channel is known");
+                        let e = x.streams.get_mut(&(a, b)).expect("a stream is known");
+                        e.0 -= 1;
+                        if e.0 == 0 {
+                            x.active -= 1;
+                            let cap = if x.active > 0 {
+                                rule.rate(x.active).0 as f64
+                            } else {
+                                fabric.chans[c].rate.map_or(0.0, |r| r.0 as f64)
+                            };
+                            self.live.set_capacity(c.0, cap);
+                        }
+                    }
+                    StageRule::Collapse(_) => {
+                        let k = self.collapse.entry(c).or_default();
+                        if !k.dirty {
+                            k.dirty = true;
+                            self.dirty.push(c);
+                        }
+                    }
+                    StageRule::None => {}
+                }
+            }
+            self.live.remove_flow(s);
+        }
+        let new = self
+            .flows
+            .iter()
+            .rev()
+            .take_while(|f| f.slot == NO_SLOT)
+            .count();
+        let from = self.flows.len() - new;
+        for fi in from..self.flows.len() {
+            let k = self.flows[fi].kind as usize;
+            self.scratch.clear();
+            self.scratch.extend(
+                self.rated[self.rated_at[k]..self.rated_at[k + 1]]
+                    .iter()
+                    .map(|&(c, w, _)| (c.0, w)),
+            );
+            let s = self.live.add_flow(&self.scratch, self.kinds[k].rules.len());
+            self.flows[fi].slot = s;
+            for &(c, a, b) in &self.kinds[k].rules {
+                match &fabric.chans[c].rule {
+                    StageRule::CrossSocket(rule) => {
+                        let x = self.cross.entry(c).or_default();
+                        let e = x.streams.entry((a, b)).or_insert_with(|| {
+                            let r = match rule.stream {
+                                Some(cap) => {
+                                    let r = self.live.resource(cap.0 as f64, c.0);
+                                    self.rule_res.push((r, c));
+                                    r
+                                }
+                                None => u32::MAX,
+                            };
+                            (0, r)
+                        });
+                        e.0 += 1;
+                        let (n, r) = *e;
+                        if n == 1 {
+                            x.active += 1;
+                            self.live.set_capacity(c.0, rule.rate(x.active).0 as f64);
+                        }
+                        if r != u32::MAX {
+                            self.live.add_use(s, r, 1.0);
+                        }
+                    }
+                    StageRule::Collapse(_) => {
+                        let k = self.collapse.entry(c).or_default();
+                        k.members.push((s, a, b));
+                        if !k.dirty {
+                            k.dirty = true;
+                            self.dirty.push(c);
+                        }
+                    }
+                    StageRule::None => {}
+                }
+            }
+        }
+        for c in std::mem::take(&mut self.dirty) {
+            let StageRule::Collapse(rule) = &fabric.chans[c].rule else {
+                continue;
+            };
+            let k = self.collapse.get_mut(&c).expect("a dirty channel is known");
+            k.dirty = false;
+            let live = &mut self.live;
+            k.members.retain(|m| !live.is_removed(m.0));
+            for &r in &k.groups {
+                live.clear_users(r);
+            }
+            self.rule_members.clear();
+            self.rule_members.extend(
+                k.members
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &(_, a, b))| (i, a, b)),
+            );
+            for (gi, (capacity, flows)) in rule
+                .collapsed_groups(&self.rule_members)
+                .into_iter()
+                .enumerate()
+            {
+                if gi == k.groups.len() {
+                    let r = live.resource(capacity, c.0);
+                    k.groups.push(r);
+                    self.rule_res.push((r, c));
+                }
+                let r = k.groups[gi];
+                live.set_capacity(r, capacity);
+                for m in flows {
+                    live.add_use(k.members[m].0, r, 1.0);
+                }
+            }
+        }
+    }
+
+    /// Max-min fair rates of the flows now, solved on the kept problem:
+    /// the same rates, to the bit, as [`FlowState::solve_rebuilt`].
+    fn solve_kept(&mut self, fabric: &Fabric) {
+        self.sync(fabric);
+        let now = self.last;
+        self.caps.clear();
+        self.slots.clear();
+        for f in &self.flows {
+            self.slots.push(f.slot);
+            self.caps.push(if f.start > now {
+                0.0
+            } else {
+                f.cap_now(self.kind_cap[f.kind as usize])
+            });
+        }
+        self.live.solve(&self.slots, &self.caps);
+        self.held_of.resize(self.live.rate.len(), None);
+        for &s in &self.slots {
+            self.held_of[s as usize] = None;
+        }
+        // a flow held by two rules is held by the later channel's (as the
+        // twin marks rule resources in channel order)
+        for &(r, c) in &self.rule_res {
+            let users = self.live.users(r);
+            if users.is_empty() || !self.live.is_active(r) {
+                continue;
+            }
+            let used: f64 = users
+                .iter()
+                .map(|&(s, w)| self.live.rate[s as usize] * w)
+                .sum();
+            if used >= 0.999 * self.live.capacity(r) {
+                for &(s, _) in users {
+                    let h = &mut self.held_of[s as usize];
+                    if h.is_none_or(|h| h < c) {
+                        *h = Some(c);
+                    }
+                }
+            }
+        }
+        for f in &mut self.flows {
+            f.rate = self.live.rate[f.slot as usize];
+            f.held = self.held_of[f.slot as usize];
+        }
+    }
+
     /// When the next flow drains (or a delayed flow starts). One rounding
     /// for all the flows: a time rounds up to whole picoseconds, which
     /// keeps the order of times, so the soonest rounded is the soonest
@@ -538,6 +818,7 @@ impl FlowState {
     pub fn take_finished(&mut self, out: &mut Vec<(XferId, Picos)>, fabric: &Fabric) {
         out.clear();
         let mut over = std::mem::take(&mut self.over);
+        let gone = &mut self.gone;
         let last = self.last;
         self.flows.retain(|f| {
             let done = f.start <= last && (f.remaining <= 0.5 || f.rate.is_infinite());
@@ -551,6 +832,9 @@ impl FlowState {
                     f.bytes - f.remaining
                 };
                 over.push((f.kind, moved));
+                if f.slot != NO_SLOT {
+                    gone.push((f.slot, f.kind));
+                }
             }
             !done
         });
@@ -579,7 +863,7 @@ mod next_finish_tests {
             ),
             now in 0u64..1_000_000,
         ) {
-            let mut st = FlowState::new(1, false);
+            let mut st = FlowState::new(1, false, false);
             for (i, &(case, bytes, below, rate, start)) in flows.iter().enumerate() {
                 let remaining = bytes * 0.5;
                 st.flows.push(Flow {
@@ -596,6 +880,7 @@ mod next_finish_tests {
                     tail: Picos::ZERO,
                     start: Picos(if case == 3 { start } else { 0 }),
                     held: None,
+                    slot: NO_SLOT,
                 });
             }
             let now = Picos(now);
