@@ -14,6 +14,7 @@ use crate::flags::{FlagAddr, Flags, Waiting};
 use crate::ids::{ActorId, Arena, GroupId, Window, XferId};
 use crate::limits::{LimitClock, LimitHit, RunLimits};
 use crate::params::ModelParams;
+use crate::poll_chain::PollChains;
 use crate::queue::EventQueue;
 use crate::transfer::{Group, Xfer};
 use crate::transport::Transport;
@@ -31,6 +32,9 @@ pub(crate) enum Ev<E> {
     FlagAt(FlagAddr),
     /// A transfer is done (local parts, drained flows).
     XferDone(XferId),
+    /// A poll of the actor's flag in remote memory came back (flow
+    /// fidelity; `poll_chain.rs`).
+    PollDone(ActorId),
     /// The transport's own event.
     Net(E),
 }
@@ -74,6 +78,10 @@ pub(crate) struct World<'a, Q> {
     /// it (equal times pop in push order).
     pub watched: Picos,
     pub watched_hit: bool,
+    /// Remote polls kept as chains, not an event per round trip.
+    pub polls: PollChains,
+    /// Actors whose polls are made real (a buffer reused).
+    made_real: Vec<ActorId>,
 }
 
 impl<Q> World<'_, Q> {
@@ -85,7 +93,42 @@ impl<Q> World<'_, Q> {
         if t == self.watched {
             self.watched_hit = true;
         }
+        if self.polls.may_meet(t) {
+            // a pending poll for `t` was pushed before this event
+            let mut v = std::mem::take(&mut self.made_real);
+            self.polls.take_at(t, &mut v);
+            for a in v.drain(..) {
+                self.q.push(t, Ev::PollDone(a));
+            }
+            self.made_real = v;
+        }
         self.q.push(t, ev);
+    }
+    /// Actor `a` polls its flag in remote memory every `rtt` from now on,
+    /// as a chain; its flags must not be in yet.
+    pub fn start_polls(&mut self, a: ActorId, rtt: Picos) {
+        let now = self.now;
+        self.polls.start(a, now, rtt);
+        if now + rtt == self.watched {
+            self.watched_hit = true;
+        }
+    }
+    /// Actor `a`'s flags are in: its pending poll (and those pending at the
+    /// same time that pop before it) are made real.
+    pub fn polls_seen<E>(&mut self, a: ActorId)
+    where
+        Q: EventQueue<Ev<E>>,
+    {
+        let mut v = std::mem::take(&mut self.made_real);
+        if let Some(t) = self.polls.take_through(a, &mut v) {
+            if t == self.watched {
+                self.watched_hit = true;
+            }
+            for b in v.drain(..) {
+                self.q.push(t, Ev::PollDone(b));
+            }
+        }
+        self.made_real = v;
     }
     /// Watches time `t` from now on (see [`World::watched`]).
     #[inline]
@@ -137,6 +180,8 @@ impl<'a, Q: EventQueue<Ev<T::Event>> + Default, T: Transport> Engine<'a, Q, T> {
                 moving: Default::default(),
                 watched: Picos(u64::MAX),
                 watched_hit: false,
+                polls: PollChains::default(),
+                made_real: vec![],
             },
             transport,
             actors: Arena::from_vec(actors.into_iter().map(Actor::new).collect()),
@@ -159,7 +204,24 @@ impl<'a, Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'a, Q, T> {
         for a in self.actors.ids() {
             self.w.push(Picos::ZERO, Ev::Resume(a));
         }
-        while let Some((t, ev)) = self.w.q.pop() {
+        loop {
+            let Some((t, ev)) = self.w.q.pop() else {
+                if self.w.polls.is_empty() {
+                    break;
+                }
+                // nothing else will happen: the chains poll on, a real
+                // poll each round trip, to the run's limits
+                let mut all = vec![];
+                self.w.polls.take_all(&mut all);
+                for (t, a) in all {
+                    self.w.push(t, Ev::PollDone(a));
+                }
+                continue;
+            };
+            if t > self.w.polls.earliest() {
+                let hit = self.w.polls.advance(t, self.w.watched);
+                self.w.watched_hit |= hit;
+            }
             self.w.now = t;
             self.events += 1;
             if let Some(hit) = self.limits.check(t, self.events) {
@@ -170,6 +232,7 @@ impl<'a, Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'a, Q, T> {
                 Ev::Fence(x) => self.fence_done(x),
                 Ev::FlagAt(f) => self.flag_arrive(f),
                 Ev::XferDone(x) => self.xfer_finished(x),
+                Ev::PollDone(a) => self.poll_done(a),
                 Ev::Net(e) => self.net(|t, w| t.handle(w, e)),
             }
         }

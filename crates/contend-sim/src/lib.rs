@@ -32,6 +32,7 @@
 //! | 6. GPU side: coalescing, load window, store rate, local bandwidth | `gpu.rs` |
 //! | 6. store buffer and paced SM stores (TLP) | `transport/tlp/issue.rs` |
 //! | 6. flags, local and remote polling | `flags.rs` |
+//! | 6. remote polls without an event per round trip (flow) | `poll_chain.rs` |
 //! | 6–7. ops of a traffic program, launch, fence | `actor.rs` |
 //! | 6–7. transfers and groups (a Fetch or Post op) | `transfer.rs` |
 //! | 7–8. programs repeated per collective with gap and skew | `script.rs` |
@@ -47,7 +48,8 @@
 //! solver vs its reference, and the TLP transport's inline root-complex
 //! stages, batched store-buffer release and paced stores vs an event each
 //! ([`TlpOptions`]), the flow transport's memo of solved flow sets vs a
-//! solve at every recompute ([`FlowOptions`]), and an actor's script in
+//! solve at every recompute, its remote polls kept as chains vs a poll
+//! event every round trip ([`FlowOptions`]), and an actor's script in
 //! closed form vs written out (`script.rs`).
 //!
 //! Memory stays flat however many collectives a run has: transfers and
@@ -69,6 +71,7 @@ mod limits;
 pub mod maxmin;
 pub mod maxmin_reference;
 mod params;
+mod poll_chain;
 pub mod queue;
 mod root_complex;
 mod run;
