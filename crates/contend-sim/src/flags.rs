@@ -157,8 +157,7 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
 
     pub(crate) fn finish_wait(&mut self, a: ActorId) {
         if self.actors[a].waiting.take().is_some() {
-            let now = self.w.now;
-            self.w.push(now, Ev::Resume(a));
+            self.w.resume_now(a);
         }
     }
 

@@ -49,7 +49,9 @@
 //! stages, batched store-buffer release and paced stores vs an event each
 //! ([`TlpOptions`]), the flow transport's memo of solved flow sets vs a
 //! solve at every recompute, its remote polls kept as chains vs a poll
-//! event every round trip ([`FlowOptions`]), and an actor's script in
+//! event every round trip, and the engine's next-event slot (an event
+//! for now that would pop next runs when the current one is done) vs
+//! queueing every event ([`FlowOptions`]), and an actor's script in
 //! closed form vs written out (`script.rs`).
 //!
 //! Memory stays flat however many collectives a run has: transfers and
