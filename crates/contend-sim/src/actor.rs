@@ -13,7 +13,7 @@ use crate::params::ns;
 use crate::queue::EventQueue;
 use crate::transport::Transport;
 use contend_topo::Picos;
-use contend_workload::{MemLoc, Notify, Op, Program};
+use contend_workload::{MemLoc, Notify, Op, OpBuf, Program};
 use serde::Serialize;
 use std::rc::Rc;
 
@@ -84,6 +84,8 @@ pub(crate) struct Actor {
     /// When each collective began and ended.
     pub begin: Vec<Picos>,
     pub end: Vec<Picos>,
+    /// Where a ring's ops are worked out (no allocation per op).
+    buf: OpBuf,
 }
 
 impl Actor {
@@ -99,6 +101,7 @@ impl Actor {
             span_kind: None,
             begin: vec![],
             end: vec![],
+            buf: OpBuf::default(),
         }
     }
     /// Whether the script has run to its end.
@@ -179,17 +182,20 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
                             return;
                         }
                         let all = self.joins.remove(&(group, epoch)).unwrap_or_default();
-                        let now = self.w.now;
                         for b in all.into_iter().filter(|b| *b != a) {
-                            self.w.push(now, Ev::Resume(b));
+                            self.w.resume_now(b);
                         }
                     }
                 }
                 Step::Op(i) => {
                     let prog = self.actors[a].spec.ops.clone();
-                    if let Some(op) = prog.op(i as usize)
-                        && self.exec(a, &op)
-                    {
+                    let mut buf = std::mem::take(&mut self.actors[a].buf);
+                    let blocks = match prog.op_into(i as usize, &mut buf) {
+                        Some(op) => self.exec(a, op),
+                        None => false,
+                    };
+                    self.actors[a].buf = buf;
+                    if blocks {
                         return;
                     }
                 }

@@ -14,6 +14,7 @@ use crate::flags::{FlagAddr, Flags, Waiting};
 use crate::ids::{ActorId, Arena, GroupId, Window, XferId};
 use crate::limits::{LimitClock, LimitHit, RunLimits};
 use crate::params::ModelParams;
+use crate::poll_chain::PollChains;
 use crate::queue::EventQueue;
 use crate::transfer::{Group, Xfer};
 use crate::transport::Transport;
@@ -31,8 +32,20 @@ pub(crate) enum Ev<E> {
     FlagAt(FlagAddr),
     /// A transfer is done (local parts, drained flows).
     XferDone(XferId),
+    /// A poll of the actor's flag in remote memory came back (flow
+    /// fidelity; `poll_chain.rs`).
+    PollDone(ActorId),
     /// The transport's own event.
     Net(E),
+}
+
+/// What the next-event slot holds (see [`World::next`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Next {
+    /// The actor continues its script.
+    Resume(ActorId),
+    /// The transport's own event for now ([`Transport::run_slotted`]).
+    Net,
 }
 
 /// What a transport tells the engine.
@@ -74,6 +87,18 @@ pub(crate) struct World<'a, Q> {
     /// it (equal times pop in push order).
     pub watched: Picos,
     pub watched_hit: bool,
+    /// Remote polls kept as chains, not an event per round trip.
+    pub polls: PollChains,
+    /// Actors whose polls are made real (a buffer reused).
+    made_real: Vec<ActorId>,
+    /// The next-event slot: an event for now pushed while nothing is
+    /// queued at now would pop as soon as the current event is done, so
+    /// it waits here instead and runs then (not counted as an event of
+    /// its own); events for now pushed after it go to the queue behind
+    /// it. `slot_on`: the transport's options allow it (the plain twin
+    /// queues every event).
+    pub next: Option<Next>,
+    slot_on: bool,
 }
 
 impl<Q> World<'_, Q> {
@@ -85,7 +110,91 @@ impl<Q> World<'_, Q> {
         if t == self.watched {
             self.watched_hit = true;
         }
+        self.meet_polls(t);
         self.q.push(t, ev);
+    }
+    /// Something is pushed for `t`: a pending poll for `t` was pushed
+    /// before it, and is made real first.
+    #[inline]
+    fn meet_polls<E>(&mut self, t: Picos)
+    where
+        Q: EventQueue<Ev<E>>,
+    {
+        if self.polls.may_meet(t) {
+            let mut v = std::mem::take(&mut self.made_real);
+            self.polls.take_at(t, &mut v);
+            for a in v.drain(..) {
+                self.q.push(t, Ev::PollDone(a));
+            }
+            self.made_real = v;
+        }
+    }
+    /// Whether an event for now may take the slot: it is on and free, and
+    /// nothing is queued at now (pending polls for now made real first);
+    /// the transport's watched time is never now (its kept-tick rule
+    /// counts pushes for it).
+    #[inline]
+    fn slot_free<E>(&mut self) -> bool
+    where
+        Q: EventQueue<Ev<E>>,
+    {
+        if !self.slot_on || self.next.is_some() {
+            return false;
+        }
+        let now = self.now;
+        self.meet_polls(now);
+        !self.q.any_at_last() && now != self.watched
+    }
+    /// Actor `a` continues now: in the slot, or queued.
+    pub fn resume_now<E>(&mut self, a: ActorId)
+    where
+        Q: EventQueue<Ev<E>>,
+    {
+        if self.slot_free() {
+            self.next = Some(Next::Resume(a));
+        } else {
+            let now = self.now;
+            self.push(now, Ev::Resume(a));
+        }
+    }
+    /// The transport's event `ev` for now: in the slot (it runs as
+    /// [`Transport::run_slotted`]), or queued.
+    pub fn net_now<E>(&mut self, ev: E)
+    where
+        Q: EventQueue<Ev<E>>,
+    {
+        if self.slot_free() {
+            self.next = Some(Next::Net);
+        } else {
+            let now = self.now;
+            self.push(now, Ev::Net(ev));
+        }
+    }
+    /// Actor `a` polls its flag in remote memory every `rtt` from now on,
+    /// as a chain; its flags must not be in yet.
+    pub fn start_polls(&mut self, a: ActorId, rtt: Picos) {
+        let now = self.now;
+        self.polls.start(a, now, rtt);
+        if now + rtt == self.watched {
+            self.watched_hit = true;
+        }
+    }
+    /// Actor `a`'s flags are in: its pending poll (and those pending at the
+    /// same time that pop before it) are made real.
+    pub fn polls_seen<E>(&mut self, a: ActorId)
+    where
+        Q: EventQueue<Ev<E>>,
+    {
+        let mut v = std::mem::take(&mut self.made_real);
+        if let Some(t) = self.polls.take_through(a, &mut v) {
+            if t == self.watched {
+                self.watched_hit = true;
+            }
+            for b in v.drain(..) {
+                self.q.push(t, Ev::PollDone(b));
+            }
+        }
+        self.made_real = v;
     }
     /// Watches time `t` from now on (see [`World::watched`]).
     #[inline]
@@ -122,6 +231,7 @@ impl<'a, Q: EventQueue<Ev<T::Event>> + Default, T: Transport> Engine<'a, Q, T> {
         opts: T::Options,
     ) -> Self {
         let fabric = Fabric::new(topo, p);
+        let slot_on = T::slot_on(&opts);
         let transport = T::new(&fabric, p, opts);
         Engine {
             w: World {
@@ -137,6 +247,10 @@ impl<'a, Q: EventQueue<Ev<T::Event>> + Default, T: Transport> Engine<'a, Q, T> {
                 moving: Default::default(),
                 watched: Picos(u64::MAX),
                 watched_hit: false,
+                polls: PollChains::default(),
+                made_real: vec![],
+                next: None,
+                slot_on,
             },
             transport,
             actors: Arena::from_vec(actors.into_iter().map(Actor::new).collect()),
@@ -159,7 +273,24 @@ impl<'a, Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'a, Q, T> {
         for a in self.actors.ids() {
             self.w.push(Picos::ZERO, Ev::Resume(a));
         }
-        while let Some((t, ev)) = self.w.q.pop() {
+        loop {
+            let Some((t, ev)) = self.w.q.pop() else {
+                if self.w.polls.is_empty() {
+                    break;
+                }
+                // nothing else will happen: the chains poll on, a real
+                // poll each round trip, to the run's limits
+                let mut all = vec![];
+                self.w.polls.take_all(&mut all);
+                for (t, a) in all {
+                    self.w.push(t, Ev::PollDone(a));
+                }
+                continue;
+            };
+            if t > self.w.polls.earliest() {
+                let hit = self.w.polls.advance(t, self.w.watched);
+                self.w.watched_hit |= hit;
+            }
             self.w.now = t;
             self.events += 1;
             if let Some(hit) = self.limits.check(t, self.events) {
@@ -170,7 +301,15 @@ impl<'a, Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'a, Q, T> {
                 Ev::Fence(x) => self.fence_done(x),
                 Ev::FlagAt(f) => self.flag_arrive(f),
                 Ev::XferDone(x) => self.xfer_finished(x),
+                Ev::PollDone(a) => self.poll_done(a),
                 Ev::Net(e) => self.net(|t, w| t.handle(w, e)),
+            }
+            // what it put in the slot pops next
+            while let Some(n) = self.w.next.take() {
+                match n {
+                    Next::Resume(a) => self.step(a),
+                    Next::Net => self.net(|t, w| t.run_slotted(w)),
+                }
             }
         }
         for (i, a) in self.actors.iter().enumerate() {

@@ -2,7 +2,8 @@
 //! writes, and waiting for them. A flag in the waiting GPU's own memory is
 //! noticed `gpu.local_poll_ns` after it lands and costs no traffic; a flag
 //! elsewhere (host memory) is polled by reads, one round trip each, which
-//! the transport carries.
+//! the transport carries (at flow fidelity as a chain of polls,
+//! `poll_chain.rs`, made real where it matters).
 
 use crate::engine::{Engine, Ev};
 use crate::ids::ActorId;
@@ -134,6 +135,15 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
         self.net(|t, world| t.poll(world, a, gpu, at, w));
     }
 
+    /// A poll of `a`'s flags in remote memory came back (flow fidelity):
+    /// it sees them if they were in when it read memory.
+    pub(crate) fn poll_done(&mut self, a: ActorId) {
+        if let Some(w) = self.actors[a].waiting {
+            let seen = self.w.flags.count(w.flag) >= w.count;
+            self.polled(a, w, seen);
+        }
+    }
+
     /// A poll came back: done if it saw the flags, else poll again.
     pub(crate) fn polled(&mut self, a: ActorId, w: Waiting, seen: bool) {
         if self.actors[a].waiting.is_some() {
@@ -147,22 +157,26 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
 
     pub(crate) fn finish_wait(&mut self, a: ActorId) {
         if self.actors[a].waiting.take().is_some() {
-            let now = self.w.now;
-            self.w.push(now, Ev::Resume(a));
+            self.w.resume_now(a);
         }
     }
 
     /// A flag landed at its address.
     pub(crate) fn flag_arrive(&mut self, f: FlagAddr) {
         let c = self.w.flags.add(f);
-        if self.flag_is_local(f.to)
-            && let Some(w) = self.actors[f.to].waiting
-            && (w.flag.epoch, w.flag.phase) == (f.epoch, f.phase)
-            && c >= w.count
-        {
+        let Some(w) = self.actors[f.to].waiting else {
+            return;
+        };
+        if (w.flag.epoch, w.flag.phase) != (f.epoch, f.phase) || c < w.count {
+            return;
+        }
+        if self.flag_is_local(f.to) {
             self.actors[f.to].waiting = None;
             let at = self.w.now + ns(self.w.p.gpu.local_poll_ns);
             self.w.push(at, Ev::Resume(f.to));
+        } else if !self.w.polls.is_empty() {
+            // its pending poll (if it is a chain's) reads memory after now
+            self.w.polls_seen(f.to);
         }
     }
 

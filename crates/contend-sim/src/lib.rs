@@ -32,6 +32,7 @@
 //! | 6. GPU side: coalescing, load window, store rate, local bandwidth | `gpu.rs` |
 //! | 6. store buffer and paced SM stores (TLP) | `transport/tlp/issue.rs` |
 //! | 6. flags, local and remote polling | `flags.rs` |
+//! | 6. remote polls without an event per round trip (flow) | `poll_chain.rs` |
 //! | 6–7. ops of a traffic program, launch, fence | `actor.rs` |
 //! | 6–7. transfers and groups (a Fetch or Post op) | `transfer.rs` |
 //! | 7–8. programs repeated per collective with gap and skew | `script.rs` |
@@ -49,8 +50,13 @@
 //! straight onto an empty channel vs an event (or a queue pass) each
 //! ([`TlpOptions`]), the cross-socket stage's streams and a collapsing
 //! port's pairs counted as their sightings expire vs a scan of every one
-//! (`cross_socket.rs`'s and `collapse.rs`'s tests), the flow transport's memo of solved flow sets vs a
-//! solve at every recompute ([`FlowOptions`]), and an actor's script in
+//! (`cross_socket.rs`'s and `collapse.rs`'s tests), the flow transport's
+//! memo of solved flow sets vs a solve at every recompute, its max-min
+//! problem kept across flow changes vs one built at every solve, its
+//! remote polls kept as chains vs a poll event every round trip, and the
+//! engine's next-event slot (an event for now that would pop next runs
+//! when the current one is done) vs queueing every event ([`FlowOptions`]),
+//! and an actor's script in
 //! closed form vs written out (`script.rs`).
 //!
 //! Memory stays flat however many collectives a run has: transfers and
@@ -72,6 +78,7 @@ mod limits;
 pub mod maxmin;
 pub mod maxmin_reference;
 mod params;
+mod poll_chain;
 pub mod queue;
 mod root_complex;
 mod run;

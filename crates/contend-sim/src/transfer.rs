@@ -305,8 +305,7 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
         let act = &mut self.actors[a];
         act.groups_open = act.groups_open.saturating_sub(1);
         if act.groups_open == 0 {
-            let now = self.w.now;
-            self.w.push(now, Ev::Resume(a));
+            self.w.resume_now(a);
         }
     }
 

@@ -8,7 +8,7 @@
 mod state;
 
 use self::state::FlowState;
-use crate::engine::{Ev, Outcome, World};
+use crate::engine::{Ev, World};
 use crate::fabric::Fabric;
 use crate::flags::{FlagAddr, Waiting};
 use crate::gpu::{self, Dir};
@@ -25,8 +25,6 @@ pub(crate) enum FlowEv {
     Tick(u64),
     /// Flows started at this instant: recompute the rates once.
     Reflow,
-    /// A poll's round trip has passed.
-    PollDone { actor: ActorId, wait: Waiting },
 }
 
 /// Switches of the flow transport's optimisations (its max-min solver's
@@ -43,6 +41,16 @@ pub struct FlowOptions {
     /// Build the max-min problem from the flows at every solve instead of
     /// keeping it across flow starts and finishes.
     pub rebuild_problem: bool,
+    /// Push a poll event every round trip of a remote poll, each sending
+    /// the next until one sees the flags, instead of keeping the polls as
+    /// a chain and pushing only the one that sees them (or one whose place
+    /// among the events matters: `poll_chain.rs`).
+    pub poll_every_round_trip: bool,
+    /// Push every event through the queue, instead of running an event
+    /// for now pushed while nothing is queued at now (an actor resuming,
+    /// the recompute after flows start) when the current event is done:
+    /// it would pop next.
+    pub queue_every_event: bool,
 }
 
 /// What a flow start looks up once per [`Ask`]: its interned kind, its
@@ -62,6 +70,7 @@ pub(crate) struct Flow {
     /// Ticks numbered so far.
     ticks: u64,
     tick_every_recompute: bool,
+    poll_every_round_trip: bool,
     /// Per path: a flag's one-way time along it (`NONE`: not worked out).
     flag_time: Vec<Picos>,
     /// Per path there: a poll's round trip (there, memory, back).
@@ -88,6 +97,14 @@ impl Transport for Flow {
     type Options = FlowOptions;
     const STORE_BUFFER: bool = false;
 
+    fn slot_on(opts: &FlowOptions) -> bool {
+        !opts.queue_every_event
+    }
+
+    fn run_slotted<Q: EventQueue<Ev<FlowEv>>>(&mut self, w: &mut World<'_, Q>) {
+        self.handle(w, FlowEv::Reflow);
+    }
+
     fn new(fabric: &Fabric, p: &ModelParams, opts: FlowOptions) -> Flow {
         let _ = p;
         Flow {
@@ -99,6 +116,7 @@ impl Transport for Flow {
             live: None,
             ticks: 0,
             tick_every_recompute: opts.tick_every_recompute,
+            poll_every_round_trip: opts.poll_every_round_trip,
             flag_time: vec![],
             poll_rtt: vec![],
         }
@@ -136,7 +154,7 @@ impl Transport for Flow {
         // Flows starting at the same instant share one recompute.
         if self.flows.pending != Some(w.now) {
             self.flows.pending = Some(w.now);
-            w.push(w.now, Ev::Net(FlowEv::Reflow));
+            w.net_now(FlowEv::Reflow);
         }
     }
 
@@ -166,7 +184,8 @@ impl Transport for Flow {
     }
 
     /// Polls go out every round trip; the first that reads memory after
-    /// the flag landed sees it.
+    /// the flag landed sees it. Unless the flags are in already, the polls
+    /// are kept as a chain (`poll_chain.rs`) rather than pushed one by one.
     fn poll<Q: EventQueue<Ev<FlowEv>>>(
         &mut self,
         w: &mut World<'_, Q>,
@@ -189,7 +208,14 @@ impl Transport for Flow {
                 })
             }
         };
-        w.push(w.now + rtt, Ev::Net(FlowEv::PollDone { actor, wait }));
+        if self.poll_every_round_trip
+            || rtt == Picos::ZERO
+            || w.flags.count(wait.flag) >= wait.count
+        {
+            w.push(w.now + rtt, Ev::PollDone(actor));
+        } else {
+            w.start_polls(actor, rtt);
+        }
     }
 
     fn handle<Q: EventQueue<Ev<FlowEv>>>(&mut self, w: &mut World<'_, Q>, ev: FlowEv) {
@@ -210,10 +236,6 @@ impl Transport for Flow {
                     w.push(w.now + tail, Ev::XferDone(x));
                 }
                 self.reflow(w);
-            }
-            FlowEv::PollDone { actor, wait } => {
-                let seen = w.flags.count(wait.flag) >= wait.count;
-                w.tell(Outcome::Polled { actor, wait, seen });
             }
         }
     }
