@@ -142,6 +142,9 @@ impl PollChains {
     /// Takes the chains pending at `t`, their actors into `out` in the
     /// order their polls pop.
     pub fn take_at(&mut self, t: Picos, out: &mut Vec<ActorId>) {
+        if !self.chains.iter().any(|c| c.next == t) {
+            return;
+        }
         let mut at: Vec<Chain> = vec![];
         self.chains.retain(|c| {
             let here = c.next == t;
@@ -150,9 +153,6 @@ impl PollChains {
             }
             !here
         });
-        if at.is_empty() {
-            return;
-        }
         at.sort_by_key(Chain::order);
         out.extend(at.iter().map(|c| c.actor));
         self.bounds();
