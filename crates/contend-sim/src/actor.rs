@@ -182,8 +182,9 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
                             return;
                         }
                         let all = self.joins.remove(&(group, epoch)).unwrap_or_default();
+                        let now = self.w.now;
                         for b in all.into_iter().filter(|b| *b != a) {
-                            self.w.resume_now(b);
+                            self.w.push(now, Ev::Resume(b));
                         }
                     }
                 }

@@ -39,15 +39,6 @@ pub(crate) enum Ev<E> {
     Net(E),
 }
 
-/// What the next-event slot holds (see [`World::next`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Next {
-    /// The actor continues its script.
-    Resume(ActorId),
-    /// The transport's own event for now ([`Transport::run_slotted`]).
-    Net,
-}
-
 /// What a transport tells the engine.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Outcome {
@@ -91,14 +82,6 @@ pub(crate) struct World<'a, Q> {
     pub polls: PollChains,
     /// Actors whose polls are made real (a buffer reused).
     made_real: Vec<ActorId>,
-    /// The next-event slot: an event for now pushed while nothing is
-    /// queued at now would pop as soon as the current event is done, so
-    /// it waits here instead and runs then (not counted as an event of
-    /// its own); events for now pushed after it go to the queue behind
-    /// it. `slot_on`: the transport's options allow it (the plain twin
-    /// queues every event).
-    pub next: Option<Next>,
-    slot_on: bool,
 }
 
 impl<Q> World<'_, Q> {
@@ -110,17 +93,8 @@ impl<Q> World<'_, Q> {
         if t == self.watched {
             self.watched_hit = true;
         }
-        self.meet_polls(t);
-        self.q.push(t, ev);
-    }
-    /// Something is pushed for `t`: a pending poll for `t` was pushed
-    /// before it, and is made real first.
-    #[inline]
-    fn meet_polls<E>(&mut self, t: Picos)
-    where
-        Q: EventQueue<Ev<E>>,
-    {
         if self.polls.may_meet(t) {
+            // a pending poll for `t` was pushed before this event
             let mut v = std::mem::take(&mut self.made_real);
             self.polls.take_at(t, &mut v);
             for a in v.drain(..) {
@@ -128,47 +102,7 @@ impl<Q> World<'_, Q> {
             }
             self.made_real = v;
         }
-    }
-    /// Whether an event for now may take the slot: it is on and free, and
-    /// nothing is queued at now (pending polls for now made real first);
-    /// the transport's watched time is never now (its kept-tick rule
-    /// counts pushes for it).
-    #[inline]
-    fn slot_free<E>(&mut self) -> bool
-    where
-        Q: EventQueue<Ev<E>>,
-    {
-        if !self.slot_on || self.next.is_some() {
-            return false;
-        }
-        let now = self.now;
-        self.meet_polls(now);
-        !self.q.any_at_last() && now != self.watched
-    }
-    /// Actor `a` continues now: in the slot, or queued.
-    pub fn resume_now<E>(&mut self, a: ActorId)
-    where
-        Q: EventQueue<Ev<E>>,
-    {
-        if self.slot_free() {
-            self.next = Some(Next::Resume(a));
-        } else {
-            let now = self.now;
-            self.push(now, Ev::Resume(a));
-        }
-    }
-    /// The transport's event `ev` for now: in the slot (it runs as
-    /// [`Transport::run_slotted`]), or queued.
-    pub fn net_now<E>(&mut self, ev: E)
-    where
-        Q: EventQueue<Ev<E>>,
-    {
-        if self.slot_free() {
-            self.next = Some(Next::Net);
-        } else {
-            let now = self.now;
-            self.push(now, Ev::Net(ev));
-        }
+        self.q.push(t, ev);
     }
     /// Actor `a` polls its flag in remote memory every `rtt` from now on,
     /// as a chain; its flags must not be in yet.
@@ -231,7 +165,6 @@ impl<'a, Q: EventQueue<Ev<T::Event>> + Default, T: Transport> Engine<'a, Q, T> {
         opts: T::Options,
     ) -> Self {
         let fabric = Fabric::new(topo, p);
-        let slot_on = T::slot_on(&opts);
         let transport = T::new(&fabric, p, opts);
         Engine {
             w: World {
@@ -249,8 +182,6 @@ impl<'a, Q: EventQueue<Ev<T::Event>> + Default, T: Transport> Engine<'a, Q, T> {
                 watched_hit: false,
                 polls: PollChains::default(),
                 made_real: vec![],
-                next: None,
-                slot_on,
             },
             transport,
             actors: Arena::from_vec(actors.into_iter().map(Actor::new).collect()),
@@ -303,13 +234,6 @@ impl<'a, Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'a, Q, T> {
                 Ev::XferDone(x) => self.xfer_finished(x),
                 Ev::PollDone(a) => self.poll_done(a),
                 Ev::Net(e) => self.net(|t, w| t.handle(w, e)),
-            }
-            // what it put in the slot pops next
-            while let Some(n) = self.w.next.take() {
-                match n {
-                    Next::Resume(a) => self.step(a),
-                    Next::Net => self.net(|t, w| t.run_slotted(w)),
-                }
             }
         }
         for (i, a) in self.actors.iter().enumerate() {

@@ -157,7 +157,8 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
 
     pub(crate) fn finish_wait(&mut self, a: ActorId) {
         if self.actors[a].waiting.take().is_some() {
-            self.w.resume_now(a);
+            let now = self.w.now;
+            self.w.push(now, Ev::Resume(a));
         }
     }
 

@@ -52,11 +52,9 @@
 //! port's pairs counted as their sightings expire vs a scan of every one
 //! (`cross_socket.rs`'s and `collapse.rs`'s tests), the flow transport's
 //! memo of solved flow sets vs a solve at every recompute, its max-min
-//! problem kept across flow changes vs one built at every solve, its
-//! remote polls kept as chains vs a poll event every round trip, and the
-//! engine's next-event slot (an event for now that would pop next runs
-//! when the current one is done) vs queueing every event ([`FlowOptions`]),
-//! and an actor's script in
+//! problem kept across flow changes vs one built at every solve, and its
+//! remote polls kept as chains vs a poll event every round trip
+//! ([`FlowOptions`]), and an actor's script in
 //! closed form vs written out (`script.rs`).
 //!
 //! Memory stays flat however many collectives a run has: transfers and

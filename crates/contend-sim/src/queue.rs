@@ -19,12 +19,6 @@ pub trait EventQueue<T> {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
-    /// Whether an item is queued at the last popped time (at the start:
-    /// at time zero). `true` where a queue cannot tell (it then never
-    /// lets an event skip it: [`crate::engine`]'s next-event slot).
-    fn any_at_last(&self) -> bool {
-        true
-    }
 }
 
 /// Monotone radix heap over times. Bucket `i` holds items whose time's
@@ -109,12 +103,6 @@ impl<T> EventQueue<T> for RadixQueue<T> {
     fn len(&self) -> usize {
         self.len
     }
-
-    #[inline]
-    fn any_at_last(&self) -> bool {
-        // every item at the last popped time is in bucket 0
-        !self.zero.is_empty()
-    }
 }
 
 struct Keyed<T>(u64, u64, T);
@@ -138,7 +126,6 @@ impl<T> Ord for Keyed<T> {
 /// The reference: a binary heap of (time, sequence).
 pub struct HeapQueue<T> {
     seq: u64,
-    last: u64,
     heap: BinaryHeap<Reverse<Keyed<T>>>,
 }
 
@@ -152,7 +139,6 @@ impl<T> Default for HeapQueue<T> {
     fn default() -> Self {
         HeapQueue {
             seq: 0,
-            last: 0,
             heap: BinaryHeap::new(),
         }
     }
@@ -164,15 +150,10 @@ impl<T> EventQueue<T> for HeapQueue<T> {
         self.seq += 1;
     }
     fn pop(&mut self) -> Option<(Picos, T)> {
-        let (t, v) = self.heap.pop().map(|Reverse(Keyed(t, _, v))| (t, v))?;
-        self.last = t;
-        Some((Picos(t), v))
+        self.heap.pop().map(|Reverse(Keyed(t, _, v))| (Picos(t), v))
     }
     fn len(&self) -> usize {
         self.heap.len()
-    }
-    fn any_at_last(&self) -> bool {
-        self.heap.peek().is_some_and(|Reverse(k)| k.0 == self.last)
     }
 }
 
@@ -207,8 +188,6 @@ pub(crate) mod tests {
                 id += 1;
             }
             prop_assert_eq!(fast.len(), slow.len());
-            // "nothing at the last popped time" only when so
-            prop_assert!(fast.any_at_last() || !slow.any_at_last());
         }
         while let Some(a) = fast.pop() {
             prop_assert_eq!(Some(a), slow.pop());
@@ -229,28 +208,6 @@ pub(crate) mod tests {
                 .map(|(kind, dt)| (kind, if kind == 1 { 0 } else { dt }))
                 .collect();
             replay_against_heap(RadixQueue::default(), &ops)?;
-        }
-    }
-
-    proptest! {
-        /// The radix queue tells exactly whether an item is queued at the
-        /// last popped time (the engine's next-event slot relies on it).
-        #[test]
-        fn radix_knows_what_is_queued_at_the_last_time(ops in proptest::collection::vec((0u8..3, 0u64..3), 1..300)) {
-            let (mut fast, mut slow) = (RadixQueue::default(), HeapQueue::default());
-            let mut now = 0u64;
-            for (i, (kind, dt)) in ops.into_iter().enumerate() {
-                if kind == 0 {
-                    if let Some((t, _)) = fast.pop() {
-                        now = t.0;
-                    }
-                    slow.pop();
-                } else {
-                    fast.push(Picos(now + dt), i);
-                    slow.push(Picos(now + dt), i);
-                }
-                prop_assert_eq!(fast.any_at_last(), slow.any_at_last());
-            }
         }
     }
 

@@ -305,7 +305,8 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
         let act = &mut self.actors[a];
         act.groups_open = act.groups_open.saturating_sub(1);
         if act.groups_open == 0 {
-            self.w.resume_now(a);
+            let now = self.w.now;
+            self.w.push(now, Ev::Resume(a));
         }
     }
 

@@ -427,47 +427,6 @@ fn poll_chains_match_a_poll_every_round_trip() {
     }
 }
 
-/// The engine's next-event slot (an actor resuming now, or the recompute
-/// after flows start, pushed while nothing is queued at now, runs when the
-/// current event is done) against queueing every event: it runs where the
-/// queue would pop it, so every record matches to the bit (wall time and
-/// event counts aside) and the twin spends at least as many events.
-#[test]
-fn next_event_slot_matches_queueing_every_event() {
-    let p = ModelParams::default();
-    let slot = SimOptions::default();
-    let queued = SimOptions {
-        flow: FlowOptions {
-            queue_every_event: true,
-            ..FlowOptions::default()
-        },
-        ..SimOptions::default()
-    };
-    let mut fewer = 0;
-    for sc in flow_cases(
-        &["ring-ll", "ring-simple", "nccl", "ce-ring", "staged-push"],
-        &["transfer-pingpong.toml"],
-    ) {
-        for spec in contend_sim::runs_of(&sc, &[Fidelity::Flow]) {
-            let mut a = simulate_one_with(&sc, &p, spec, &slot).unwrap().records;
-            let mut b = simulate_one_with(&sc, &p, spec, &queued).unwrap().records;
-            let (ea, eb) = (a[0].events.unwrap_or(0), b[0].events.unwrap_or(0));
-            assert!(
-                ea <= eb,
-                "{} {spec:?}: {ea} events, the twin {eb}",
-                sc.name()
-            );
-            fewer += usize::from(ea < eb);
-            for r in a.iter_mut().chain(b.iter_mut()) {
-                r.wall_ns = None;
-                r.events = None;
-            }
-            assert_eq!(a, b, "{} {spec:?}", sc.name());
-        }
-    }
-    assert!(fewer > 0, "no event took the slot: the test tests nothing");
-}
-
 /// A run that reaches a limit ends with an error naming it.
 #[test]
 fn run_limits_end_a_run_with_an_error_naming_them() {

@@ -28,16 +28,6 @@ pub(crate) trait Transport: Sized {
 
     fn new(fabric: &Fabric, p: &ModelParams, opts: Self::Options) -> Self;
 
-    /// Whether the engine's next-event slot is on under `opts` (an event
-    /// for now pushed while nothing is queued at now runs when the
-    /// current event is done, not through the queue).
-    fn slot_on(_opts: &Self::Options) -> bool {
-        false
-    }
-
-    /// The event it put in the slot (by [`World::net_now`]).
-    fn run_slotted<Q: EventQueue<Ev<Self::Event>>>(&mut self, _w: &mut World<'_, Q>) {}
-
     /// A remote transfer of a starting group, its first byte `setup` after
     /// now (copy-engine setup; for SM stores also the store visibility
     /// latency, which the TLP transport charges per store instead).

@@ -46,11 +46,6 @@ pub struct FlowOptions {
     /// a chain and pushing only the one that sees them (or one whose place
     /// among the events matters: `poll_chain.rs`).
     pub poll_every_round_trip: bool,
-    /// Push every event through the queue, instead of running an event
-    /// for now pushed while nothing is queued at now (an actor resuming,
-    /// the recompute after flows start) when the current event is done:
-    /// it would pop next.
-    pub queue_every_event: bool,
 }
 
 /// What a flow start looks up once per [`Ask`]: its interned kind, its
@@ -96,14 +91,6 @@ impl Transport for Flow {
     type Event = FlowEv;
     type Options = FlowOptions;
     const STORE_BUFFER: bool = false;
-
-    fn slot_on(opts: &FlowOptions) -> bool {
-        !opts.queue_every_event
-    }
-
-    fn run_slotted<Q: EventQueue<Ev<FlowEv>>>(&mut self, w: &mut World<'_, Q>) {
-        self.handle(w, FlowEv::Reflow);
-    }
 
     fn new(fabric: &Fabric, p: &ModelParams, opts: FlowOptions) -> Flow {
         let _ = p;
@@ -154,7 +141,7 @@ impl Transport for Flow {
         // Flows starting at the same instant share one recompute.
         if self.flows.pending != Some(w.now) {
             self.flows.pending = Some(w.now);
-            w.net_now(FlowEv::Reflow);
+            w.push(w.now, Ev::Net(FlowEv::Reflow));
         }
     }
 
