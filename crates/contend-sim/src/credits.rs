@@ -122,7 +122,7 @@ impl Credits {
 
     /// A return arriving at `t` (kept sorted, after those at the same
     /// time; returns mostly come in time order, and then this appends).
-    #[inline]
+    #[inline(always)]
     pub fn returning(&mut self, t: Picos, class: Class, data: u32) {
         if self.returns.back().is_none_or(|r| r.0 <= t) {
             self.returns.push_back((t, class, data));
