@@ -13,7 +13,7 @@ use crate::params::ns;
 use crate::queue::EventQueue;
 use crate::transport::Transport;
 use contend_topo::Picos;
-use contend_workload::{MemLoc, Notify, Op, OpBuf, Program};
+use contend_workload::{MemLoc, Notify, Op, Program};
 use serde::Serialize;
 use std::rc::Rc;
 
@@ -84,8 +84,6 @@ pub(crate) struct Actor {
     /// When each collective began and ended.
     pub begin: Vec<Picos>,
     pub end: Vec<Picos>,
-    /// Where a ring's ops are worked out (no allocation per op).
-    buf: OpBuf,
 }
 
 impl Actor {
@@ -101,7 +99,6 @@ impl Actor {
             span_kind: None,
             begin: vec![],
             end: vec![],
-            buf: OpBuf::default(),
         }
     }
     /// Whether the script has run to its end.
@@ -190,13 +187,9 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
                 }
                 Step::Op(i) => {
                     let prog = self.actors[a].spec.ops.clone();
-                    let mut buf = std::mem::take(&mut self.actors[a].buf);
-                    let blocks = match prog.op_into(i as usize, &mut buf) {
-                        Some(op) => self.exec(a, op),
-                        None => false,
-                    };
-                    self.actors[a].buf = buf;
-                    if blocks {
+                    if let Some(op) = prog.op(i as usize)
+                        && self.exec(a, &op)
+                    {
                         return;
                     }
                 }

@@ -112,14 +112,6 @@ pub enum Op {
     Overhead { time: Picos },
 }
 
-/// Where [`Program::op_into`] works a ring's ops out: the last one, and
-/// the vectors of those before it for the next one's parts.
-#[derive(Debug, Default)]
-pub struct OpBuf {
-    op: Option<Op>,
-    spare: crate::ring::Spare,
-}
-
 /// What one rank does for one collective: `ops`, then a ring's steps in
 /// closed form where it runs one ([`RingSteps`]: a ring of millions of
 /// slices holds its parameters, not its ops).
@@ -156,22 +148,6 @@ impl Program {
                 .and_then(|r| r.op(i - self.ops.len()))
                 .map(Cow::Owned),
         }
-    }
-
-    /// Op `i` as [`Program::op`] gives it, a ring's worked out into `buf`
-    /// in the vectors of the op `buf` held before (no allocation per op).
-    pub fn op_into<'a>(&'a self, i: usize, buf: &'a mut OpBuf) -> Option<&'a Op> {
-        if let Some(op) = self.ops.get(i) {
-            return Some(op);
-        }
-        if let Some(old) = buf.op.take() {
-            buf.spare.recycle(old);
-        }
-        let op = self
-            .ring
-            .as_ref()?
-            .op_with(i - self.ops.len(), &mut buf.spare)?;
-        Some(buf.op.insert(op))
     }
 
     /// Every op in order.

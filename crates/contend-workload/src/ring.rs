@@ -129,28 +129,22 @@ impl RingSteps {
 
     /// Op `i` (none past the end).
     pub fn op(&self, i: usize) -> Option<Op> {
-        self.op_with(i, &mut Spare::default())
-    }
-
-    /// Op `i`, its parts in vectors taken from `spare` (no allocation once
-    /// they have room): the op [`RingSteps::op`] gives.
-    pub(crate) fn op_with(&self, i: usize, spare: &mut Spare) -> Option<Op> {
         let At { step, slice: j, k } = self.at(i)?;
         let incoming = || self.slice_of(self.chunk_at(step), j);
         // op k of the slice, with the load back (host placement) at 1
         let k = if !self.host && k >= 1 { k + 1 } else { k };
         let last = step == self.steps();
         Some(match (step, k) {
-            (0, _) => self.post(step, j, spare),
+            (0, _) => self.post(step, j),
             (_, 0) => Op::Wait {
                 phase: self.phase(step - 1, j),
                 count: 1,
             },
             (_, 1) => Op::Fetch {
-                parts: spare.fetch(Access {
+                parts: vec![Access {
                     mem: self.own,
                     bytes: incoming(),
-                }),
+                }],
                 engine: Engine::Sm,
                 loads_per_thread: None,
             },
@@ -158,13 +152,13 @@ impl RingSteps {
                 bytes: Bytes(3 * incoming().0),
             },
             (_, 2) => Op::LocalCopy { bytes: incoming() },
-            _ => self.post(step, j, spare),
+            _ => self.post(step, j),
         })
     }
 
     /// The post of slice `j` of `step` to the next rank, its flag inline
     /// (LL) or after it (Simple).
-    fn post(&self, step: usize, j: usize, spare: &mut Spare) -> Op {
+    fn post(&self, step: usize, j: usize) -> Op {
         let out = self.slice_of(self.chunk_at(step), j);
         let wire = if self.ll { Bytes(out.0 * 2) } else { out };
         let to = Rank(((self.rank + 1) % self.n) as u32);
@@ -175,49 +169,14 @@ impl RingSteps {
             Notify::After { to, phase }
         };
         Op::Post {
-            parts: spare.post((
+            parts: vec![(
                 Access {
                     mem: self.next,
                     bytes: wire,
                 },
                 notify,
-            )),
+            )],
             engine: Engine::Sm,
-        }
-    }
-}
-
-/// Vectors an op worked out before no longer needs, for the next one's
-/// parts (see [`crate::program::OpBuf`]).
-#[derive(Debug, Default)]
-pub(crate) struct Spare {
-    pub fetch: Vec<Access>,
-    pub post: Vec<(Access, Notify)>,
-}
-
-impl Spare {
-    fn fetch(&mut self, a: Access) -> Vec<Access> {
-        let mut v = std::mem::take(&mut self.fetch);
-        v.clear();
-        v.push(a);
-        v
-    }
-    fn post(&mut self, p: (Access, Notify)) -> Vec<(Access, Notify)> {
-        let mut v = std::mem::take(&mut self.post);
-        v.clear();
-        v.push(p);
-        v
-    }
-    /// Takes back the vectors of an op done with.
-    pub fn recycle(&mut self, op: Op) {
-        match op {
-            Op::Fetch { parts, .. } => self.fetch = parts,
-            Op::Post { parts, .. } => self.post = parts,
-            Op::Stream { fetch, post, .. } => {
-                self.fetch = fetch;
-                self.post = post;
-            }
-            _ => {}
         }
     }
 }
@@ -314,8 +273,7 @@ mod tests {
     }
 
     /// The closed form gives every op the written-out ring has, in order,
-    /// and nothing past its end (also into one reused buffer,
-    /// `Program::op_into`): ring sizes, ranks, sizes that leave short
+    /// and nothing past its end: ring sizes, ranks, sizes that leave short
     /// and empty slices, both protocols, both placements.
     #[test]
     fn a_ring_in_closed_form_matches_it_written_out() {
@@ -342,15 +300,8 @@ mod tests {
                                 }
                                 let ring = RingSteps::new(r, n, s, slice, ll, (own, next), host);
                                 assert_eq!(ring.len(), want.len(), "n {n} size {size} r {r}");
-                                let prog = crate::program::Program {
-                                    ops: vec![],
-                                    ring: Some(ring.clone()),
-                                };
-                                let mut buf = crate::program::OpBuf::default();
                                 for (i, op) in want.iter().enumerate() {
                                     assert_eq!(ring.op(i).as_ref(), Some(op), "op {i}");
-                                    // worked out into vectors of the ops before
-                                    assert_eq!(prog.op_into(i, &mut buf), Some(op), "op {i}");
                                 }
                                 assert_eq!(ring.op(want.len()), None);
                             }
