@@ -319,21 +319,16 @@ fn kept_flow_problem_matches_one_built_every_solve() {
     std::fs::remove_file(&pair).unwrap();
 }
 
-/// The flow transport keeping its pending tick when a recompute's next
-/// tick falls at the same time (and nothing was pushed for that time
-/// since) against pushing a new tick at every recompute: the kept tick
-/// pops where the new one would, so every record matches to the bit
-/// (wall time and event counts aside), and the twin spends at least as
-/// many events.
-#[test]
-fn kept_flow_ticks_match_a_new_tick_every_recompute() {
+/// Every flow case run with the default options and with the plain twin
+/// `twin`: every record matches to the bit (wall time and event counts
+/// aside), the default never spends more events than the twin, and at
+/// least one run spends fewer (else the test tests nothing; `saved` says
+/// what such a run saves).
+fn fewer_events_than_the_twin(twin: FlowOptions, saved: &str) {
     let p = ModelParams::default();
-    let kept = SimOptions::default();
-    let every = SimOptions {
-        flow: FlowOptions {
-            tick_every_recompute: true,
-            ..FlowOptions::default()
-        },
+    let fast = SimOptions::default();
+    let twin = SimOptions {
+        flow: twin,
         ..SimOptions::default()
     };
     let mut fewer = 0;
@@ -342,8 +337,8 @@ fn kept_flow_ticks_match_a_new_tick_every_recompute() {
         &["transfer-pingpong.toml"],
     ) {
         for spec in contend_sim::runs_of(&sc, &[Fidelity::Flow]) {
-            let mut a = simulate_one_with(&sc, &p, spec, &kept).unwrap().records;
-            let mut b = simulate_one_with(&sc, &p, spec, &every).unwrap().records;
+            let mut a = simulate_one_with(&sc, &p, spec, &fast).unwrap().records;
+            let mut b = simulate_one_with(&sc, &p, spec, &twin).unwrap().records;
             let (ea, eb) = (a[0].events.unwrap_or(0), b[0].events.unwrap_or(0));
             assert!(
                 ea <= eb,
@@ -358,51 +353,43 @@ fn kept_flow_ticks_match_a_new_tick_every_recompute() {
             assert_eq!(a, b, "{} {spec:?}", sc.name());
         }
     }
-    assert!(fewer > 0, "no run kept a tick: the test tests nothing");
+    assert!(fewer > 0, "no run {saved}: the test tests nothing");
+}
+
+/// The flow transport keeping its pending tick when a recompute's next
+/// tick falls at the same time (and nothing was pushed for that time
+/// since) against pushing a new tick at every recompute: the kept tick
+/// pops where the new one would.
+#[test]
+fn kept_flow_ticks_match_a_new_tick_every_recompute() {
+    fewer_events_than_the_twin(
+        FlowOptions {
+            tick_every_recompute: true,
+            ..FlowOptions::default()
+        },
+        "kept a tick",
+    );
 }
 
 /// Remote polls kept as chains, only the poll that sees the flags (or one
 /// whose place among the events matters) pushed, against a poll event
 /// every round trip: the chain's poll pops where the repeated polls' would,
-/// so every record matches to the bit (wall time and event counts aside)
-/// and the twin spends at least as many events, on every algorithm of a
-/// verify step (NCCL's flags are in host memory; host placement), rings
-/// of both protocols and the host-flag ping-pong. A run stopped by its
-/// time limit stops the same way.
+/// on every algorithm of a verify step (NCCL's flags are in host memory;
+/// host placement), rings of both protocols and the host-flag ping-pong.
+/// A run stopped by its time limit stops the same way.
 #[test]
 fn poll_chains_match_a_poll_every_round_trip() {
+    let every_round_trip = FlowOptions {
+        poll_every_round_trip: true,
+        ..FlowOptions::default()
+    };
+    fewer_events_than_the_twin(every_round_trip, "saved a poll");
     let p = ModelParams::default();
     let chain = SimOptions::default();
     let every = SimOptions {
-        flow: FlowOptions {
-            poll_every_round_trip: true,
-            ..FlowOptions::default()
-        },
+        flow: every_round_trip,
         ..SimOptions::default()
     };
-    let mut fewer = 0;
-    for sc in flow_cases(
-        &["ring-ll", "ring-simple", "nccl", "ce-ring"],
-        &["transfer-pingpong.toml"],
-    ) {
-        for spec in contend_sim::runs_of(&sc, &[Fidelity::Flow]) {
-            let mut a = simulate_one_with(&sc, &p, spec, &chain).unwrap().records;
-            let mut b = simulate_one_with(&sc, &p, spec, &every).unwrap().records;
-            let (ea, eb) = (a[0].events.unwrap_or(0), b[0].events.unwrap_or(0));
-            assert!(
-                ea <= eb,
-                "{} {spec:?}: {ea} events, the twin {eb}",
-                sc.name()
-            );
-            fewer += usize::from(ea < eb);
-            for r in a.iter_mut().chain(b.iter_mut()) {
-                r.wall_ns = None;
-                r.events = None;
-            }
-            assert_eq!(a, b, "{} {spec:?}", sc.name());
-        }
-    }
-    assert!(fewer > 0, "no run saved a poll: the test tests nothing");
     // stopped mid-run by the time limit, while ranks poll
     let sc = verify("pro6000-8x-2socket");
     let spec = RunSpec {
