@@ -89,6 +89,19 @@ fn agree(
     );
 }
 
+/// The scenarios the TLP twins run on: verify steps on two topologies (two
+/// sockets, two switches), a shared link, loaded hops across sockets and
+/// the ping-pong.
+fn tlp_cases() -> [Scenario; 5] {
+    [
+        verify("pro6000-8x-2socket"),
+        verify("pro6000-8x-2switch"),
+        scenario("transfer-shared-link.toml"),
+        scenario("transfer-load-hops-xgmi.toml"),
+        scenario("transfer-pingpong.toml"),
+    ]
+}
+
 fn twin(tlp: TlpOptions, tol: f64, mean_tol: f64) {
     let p = ModelParams::default();
     let fast = SimOptions::default();
@@ -96,13 +109,7 @@ fn twin(tlp: TlpOptions, tol: f64, mean_tol: f64) {
         tlp,
         ..SimOptions::default()
     };
-    for sc in [
-        verify("pro6000-8x-2socket"),
-        verify("pro6000-8x-2switch"),
-        scenario("transfer-shared-link.toml"),
-        scenario("transfer-load-hops-xgmi.toml"),
-        scenario("transfer-pingpong.toml"),
-    ] {
+    for sc in tlp_cases() {
         let a = times(&sc, &fast, &p);
         let b = times(&sc, &plain, &p);
         assert!(
@@ -163,13 +170,7 @@ fn straight_out_on_an_empty_channel_matches_every_packet_queued() {
         },
         ..SimOptions::default()
     };
-    for sc in [
-        verify("pro6000-8x-2socket"),
-        verify("pro6000-8x-2switch"),
-        scenario("transfer-shared-link.toml"),
-        scenario("transfer-load-hops-xgmi.toml"),
-        scenario("transfer-pingpong.toml"),
-    ] {
+    for sc in tlp_cases() {
         for spec in contend_sim::runs_of(&sc, &[Fidelity::Tlp]) {
             let a = simulate_one_with(&sc, &p, spec, &SimOptions::default()).unwrap();
             let b = simulate_one_with(&sc, &p, spec, &plain).unwrap();
