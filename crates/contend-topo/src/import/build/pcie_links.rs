@@ -10,14 +10,25 @@ use crate::write::{LinkEntry, TopologyFile};
 use std::collections::BTreeSet;
 
 pub(super) fn write(cx: &Ctx<'_>, file: &mut TopologyFile, w: &mut Warnings) {
-    let gpus = cx.gpus;
-    let dev = |b: &Bdf| cx.dev(b);
-    let rc_id = |r: Root| cx.roots.rc_id(r);
-    let (sw_ids, synth_id) = (&cx.sw.ids, |s: usize| cx.sw.synth_id(s));
-    let (synth_switches, synth_parent) = (&cx.synth.switches, &cx.synth.parent);
+    let mut acs: BTreeSet<Bdf> = BTreeSet::new();
     // GPU `i`'s link is this one plus `i`
     let first = file.link.len();
-    let pcie = |a: String, b: String, gw: (u8, u8), mps: u64, mrrs: u64, note: String| LinkEntry {
+    gpu_links(cx, file, w, &mut acs);
+    uplinks(cx, first, file, w, &mut acs);
+    if !acs.is_empty() {
+        w.1.push(Warning {
+            field: "ACS (no topology field)".into(),
+            message: format!(
+                "lspci -vv ACSCtl ReqRedir+/CmpltRedir+ at {}: peer traffic below them is redirected up to the root complex, which the topology cannot say; disable ACS redirect for P2P (NCCL's troubleshooting guide) or model the switch ports as root-complex hops",
+                acs.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(", ")
+            ),
+        });
+    }
+}
+
+/// A PCIe link entry (RCB 64 B: lspci gives no completion boundary).
+fn pcie(a: String, b: String, gw: (u8, u8), mps: u64, mrrs: u64, note: String) -> LinkEntry {
+    LinkEntry {
         a,
         b,
         kind: "pcie".into(),
@@ -28,8 +39,17 @@ pub(super) fn write(cx: &Ctx<'_>, file: &mut TopologyFile, w: &mut Warnings) {
         rcb: Some(64),
         note: Some(note),
         ..LinkEntry::default()
-    };
-    let mut acs: BTreeSet<Bdf> = BTreeSet::new();
+    }
+}
+
+/// Each GPU's link to the switch or root complex above it, in GPU order;
+/// bridges with ACS redirect on its way up into `acs`.
+fn gpu_links(cx: &Ctx<'_>, file: &mut TopologyFile, w: &mut Warnings, acs: &mut BTreeSet<Bdf>) {
+    let gpus = cx.gpus;
+    let dev = |b: &Bdf| cx.dev(b);
+    let rc_id = |r: Root| cx.roots.rc_id(r);
+    let (sw_ids, synth_id) = (&cx.sw.ids, |s: usize| cx.sw.synth_id(s));
+    let synth_switches = &cx.synth.switches;
     for (i, g) in gpus.iter().enumerate() {
         let id = format!("gpu{i}");
         let parent = if let Some(s) = g.switches.first() {
@@ -149,7 +169,22 @@ pub(super) fn write(cx: &Ctx<'_>, file: &mut TopologyFile, w: &mut Warnings) {
         file.link
             .push(pcie(id, parent, gw, mps, mrrs, note.join("; ")));
     }
-    // switch uplinks
+}
+
+/// Each switch's uplink: real ones from lspci -vv or NCCL's XML, implied
+/// ones at their GPUs' generation (GPU `i`'s link is `file.link[first + i]`).
+fn uplinks(
+    cx: &Ctx<'_>,
+    first: usize,
+    file: &mut TopologyFile,
+    w: &mut Warnings,
+    acs: &mut BTreeSet<Bdf>,
+) {
+    let gpus = cx.gpus;
+    let dev = |b: &Bdf| cx.dev(b);
+    let rc_id = |r: Root| cx.roots.rc_id(r);
+    let (sw_ids, synth_id) = (&cx.sw.ids, |s: usize| cx.sw.synth_id(s));
+    let (synth_switches, synth_parent) = (&cx.synth.switches, &cx.synth.parent);
     let gpu_link = |sw_gpu: Option<usize>| -> (u8, u8) {
         sw_gpu
             .and_then(|i| file.link.get(first + i))
@@ -234,15 +269,6 @@ pub(super) fn write(cx: &Ctx<'_>, file: &mut TopologyFile, w: &mut Warnings) {
         ));
     }
     file.link.extend(uplinks);
-    if !acs.is_empty() {
-        w.1.push(Warning {
-            field: "ACS (no topology field)".into(),
-            message: format!(
-                "lspci -vv ACSCtl ReqRedir+/CmpltRedir+ at {}: peer traffic below them is redirected up to the root complex, which the topology cannot say; disable ACS redirect for P2P (NCCL's troubleshooting guide) or model the switch ports as root-complex hops",
-                acs.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(", ")
-            ),
-        });
-    }
 }
 
 fn min_link(a: Option<(u8, u8)>, b: Option<(u8, u8)>) -> Option<(u8, u8)> {
