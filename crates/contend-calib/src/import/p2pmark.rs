@@ -75,21 +75,75 @@ struct Block {
 
 /// Reads p2pmark output.
 pub fn import(file: &str, text: &str) -> Result<Imported, CalibError> {
-    let mut out = Imported::new(file, Tool::P2pmark);
-    let mut ngpu: Option<usize> = None;
-    let mut size: Option<u64> = None;
-    let mut sec = Section::Other;
-    let mut dir_seen: Option<Dir> = None;
-    let mut seq_cols: Option<Vec<usize>> = None;
-    let mut blocks: Vec<Block> = vec![];
-    // edited probe lines waiting for the file's direction: (line, k, n, avg)
-    let mut edited: Vec<(usize, usize, usize, f64)> = vec![];
-    let mut ring: Option<Block> = None;
-    let mut per_gpu: Vec<(usize, usize, f64)> = vec![];
-    let mut one_to_all: Vec<(usize, usize, f64, Dir)> = vec![];
+    let mut scan = Scan::new(file);
     for (i, raw) in text.lines().enumerate() {
-        let n = i + 1;
-        let t = strip_launcher(raw).trim();
+        scan.line(i + 1, strip_launcher(raw).trim())?;
+    }
+    scan.finish()
+}
+
+/// Lines that sum or score the figures around them (skipped, named).
+const DERIVED: [&str; 13] = [
+    "Effective system bandwidth",
+    "Total system bandwidth",
+    "Total all-to-all bandwidth",
+    "Total ring bandwidth",
+    "Total:",
+    "PCIe LINK SCORE",
+    "DENSE INTERCONNECT SCORE",
+    "Average 1:1 latency",
+    "EFFECTIVE LATENCY",
+    "Min latency",
+    "Mean latency",
+    "P2P LATENCY",
+    "LOADED LATENCY",
+];
+
+/// What the lines read so far have given: the blocks measured, and what
+/// waits for the whole file (the GPU count, the copy size, the direction).
+struct Scan<'a> {
+    file: &'a str,
+    out: Imported,
+    ngpu: Option<usize>,
+    size: Option<u64>,
+    sec: Section,
+    /// The direction the file's lines show (a heading or a probe's pairs).
+    dir_seen: Option<Dir>,
+    seq_cols: Option<Vec<usize>>,
+    blocks: Vec<Block>,
+    /// Edited probe lines waiting for the file's direction: (line, k, n, avg).
+    edited: Vec<(usize, usize, usize, f64)>,
+    /// The ring block being read.
+    ring: Option<Block>,
+    /// `GPU i: X GB/s` rows of the all-GPUs test: (line, GPU, rate).
+    per_gpu: Vec<(usize, usize, f64)>,
+    /// One GPU to or from all peers: (line, GPU, rate, direction).
+    one_to_all: Vec<(usize, usize, f64, Dir)>,
+}
+
+type Err<'e> = &'e dyn Fn(String) -> CalibError;
+
+impl<'a> Scan<'a> {
+    fn new(file: &'a str) -> Scan<'a> {
+        Scan {
+            file,
+            out: Imported::new(file, Tool::P2pmark),
+            ngpu: None,
+            size: None,
+            sec: Section::Other,
+            dir_seen: None,
+            seq_cols: None,
+            blocks: vec![],
+            edited: vec![],
+            ring: None,
+            per_gpu: vec![],
+            one_to_all: vec![],
+        }
+    }
+
+    /// Line `n` (trimmed, launcher prefix gone).
+    fn line(&mut self, n: usize, t: &str) -> Result<(), CalibError> {
+        let file = self.file;
         let err = |message: String| CalibError::Record {
             file: file.to_string(),
             line: n,
@@ -99,104 +153,44 @@ pub fn import(file: &str, text: &str) -> Result<Imported, CalibError> {
         // a ring block ends at the first line that is not one of its own
         let ring_line = ring_stream(&toks, &err)?;
         if ring_line.is_none()
-            && let Some(b) = ring.take()
+            && let Some(b) = self.ring.take()
         {
-            blocks.push(b);
+            self.blocks.push(b);
         }
         if let Some((a, b, v)) = ring_line {
-            dir_seen = Some(Dir::Write);
-            ring.get_or_insert_with(|| Block {
-                line: n,
-                test: "ring".into(),
-                streams: vec![],
-                value: None,
-                dir: Some(Dir::Write),
-            })
-            .streams
-            .push((a, b, v));
-            continue;
+            self.dir_seen = Some(Dir::Write);
+            self.ring
+                .get_or_insert_with(|| Block {
+                    line: n,
+                    test: "ring".into(),
+                    streams: vec![],
+                    value: None,
+                    dir: Some(Dir::Write),
+                })
+                .streams
+                .push((a, b, v));
+            return Ok(());
         }
-        if let Some(rest) = t.strip_prefix("Found ")
-            && let Some(k) = rest.strip_suffix(" GPUs").or(rest.strip_suffix(" GPU"))
-        {
-            ngpu = k.trim().parse().ok().filter(|g| (1..=MAX_GPUS).contains(g));
-            continue;
+        if self.counts(t) || self.heading(n, t) {
+            return Ok(());
         }
-        if let Some(rest) = t.strip_prefix("Each transfer:")
-            && let Some(mb) = rest
-                .split_whitespace()
-                .next()
-                .and_then(|x| x.parse::<u64>().ok())
-        {
-            // 160,000,000 B prints as 152 (MiB, rounded down)
-            size = Some(if mb == 152 { 160_000_000 } else { mb << 20 });
-            continue;
-        }
-        if t.starts_with("===") && t.ends_with("===") && t.len() > 6 {
-            let h = t.trim_matches('=').trim();
-            sec = if h.contains("LATENCY MODE") || h.ends_with("(us)") {
-                if !out
-                    .skipped
-                    .iter()
-                    .any(|s| s.what.starts_with("latency mode"))
-                {
-                    out.skip(
-                        n,
-                        format!("latency mode: `{h}`"),
-                        "single-thread remote loads of one 128-byte line: no contend probe twins them yet",
-                    );
-                }
-                Section::Latency
-            } else if h.starts_with("Sequential P2P bandwidth") {
-                Section::Sequential
-            } else if h.starts_with("Single reader") || h.starts_with("Single GPU writes") {
-                Section::OneToAll
-            } else if h.starts_with("All GPUs read all peers") || h.starts_with("All-to-all") {
-                if h.starts_with("All GPUs read") {
-                    dir_seen.get_or_insert(Dir::Read);
-                } else {
-                    dir_seen = Some(Dir::Write);
-                }
-                Section::AllToAll
-            } else {
-                if h.contains("staggered writes") || h.contains("writes to next") {
-                    dir_seen = Some(Dir::Write);
-                } else if h.contains("staggered reads") {
-                    dir_seen.get_or_insert(Dir::Read);
-                }
-                Section::Other
-            };
-            seq_cols = None;
-            continue;
-        }
-        const DERIVED: [&str; 13] = [
-            "Effective system bandwidth",
-            "Total system bandwidth",
-            "Total all-to-all bandwidth",
-            "Total ring bandwidth",
-            "Total:",
-            "PCIe LINK SCORE",
-            "DENSE INTERCONNECT SCORE",
-            "Average 1:1 latency",
-            "EFFECTIVE LATENCY",
-            "Min latency",
-            "Mean latency",
-            "P2P LATENCY",
-            "LOADED LATENCY",
-        ];
         if let Some(d) = DERIVED.iter().find(|d| t.starts_with(*d)) {
-            out.skip(
+            self.out.skip(
                 n,
                 d.trim_end_matches(':').to_string(),
                 "derived from the figures around it (a sum or a score)",
             );
-            continue;
+            return Ok(());
         }
-        if sec == Section::Latency {
+        if self.sec == Section::Latency {
             if !t.is_empty() {
-                *out.noise.entry("latency-mode line".into()).or_default() += 1;
+                *self
+                    .out
+                    .noise
+                    .entry("latency-mode line".into())
+                    .or_default() += 1;
             }
-            continue;
+            return Ok(());
         }
         // the topology probe, with or without its heading
         if let Some(k) = toks
@@ -204,91 +198,10 @@ pub fn import(file: &str, text: &str) -> Result<Imported, CalibError> {
             .and_then(|x| x.strip_prefix('+'))
             .and_then(|x| x.trim_end_matches(':').parse::<usize>().ok())
         {
-            let (pairs, dir) = probe_pairs(&toks, &err)?;
-            let nums: Vec<f64> = toks[1..]
-                .iter()
-                .filter_map(|x| x.trim_start_matches('(').parse::<f64>().ok())
-                .collect();
-            let avg = nums.first().copied().filter(|v| v.is_finite() && *v > 0.0);
-            let Some(avg) = avg else {
-                return Err(err(format!("probe round +{k} has no rate")));
-            };
-            if pairs.is_empty() {
-                // `+k: X GB/s avg (T total)`: T / X GPUs, the file's direction
-                match nums.get(1).map(|total| (total / avg).round() as usize) {
-                    Some(g) if (2..=MAX_GPUS).contains(&g) && k < g => {
-                        edited.push((n, k, g, avg));
-                    }
-                    _ => out.skip(
-                        n,
-                        format!("topology probe +{k}"),
-                        "the line names neither its reader/writer pairs nor its total (an edited copy of p2pmark's output)",
-                    ),
-                }
-                continue;
-            }
-            dir_seen.get_or_insert(dir);
-            blocks.push(Block {
-                line: n,
-                test: format!("topology probe +{k}"),
-                value: Some(format!(
-                    "the mean of {} concurrent per-GPU rates (p2pmark prints only the mean)",
-                    pairs.len()
-                )),
-                streams: pairs.iter().map(|&(a, b)| (a, b, avg)).collect(),
-                dir: Some(dir),
-            });
-            continue;
+            return self.probe(n, k, &toks, &err);
         }
-        match sec {
-            Section::Sequential => {
-                if toks.first() == Some(&"Dst->") {
-                    let c = toks[1..]
-                        .iter()
-                        .map(|g| {
-                            g.strip_prefix("GPU")
-                                .and_then(|x| x.parse::<usize>().ok())
-                                .filter(|x| *x < MAX_GPUS)
-                                .ok_or_else(|| err(format!("`{g}` is not a GPU column")))
-                        })
-                        .collect::<Result<Vec<_>, _>>()?;
-                    seq_cols = Some(c);
-                    continue;
-                }
-                let Some(row) = gpu_row(&toks) else {
-                    count(&mut out, t);
-                    continue;
-                };
-                let Some(c) = &seq_cols else {
-                    return Err(err("a matrix row before the `Dst->` header".into()));
-                };
-                let vals = &toks[2..];
-                if vals.len() != c.len() {
-                    return Err(err(format!(
-                        "row GPU {row} has {} values, the header has {} columns: a truncated or cut row",
-                        vals.len(),
-                        c.len()
-                    )));
-                }
-                for (k, &d) in c.iter().enumerate() {
-                    if vals[k] == "-" || d == row {
-                        continue;
-                    }
-                    let v = gbps(vals[k]).ok_or_else(|| {
-                        err(format!(
-                            "`{}` (GPU {row} -> GPU {d}) is not a positive number",
-                            vals[k]
-                        ))
-                    })?;
-                    blocks.push(Block {
-                        line: n,
-                        test: "sequential".into(),
-                        streams: vec![(row, d, v)],
-                        value: None,
-                        dir: Some(Dir::Write),
-                    });
-                }
-            }
+        match self.sec {
+            Section::Sequential => self.sequential(n, t, &toks, &err)?,
             Section::OneToAll => {
                 let split = t
                     .split_once("reads from all peers:")
@@ -301,56 +214,238 @@ pub fn import(file: &str, text: &str) -> Result<Imported, CalibError> {
                     (Some(r), Some((v, d))) => {
                         let v = gbps(v.trim().trim_end_matches("GB/s").trim())
                             .ok_or_else(|| err(format!("`{v}` is not a rate")))?;
-                        one_to_all.push((n, r, v, d));
+                        self.one_to_all.push((n, r, v, d));
                     }
-                    _ => count(&mut out, t),
+                    _ => count(&mut self.out, t),
                 }
             }
             Section::AllToAll => match (gpu_row(&toks), toks.get(2)) {
                 (Some(r), Some(v)) if toks.get(3) == Some(&"GB/s") => {
                     let v = gbps(v).ok_or_else(|| err(format!("`{v}` is not a rate")))?;
-                    per_gpu.push((n, r, v));
+                    self.per_gpu.push((n, r, v));
                 }
-                _ => count(&mut out, t),
+                _ => count(&mut self.out, t),
             },
-            _ => count(&mut out, t),
+            _ => count(&mut self.out, t),
         }
+        Ok(())
     }
-    if let Some(b) = ring.take() {
-        blocks.push(b);
-    }
-    let seen_max = blocks
-        .iter()
-        .flat_map(|b| b.streams.iter().map(|s| s.0.max(s.1) + 1))
-        .chain(one_to_all.iter().map(|s| s.1 + 1))
-        .chain(per_gpu.iter().map(|s| s.1 + 1))
-        .max()
-        .unwrap_or(0);
-    let g_all = ngpu.unwrap_or(seen_max).max(seen_max);
-    for &(line, r, v, d) in &one_to_all {
-        if g_all < 2 {
-            break;
+
+    /// `Found N GPUs` and `Each transfer: M MB`: whether `t` was one.
+    fn counts(&mut self, t: &str) -> bool {
+        if let Some(rest) = t.strip_prefix("Found ")
+            && let Some(k) = rest.strip_suffix(" GPUs").or(rest.strip_suffix(" GPU"))
+        {
+            self.ngpu = k.trim().parse().ok().filter(|g| (1..=MAX_GPUS).contains(g));
+            return true;
         }
-        blocks.push(Block {
-            line,
-            test: match d {
-                Dir::Read => "single reader".into(),
-                Dir::Write => "single GPU writes to all peers".into(),
-            },
-            streams: (1..g_all)
-                .map(|k| (r, (r + k) % g_all, v / (g_all - 1) as f64))
-                .collect(),
+        if let Some(rest) = t.strip_prefix("Each transfer:")
+            && let Some(mb) = rest
+                .split_whitespace()
+                .next()
+                .and_then(|x| x.parse::<u64>().ok())
+        {
+            // 160,000,000 B prints as 152 (MiB, rounded down)
+            self.size = Some(if mb == 152 { 160_000_000 } else { mb << 20 });
+            return true;
+        }
+        false
+    }
+
+    /// A `=== … ===` heading: the section it opens, and the direction its
+    /// words give; whether `t` was one.
+    fn heading(&mut self, n: usize, t: &str) -> bool {
+        if !(t.starts_with("===") && t.ends_with("===") && t.len() > 6) {
+            return false;
+        }
+        let h = t.trim_matches('=').trim();
+        self.sec = if h.contains("LATENCY MODE") || h.ends_with("(us)") {
+            if !self
+                .out
+                .skipped
+                .iter()
+                .any(|s| s.what.starts_with("latency mode"))
+            {
+                self.out.skip(
+                    n,
+                    format!("latency mode: `{h}`"),
+                    "single-thread remote loads of one 128-byte line: no contend probe twins them yet",
+                );
+            }
+            Section::Latency
+        } else if h.starts_with("Sequential P2P bandwidth") {
+            Section::Sequential
+        } else if h.starts_with("Single reader") || h.starts_with("Single GPU writes") {
+            Section::OneToAll
+        } else if h.starts_with("All GPUs read all peers") || h.starts_with("All-to-all") {
+            if h.starts_with("All GPUs read") {
+                self.dir_seen.get_or_insert(Dir::Read);
+            } else {
+                self.dir_seen = Some(Dir::Write);
+            }
+            Section::AllToAll
+        } else {
+            if h.contains("staggered writes") || h.contains("writes to next") {
+                self.dir_seen = Some(Dir::Write);
+            } else if h.contains("staggered reads") {
+                self.dir_seen.get_or_insert(Dir::Read);
+            }
+            Section::Other
+        };
+        self.seq_cols = None;
+        true
+    }
+
+    /// A topology probe line `+k …`: its pairs at the mean rate, or (an
+    /// edited line without pairs) its GPU count from the total, kept for
+    /// the file's direction.
+    fn probe(&mut self, n: usize, k: usize, toks: &[&str], err: Err<'_>) -> Result<(), CalibError> {
+        let (pairs, dir) = probe_pairs(toks, err)?;
+        let nums: Vec<f64> = toks[1..]
+            .iter()
+            .filter_map(|x| x.trim_start_matches('(').parse::<f64>().ok())
+            .collect();
+        let avg = nums.first().copied().filter(|v| v.is_finite() && *v > 0.0);
+        let Some(avg) = avg else {
+            return Err(err(format!("probe round +{k} has no rate")));
+        };
+        if pairs.is_empty() {
+            // `+k: X GB/s avg (T total)`: T / X GPUs, the file's direction
+            match nums.get(1).map(|total| (total / avg).round() as usize) {
+                Some(g) if (2..=MAX_GPUS).contains(&g) && k < g => {
+                    self.edited.push((n, k, g, avg));
+                }
+                _ => self.out.skip(
+                    n,
+                    format!("topology probe +{k}"),
+                    "the line names neither its reader/writer pairs nor its total (an edited copy of p2pmark's output)",
+                ),
+            }
+            return Ok(());
+        }
+        self.dir_seen.get_or_insert(dir);
+        self.blocks.push(Block {
+            line: n,
+            test: format!("topology probe +{k}"),
             value: Some(format!(
-                "GPU {r}'s {v} GB/s over {} concurrent streams, split evenly",
-                g_all - 1
+                "the mean of {} concurrent per-GPU rates (p2pmark prints only the mean)",
+                pairs.len()
             )),
-            dir: Some(d),
+            streams: pairs.iter().map(|&(a, b)| (a, b, avg)).collect(),
+            dir: Some(dir),
         });
+        Ok(())
     }
-    if !per_gpu.is_empty() {
+
+    /// A line of the sequential matrix: its `Dst->` header or a row, each
+    /// cell a copy of its own.
+    fn sequential(
+        &mut self,
+        n: usize,
+        t: &str,
+        toks: &[&str],
+        err: Err<'_>,
+    ) -> Result<(), CalibError> {
+        if toks.first() == Some(&"Dst->") {
+            let c = toks[1..]
+                .iter()
+                .map(|g| {
+                    g.strip_prefix("GPU")
+                        .and_then(|x| x.parse::<usize>().ok())
+                        .filter(|x| *x < MAX_GPUS)
+                        .ok_or_else(|| err(format!("`{g}` is not a GPU column")))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            self.seq_cols = Some(c);
+            return Ok(());
+        }
+        let Some(row) = gpu_row(toks) else {
+            count(&mut self.out, t);
+            return Ok(());
+        };
+        let Some(c) = &self.seq_cols else {
+            return Err(err("a matrix row before the `Dst->` header".into()));
+        };
+        let vals = &toks[2..];
+        if vals.len() != c.len() {
+            return Err(err(format!(
+                "row GPU {row} has {} values, the header has {} columns: a truncated or cut row",
+                vals.len(),
+                c.len()
+            )));
+        }
+        for (k, &d) in c.iter().enumerate() {
+            if vals[k] == "-" || d == row {
+                continue;
+            }
+            let v = gbps(vals[k]).ok_or_else(|| {
+                err(format!(
+                    "`{}` (GPU {row} -> GPU {d}) is not a positive number",
+                    vals[k]
+                ))
+            })?;
+            self.blocks.push(Block {
+                line: n,
+                test: "sequential".into(),
+                streams: vec![(row, d, v)],
+                value: None,
+                dir: Some(Dir::Write),
+            });
+        }
+        Ok(())
+    }
+
+    /// The blocks that needed the whole file (the GPU count, its
+    /// direction), then every block's streams as records.
+    fn finish(mut self) -> Result<Imported, CalibError> {
+        if let Some(b) = self.ring.take() {
+            self.blocks.push(b);
+        }
+        let seen_max = self
+            .blocks
+            .iter()
+            .flat_map(|b| b.streams.iter().map(|s| s.0.max(s.1) + 1))
+            .chain(self.one_to_all.iter().map(|s| s.1 + 1))
+            .chain(self.per_gpu.iter().map(|s| s.1 + 1))
+            .max()
+            .unwrap_or(0);
+        let g_all = self.ngpu.unwrap_or(seen_max).max(seen_max);
+        self.spread_totals(g_all)?;
+        self.edited_probes();
+        self.records();
+        Ok(self.out)
+    }
+
+    /// One GPU's total to or from all peers, and each GPU's in the
+    /// all-GPUs test, split evenly over its `g_all - 1` streams.
+    fn spread_totals(&mut self, g_all: usize) -> Result<(), CalibError> {
+        for &(line, r, v, d) in &self.one_to_all {
+            if g_all < 2 {
+                break;
+            }
+            self.blocks.push(Block {
+                line,
+                test: match d {
+                    Dir::Read => "single reader".into(),
+                    Dir::Write => "single GPU writes to all peers".into(),
+                },
+                streams: (1..g_all)
+                    .map(|k| (r, (r + k) % g_all, v / (g_all - 1) as f64))
+                    .collect(),
+                value: Some(format!(
+                    "GPU {r}'s {v} GB/s over {} concurrent streams, split evenly",
+                    g_all - 1
+                )),
+                dir: Some(d),
+            });
+        }
+        let per_gpu = &self.per_gpu;
+        if per_gpu.is_empty() {
+            return Ok(());
+        }
         if per_gpu.len() != g_all {
             return Err(CalibError::Record {
-                file: file.to_string(),
+                file: self.file.to_string(),
                 line: per_gpu[0].0,
                 message: format!(
                     "the all-GPUs test lists {} of {g_all} GPUs: truncated",
@@ -359,10 +454,10 @@ pub fn import(file: &str, text: &str) -> Result<Imported, CalibError> {
             });
         }
         let mut streams = vec![];
-        for &(_, r, v) in &per_gpu {
+        for &(_, r, v) in per_gpu {
             streams.extend((1..g_all).map(|k| (r, (r + k) % g_all, v / (g_all - 1) as f64)));
         }
-        blocks.push(Block {
+        self.blocks.push(Block {
             line: per_gpu[0].0,
             test: "all GPUs to all peers".into(),
             value: Some(format!(
@@ -373,82 +468,88 @@ pub fn import(file: &str, text: &str) -> Result<Imported, CalibError> {
             streams,
             dir: None,
         });
+        Ok(())
     }
-    for (line, k, g, avg) in edited {
-        match dir_seen {
-            Some(d) => blocks.push(Block {
-                line,
-                test: format!("topology probe +{k}"),
-                streams: (0..g).map(|i| (i, (i + k) % g, avg)).collect(),
-                value: Some(format!(
-                    "the mean of {g} concurrent per-GPU rates; the pairs are p2pmark's (GPU i and GPU i+{k} mod {g}), the line lists none"
-                )),
-                dir: Some(d),
-            }),
-            None => out.skip(
-                line,
-                format!("topology probe +{k}"),
-                "an edited line without pairs, and no other line of the file says whether this p2pmark reads or writes",
-            ),
+
+    /// Edited probe lines at the file's direction (skipped when no line
+    /// gives it).
+    fn edited_probes(&mut self) {
+        for (line, k, g, avg) in std::mem::take(&mut self.edited) {
+            match self.dir_seen {
+                Some(d) => self.blocks.push(Block {
+                    line,
+                    test: format!("topology probe +{k}"),
+                    streams: (0..g).map(|i| (i, (i + k) % g, avg)).collect(),
+                    value: Some(format!(
+                        "the mean of {g} concurrent per-GPU rates; the pairs are p2pmark's (GPU i and GPU i+{k} mod {g}), the line lists none"
+                    )),
+                    dir: Some(d),
+                }),
+                None => self.out.skip(
+                    line,
+                    format!("topology probe +{k}"),
+                    "an edited line without pairs, and no other line of the file says whether this p2pmark reads or writes",
+                ),
+            }
         }
     }
-    // the copy size: printed, else the generation's
-    let (bytes, size_note) = match (size, dir_seen) {
-        (Some(b), _) => (b, None),
-        (None, Some(Dir::Write)) => (
-            160_000_000,
-            Some(
-                "160,000,000 B per copy (the writing generation's TRANSFER_SIZE; not printed here)",
+
+    /// Every block's streams as records, at the copy size printed (else
+    /// the generation's) and the block's direction (else the file's).
+    fn records(&mut self) {
+        let (bytes, size_note) = match (self.size, self.dir_seen) {
+            (Some(b), _) => (b, None),
+            (None, Some(Dir::Write)) => (
+                160_000_000,
+                Some(
+                    "160,000,000 B per copy (the writing generation's TRANSFER_SIZE; not printed here)",
+                ),
             ),
-        ),
-        (None, _) => (
-            64 << 20,
-            Some("64 MiB per copy (TRANSFER_SIZE up to 3c39f36; not printed here)"),
-        ),
-    };
-    let run = ToolRun::default();
-    let mut records = vec![];
-    for b in &blocks {
-        let Some(dir) = b.dir.or(dir_seen) else {
-            out.skip(
-                b.line,
-                b.test.clone(),
-                "no line of the file says whether this p2pmark reads or writes",
-            );
-            continue;
+            (None, _) => (
+                64 << 20,
+                Some("64 MiB per copy (TRANSFER_SIZE up to 3c39f36; not printed here)"),
+            ),
         };
-        let conc = b.streams.len() as u32;
-        let group = (conc > 1).then(|| format!("{} (line {})", b.test, b.line));
-        for &(a, other, v) in &b.streams {
-            let value = match (&b.value, size_note) {
-                (Some(x), Some(s)) => Some(format!("{x}; {s}")),
-                (Some(x), None) => Some(x.clone()),
-                (None, Some(s)) => Some(s.to_string()),
-                (None, None) => None,
+        let run = ToolRun::default();
+        let mut records = vec![];
+        for b in &self.blocks {
+            let Some(dir) = b.dir.or(self.dir_seen) else {
+                self.out.skip(
+                    b.line,
+                    b.test.clone(),
+                    "no line of the file says whether this p2pmark reads or writes",
+                );
+                continue;
             };
-            let f = Figure {
-                op: dir.op(),
-                from: a,
-                to: End::Gpu(other),
-                bytes,
-                gbps: v,
-                concurrent: conc,
-                group: group.clone(),
-                test: b.test.clone(),
-                value,
-            };
-            records.push((b.line, record(Tool::P2pmark, &run, &f)));
+            let conc = b.streams.len() as u32;
+            let group = (conc > 1).then(|| format!("{} (line {})", b.test, b.line));
+            for &(a, other, v) in &b.streams {
+                let value = match (&b.value, size_note) {
+                    (Some(x), Some(s)) => Some(format!("{x}; {s}")),
+                    (Some(x), None) => Some(x.clone()),
+                    (None, Some(s)) => Some(s.to_string()),
+                    (None, None) => None,
+                };
+                let f = Figure {
+                    op: dir.op(),
+                    from: a,
+                    to: End::Gpu(other),
+                    bytes,
+                    gbps: v,
+                    concurrent: conc,
+                    group: group.clone(),
+                    test: b.test.clone(),
+                    value,
+                };
+                records.push((b.line, record(Tool::P2pmark, &run, &f)));
+            }
         }
+        self.out.records = records;
     }
-    out.records = records;
-    Ok(out)
 }
 
 /// `GPU 0 -> GPU 1: 51.40 GB/s` (the ring test of the writing generation).
-fn ring_stream(
-    toks: &[&str],
-    err: &dyn Fn(String) -> CalibError,
-) -> Result<Option<(usize, usize, f64)>, CalibError> {
+fn ring_stream(toks: &[&str], err: Err<'_>) -> Result<Option<(usize, usize, f64)>, CalibError> {
     if toks.len() < 6 || toks[0] != "GPU" || toks[2] != "->" || toks[3] != "GPU" {
         return Ok(None);
     }
@@ -465,10 +566,7 @@ fn ring_stream(
 }
 
 /// The `0<-3` (reads) or `0->3` (writes) pairs of a probe line: (engine, other).
-fn probe_pairs(
-    toks: &[&str],
-    err: &dyn Fn(String) -> CalibError,
-) -> Result<(Vec<(usize, usize)>, Dir), CalibError> {
+fn probe_pairs(toks: &[&str], err: Err<'_>) -> Result<(Vec<(usize, usize)>, Dir), CalibError> {
     let mut pairs = vec![];
     let mut dir = Dir::Read;
     for t in toks {
@@ -495,7 +593,7 @@ fn gpu_row(toks: &[&str]) -> Option<usize> {
         .filter(|g| *g < MAX_GPUS)
 }
 
-fn gpu(x: &str, err: &dyn Fn(String) -> CalibError) -> Result<usize, CalibError> {
+fn gpu(x: &str, err: Err<'_>) -> Result<usize, CalibError> {
     x.parse::<usize>()
         .ok()
         .filter(|g| *g < MAX_GPUS)
