@@ -29,7 +29,8 @@
 use crate::fabric::{Fabric, StageRule};
 use crate::ids::FxMap;
 use crate::ids::{ChId, XferId};
-use crate::maxmin::{FIRST_MET, LiveMaxMin, MaxMin};
+use crate::maxmin::MaxMin;
+use crate::maxmin_live::{FIRST_MET, LiveMaxMin};
 use contend_topo::{NodeIdx, Picos};
 
 /// What a flow asks of the fabric: its cap, the channels it uses
