@@ -73,6 +73,15 @@ pub struct LiveMaxMin {
     touched: Vec<u32>,
     /// Resources saturating in a round, with their numbering keys.
     cand: Vec<((u32, u64, u32), u32)>,
+    /// Per resource, its open weight when the last solve began (summed
+    /// over its users then) and whether that sum is stale: its users
+    /// changed, or a user's freezing at the start (a cap of 0) did. A
+    /// resource neither touched sums the same weights in the same order:
+    /// the same sum, to the bit, without walking its users.
+    open_sum: Vec<f64>,
+    stale: Vec<bool>,
+    /// Per flow slot, whether the last solve froze it at the start.
+    was_zero: Vec<bool>,
 }
 
 impl LiveMaxMin {
@@ -93,6 +102,8 @@ impl LiveMaxMin {
         self.wsum.push(0.0);
         self.sat.push(false);
         self.mark.push(false);
+        self.open_sum.push(0.0);
+        self.stale.push(true);
         r
     }
 
@@ -144,6 +155,7 @@ impl LiveMaxMin {
                 self.rate.push(0.0);
                 self.frozen.push(false);
                 self.cap.push(0.0);
+                self.was_zero.push(false);
                 (self.at.len() - 1) as u32
             }
         };
@@ -160,6 +172,7 @@ impl LiveMaxMin {
         self.held_room += self.room[si] as usize;
         for &(r, w) in uses {
             self.users[r as usize].push((s, w));
+            self.stale[r as usize] = true;
             self.list(r);
         }
         s
@@ -219,11 +232,13 @@ impl LiveMaxMin {
         let users = &mut self.users[r as usize];
         let at = users.partition_point(|&(f, _)| seq[f as usize] < seq[si]);
         users.insert(at, (s, w));
+        self.stale[r as usize] = true;
         self.list(r);
     }
 
     /// Resource `r` loses all its users.
     pub fn clear_users(&mut self, r: u32) {
+        self.stale[r as usize] = true;
         for (s, _) in std::mem::take(&mut self.users[r as usize]) {
             let (at, len) = (self.at[s as usize] as usize, self.len[s as usize] as usize);
             let mut kept = at;
@@ -259,6 +274,7 @@ impl LiveMaxMin {
         }
         for &r in &self.touched {
             self.mark[r as usize] = false;
+            self.stale[r as usize] = true;
             let dead = &self.dead;
             self.users[r as usize].retain(|&(s, _)| !dead[s as usize]);
         }
@@ -308,48 +324,62 @@ impl LiveMaxMin {
         });
         let mut open = 0usize;
         self.capped.clear();
+        // the least cap of the open capped flows: (least cap) - level is
+        // the least of (cap - level), to the bit (rounding keeps order)
+        let mut least_cap = f64::INFINITY;
         for (&s, &c) in slots.iter().zip(caps) {
             let si = s as usize;
             self.rate[si] = 0.0;
             self.cap[si] = c;
             let frozen = c <= 0.0;
             self.frozen[si] = frozen;
+            if frozen != self.was_zero[si] {
+                self.was_zero[si] = frozen;
+                let at = self.at[si] as usize;
+                for &(r, _) in &self.uses[at..at + self.len[si] as usize] {
+                    self.stale[r as usize] = true;
+                }
+            }
             if !frozen {
                 open += 1;
                 if c.is_finite() {
                     self.capped.push(s);
+                    least_cap = least_cap.min(c);
                 }
             }
         }
         // each resource's open weight, summed over its users in flow order
         // (a flow's repeated uses in its order), as the flows' uses walked
-        // in order would sum it
+        // in order would sum it (again only where stale); and the least
+        // saturation step of the resources taking part
         self.act.clear();
+        let mut least_step = f64::INFINITY;
         for &r in &self.live {
             let ri = r as usize;
             self.sat[ri] = false;
-            let mut sum = 0.0;
-            for &(f, w) in &self.users[ri] {
-                if !self.frozen[f as usize] {
-                    sum += w;
+            if self.stale[ri] {
+                let mut sum = 0.0;
+                for &(f, w) in &self.users[ri] {
+                    if !self.frozen[f as usize] {
+                        sum += w;
+                    }
                 }
+                self.open_sum[ri] = sum;
+                self.stale[ri] = false;
             }
+            let sum = self.open_sum[ri];
             self.wsum[ri] = sum;
             if self.active[ri] && sum > 1e-15 {
                 self.act.push(r);
                 self.left[ri] = self.capacity[ri];
+                least_step = least_step.min(self.capacity[ri] / sum);
             }
         }
         let mut level = 0.0f64;
         while open > 0 {
-            let mut delta = f64::INFINITY;
-            for &r in &self.act {
-                let ri = r as usize;
-                delta = delta.min(self.left[ri] / self.wsum[ri]);
-            }
-            for &s in &self.capped {
-                delta = delta.min(self.cap[s as usize] - level);
-            }
+            // the least of every resource's step and every open capped
+            // flow's cap - level, worked out as the last round ended
+            let delta = least_step.min(least_cap - level);
             if !delta.is_finite() {
                 for &s in slots {
                     if !self.frozen[s as usize] {
@@ -394,9 +424,16 @@ impl LiveMaxMin {
                 }
             }
             self.cand = cand;
-            for &s in &self.capped {
+            // capped flows reaching their cap freeze, in order; those still
+            // open give the next round its least cap
+            least_cap = f64::INFINITY;
+            let mut capped = std::mem::take(&mut self.capped);
+            capped.retain(|&s| {
                 let si = s as usize;
-                if !self.frozen[si] && level >= self.cap[si] * (1.0 - 1e-12) {
+                if self.frozen[si] {
+                    return false;
+                }
+                if level >= self.cap[si] * (1.0 - 1e-12) {
                     self.rate[si] = self.cap[si];
                     open -= freeze(
                         &mut self.frozen,
@@ -406,13 +443,23 @@ impl LiveMaxMin {
                         &self.len,
                         s,
                     );
+                    return false;
                 }
-            }
-            let frozen = &self.frozen;
-            self.capped.retain(|&s| !frozen[s as usize]);
-            let (sat, wsum) = (&self.sat, &self.wsum);
-            self.act
-                .retain(|&r| !sat[r as usize] && wsum[r as usize] > 1e-15);
+                least_cap = least_cap.min(self.cap[si]);
+                true
+            });
+            self.capped = capped;
+            // resources still taking part give the next round its least step
+            least_step = f64::INFINITY;
+            let (sat, wsum, left) = (&self.sat, &self.wsum, &self.left);
+            self.act.retain(|&r| {
+                let ri = r as usize;
+                let keep = !sat[ri] && wsum[ri] > 1e-15;
+                if keep {
+                    least_step = least_step.min(left[ri] / wsum[ri]);
+                }
+                keep
+            });
         }
     }
 }
