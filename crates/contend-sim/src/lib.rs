@@ -38,7 +38,7 @@
 //! | 7–8. programs repeated per collective with gap and skew | `script.rs` |
 //! | 9. two fidelities behind one trait | `transport/mod.rs` |
 //! | 9. TLP fidelity | `transport/tlp/` |
-//! | 9. flow fidelity, max-min fair sharing | `transport/flow/`, `maxmin.rs` (twin `maxmin_reference.rs`) |
+//! | 9. flow fidelity, max-min fair sharing | `transport/flow/`, `maxmin.rs` (twin `maxmin_reference.rs`), `maxmin_live.rs` |
 //! | model constants and their bounds | [`ModelParams`] (`params/mod.rs`, `params/check.rs`) |
 //! | run limits | [`RunLimits`] (`limits.rs`) |
 //! | results in the shared schema | `summary.rs` |
@@ -74,6 +74,7 @@ mod gpu;
 mod ids;
 mod limits;
 pub mod maxmin;
+pub mod maxmin_live;
 pub mod maxmin_reference;
 mod params;
 mod poll_chain;

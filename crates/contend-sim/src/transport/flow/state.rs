@@ -14,9 +14,11 @@
 //! rates are a pure function of the flows in order (kind, started or not,
 //! through its first window or not),
 //! a recompute looks the flow set up in a memo of earlier solves and solves
-//! only a set it has not seen (a ring's pattern of slices repeats). The
-//! plain twin (`FlowOptions::full_solve`) solves every time; both give
-//! the same rates to the bit.
+//! only a set it has not seen (a ring's pattern of slices repeats); while
+//! it seldom hits (many GPUs' flow sets seldom repeat) it is left off for
+//! a while, lookups and stores both. The plain twin
+//! (`FlowOptions::full_solve`) solves every time; all give the same rates
+//! to the bit.
 //!
 //! A solve works on a problem kept across flow starts and finishes
 //! ([`LiveMaxMin`]): a flow joins it with its kind's uses when first
@@ -29,7 +31,8 @@
 use crate::fabric::{Fabric, StageRule};
 use crate::ids::FxMap;
 use crate::ids::{ChId, XferId};
-use crate::maxmin::{FIRST_MET, LiveMaxMin, MaxMin};
+use crate::maxmin::MaxMin;
+use crate::maxmin_live::{FIRST_MET, LiveMaxMin};
 use contend_topo::{NodeIdx, Picos};
 
 /// What a flow asks of the fabric: its cap, the channels it uses
@@ -124,6 +127,16 @@ struct CollapseLive {
 const MEMO_MAX: usize = 1 << 12;
 const MEMO_MAX_FLOWS: usize = 1 << 20;
 
+/// Recomputes per window of the memo's luck: a window with fewer than one
+/// hit in [`MEMO_POOR`] lookups turns the memo off for the next
+/// `MEMO_WINDOW << n` recomputes (n: poor windows in a row, to
+/// [`MEMO_BACKOFF_MAX`]), where a lookup that misses costs hashing and
+/// storing a set of every flow (many GPUs' flow sets seldom repeat).
+/// Exact either way: a hit gives what the solve would.
+const MEMO_WINDOW: u32 = 256;
+const MEMO_POOR: u32 = 32;
+const MEMO_BACKOFF_MAX: u32 = 8;
+
 #[derive(Debug)]
 pub(crate) struct FlowState {
     pub flows: Vec<Flow>,
@@ -179,6 +192,12 @@ pub(crate) struct FlowState {
     memo_held: Vec<Option<ChId>>,
     memo_len: usize,
     set: Vec<u32>,
+    /// The memo's luck: lookups and hits this window, recomputes left with
+    /// it off, and poor windows in a row.
+    memo_tries: u32,
+    memo_hits: u32,
+    memo_off: u64,
+    memo_poor: u32,
     /// The problem kept across flow changes (the plain twin,
     /// `FlowOptions::rebuild_problem`, builds it from the flows at every
     /// solve): channel `c` is resource `c`, rule resources come after.
@@ -242,6 +261,10 @@ impl FlowState {
             memo_held: vec![],
             memo_len: 0,
             set: vec![],
+            memo_tries: 0,
+            memo_hits: 0,
+            memo_off: 0,
+            memo_poor: 0,
             live: LiveMaxMin::default(),
             gone: vec![],
             cross: Default::default(),
@@ -372,6 +395,21 @@ impl FlowState {
         if self.full_solve {
             return self.solve(fabric);
         }
+        if self.memo_off > 0 {
+            self.memo_off -= 1;
+            return self.solve(fabric);
+        }
+        self.memo_tries += 1;
+        if self.memo_tries == MEMO_WINDOW {
+            if self.memo_hits * MEMO_POOR < MEMO_WINDOW {
+                self.memo_off = u64::from(MEMO_WINDOW) << self.memo_poor;
+                self.memo_poor = (self.memo_poor + 1).min(MEMO_BACKOFF_MAX);
+            } else {
+                self.memo_poor = 0;
+            }
+            self.memo_tries = 0;
+            self.memo_hits = 0;
+        }
         let now = self.last;
         self.set.clear();
         self.set.extend(
@@ -393,6 +431,7 @@ impl FlowState {
                     f.rate = *r;
                     f.held = *h;
                 }
+                self.memo_hits += 1;
                 return;
             }
         }
