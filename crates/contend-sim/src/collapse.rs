@@ -13,10 +13,10 @@
 
 use crate::ids::FxMap;
 use crate::params::{ModelParams, ns};
+use crate::sightings::Sightings;
 use contend_topo::{
     Bytes, BytesPerSec, CollapsePer, CollapseSpec, NodeIdx, NodeKind, Picos, Route, Topology,
 };
-use std::collections::VecDeque;
 
 /// The root complex a path's posted writes are bound for: the last root
 /// complex the route enters (else the first it leaves).
@@ -50,43 +50,24 @@ pub(crate) struct CollapseRule {
 /// root complex) for collapse, (source, destination) for cross-socket P2P.
 pub(crate) type Via = (NodeIdx, NodeIdx);
 
-/// What a collapsing port remembers at TLP fidelity: when each (source,
-/// target) pair was last seen, and how many pairs, sources and targets
-/// were seen within the window. A port's writes pass it at
-/// non-decreasing times (each starts once the port is free of the one
-/// before), so a pair leaves the window for good once its last sighting is
-/// older than the window: sightings are kept in time order and counted
-/// off as they expire (no scan of every pair, no set built, per packet).
+/// What a collapsing port remembers at TLP fidelity: the (source, target)
+/// pairs sighted within the window ([`Sightings`]: a port's writes pass it
+/// at non-decreasing times, so sightings are counted off as they expire),
+/// and how many sources and targets those pairs have.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Recent {
-    /// Each pair's slot in `pairs`, in the order first seen.
-    slot: FxMap<(NodeIdx, NodeIdx), u32>,
-    pairs: Vec<Pair>,
+    pairs: Sightings<(NodeIdx, NodeIdx)>,
+    /// Per pair slot: its source's and target's slots.
+    ends: Vec<(u32, u32)>,
     /// Each source's and target's slot in `per_source` / `per_target`.
     source_slot: FxMap<NodeIdx, u32>,
     target_slot: FxMap<NodeIdx, u32>,
     /// Pairs within the window per source and per target.
     per_source: Vec<u32>,
     per_target: Vec<u32>,
-    /// Pairs, sources and targets within the window.
-    live: usize,
+    /// Sources and targets within the window.
     sources: usize,
     targets: usize,
-    /// Sightings (time, pair slot) in time order, none older than the
-    /// window before the last write, at most one per pair and time.
-    seen: VecDeque<(Picos, u32)>,
-    /// The last write's time (they never go back).
-    #[cfg(debug_assertions)]
-    last: Picos,
-}
-
-/// One (source, target) pair at a collapsing port.
-#[derive(Clone, Copy, Debug)]
-struct Pair {
-    last: Picos,
-    live: bool,
-    source: u32,
-    target: u32,
 }
 
 fn slot_of(map: &mut FxMap<NodeIdx, u32>, counts: &mut Vec<u32>, n: NodeIdx) -> u32 {
@@ -108,60 +89,41 @@ impl Recent {
         now: Picos,
         window: Picos,
     ) -> (usize, usize, usize) {
-        #[cfg(debug_assertions)]
-        {
-            debug_assert!(now >= self.last, "a port's writes never go back in time");
-            self.last = now;
+        let Recent {
+            pairs,
+            ends,
+            source_slot,
+            target_slot,
+            per_source,
+            per_target,
+            sources,
+            targets,
+        } = self;
+        let seen = pairs.see((source, target), now, window, |s| {
+            let (src, tgt) = ends[s as usize];
+            let n = &mut per_source[src as usize];
+            *n -= 1;
+            *sources -= (*n == 0) as usize;
+            let n = &mut per_target[tgt as usize];
+            *n -= 1;
+            *targets -= (*n == 0) as usize;
+        });
+        if seen.new {
+            ends.push((
+                slot_of(source_slot, per_source, source),
+                slot_of(target_slot, per_target, target),
+            ));
         }
-        let lo = now.saturating_sub(window);
-        while let Some(&(t, s)) = self.seen.front() {
-            if t >= lo {
-                break;
-            }
-            self.seen.pop_front();
-            let p = &mut self.pairs[s as usize];
-            if p.live && p.last == t {
-                p.live = false;
-                self.live -= 1;
-                let n = &mut self.per_source[p.source as usize];
-                *n -= 1;
-                self.sources -= (*n == 0) as usize;
-                let n = &mut self.per_target[p.target as usize];
-                *n -= 1;
-                self.targets -= (*n == 0) as usize;
-            }
-        }
-        let s = match self.slot.get(&(source, target)) {
-            Some(&s) => s,
-            None => {
-                let pair = Pair {
-                    last: Picos::ZERO,
-                    live: false,
-                    source: slot_of(&mut self.source_slot, &mut self.per_source, source),
-                    target: slot_of(&mut self.target_slot, &mut self.per_target, target),
-                };
-                self.pairs.push(pair);
-                let s = (self.pairs.len() - 1) as u32;
-                self.slot.insert((source, target), s);
-                s
-            }
-        };
-        let p = &mut self.pairs[s as usize];
-        if !p.live {
-            p.live = true;
-            self.live += 1;
-            let n = &mut self.per_source[p.source as usize];
-            self.sources += (*n == 0) as usize;
+        if seen.entered {
+            let (src, tgt) = ends[seen.slot as usize];
+            let n = &mut per_source[src as usize];
+            *sources += (*n == 0) as usize;
             *n += 1;
-            let n = &mut self.per_target[p.target as usize];
-            self.targets += (*n == 0) as usize;
+            let n = &mut per_target[tgt as usize];
+            *targets += (*n == 0) as usize;
             *n += 1;
-            self.seen.push_back((now, s));
-        } else if p.last != now {
-            self.seen.push_back((now, s));
         }
-        p.last = now;
-        (self.live, self.sources, self.targets)
+        (pairs.live(), *sources, *targets)
     }
 }
 

@@ -12,8 +12,8 @@
 
 use crate::ids::FxMap;
 use crate::params::{ModelParams, ns};
+use crate::sightings::Sightings;
 use contend_topo::{Bytes, BytesPerSec, CrossSocketP2p, NodeIdx, Picos};
-use std::collections::VecDeque;
 
 /// One CPU link's cross-socket P2P rule.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -29,41 +29,20 @@ pub(crate) struct CrossSocketRule {
 /// A cross-socket stream: source endpoint, destination endpoint.
 pub(crate) type StreamKey = (NodeIdx, NodeIdx);
 
-/// What the TLP transport remembers per cross-socket stage. A stage's
-/// packets pass it at non-decreasing start times (each starts once the
-/// stage is free of the one before), so a stream leaves the window for
-/// good once its last sighting is older than the window before a start:
-/// the sightings are kept in time order and counted off as they expire
-/// (no scan of every stream per packet).
+/// What the TLP transport remembers per cross-socket stage: the streams
+/// sighted within the window ([`Sightings`]: a stage's packets pass it at
+/// non-decreasing start times, so sightings are counted off as they
+/// expire), and when each stream's cap next allows a packet.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct CrossState {
-    /// Each stream's slot in `streams`, in the order first seen.
-    slot: FxMap<StreamKey, u32>,
-    streams: Vec<Stream>,
-    /// Sightings (time, slot) in time order, none older than the window
-    /// before the last start, at most one per stream and time.
-    seen: VecDeque<(Picos, u32)>,
-    /// Streams whose last sighting is within the window of the last start.
-    live: usize,
+    streams: Sightings<StreamKey>,
+    /// Per stream slot: when its cap next allows a packet.
+    free: Vec<Picos>,
     /// The last (streams seen, wire bytes) and its time on the shared
     /// stage, and the last wire bytes and their time at the stream cap:
     /// packets come in few sizes, and the division is dear.
     shared_memo: Option<(usize, u32, Picos)>,
     cap_memo: Option<(u32, Picos)>,
-    /// The last start (they never go back).
-    #[cfg(debug_assertions)]
-    last_start: Picos,
-}
-
-/// One stream at a cross-socket stage.
-#[derive(Clone, Copy, Debug)]
-struct Stream {
-    /// When it was last seen.
-    last: Picos,
-    /// Its last sighting is within the window of the last start.
-    live: bool,
-    /// When its cap next allows a packet.
-    free: Picos,
 }
 
 impl CrossState {
@@ -72,42 +51,11 @@ impl CrossState {
     /// streams within the window (it included).
     #[inline]
     fn see(&mut self, key: StreamKey, start: Picos, window: Picos) -> (usize, usize) {
-        #[cfg(debug_assertions)]
-        {
-            debug_assert!(start >= self.last_start, "a stage's starts never go back");
-            self.last_start = start;
+        let seen = self.streams.see(key, start, window, |_| {});
+        if seen.new {
+            self.free.push(Picos::ZERO);
         }
-        let lo = start.saturating_sub(window);
-        while let Some(&(t, s)) = self.seen.front() {
-            if t >= lo {
-                break;
-            }
-            self.seen.pop_front();
-            let k = &mut self.streams[s as usize];
-            if k.live && k.last == t {
-                k.live = false;
-                self.live -= 1;
-            }
-        }
-        let streams = &mut self.streams;
-        let s = *self.slot.entry(key).or_insert_with(|| {
-            streams.push(Stream {
-                last: Picos::ZERO,
-                live: false,
-                free: Picos::ZERO,
-            });
-            (streams.len() - 1) as u32
-        });
-        let k = &mut self.streams[s as usize];
-        if !k.live {
-            k.live = true;
-            self.live += 1;
-            self.seen.push_back((start, s));
-        } else if k.last != start {
-            self.seen.push_back((start, s));
-        }
-        k.last = start;
-        (s as usize, self.live)
+        (seen.slot as usize, self.streams.live())
     }
 }
 
@@ -180,7 +128,7 @@ impl CrossSocketRule {
                         t
                     }
                 };
-                let free = &mut st.streams[slot].free;
+                let free = &mut st.free[slot];
                 let held = *free > start;
                 let done = start.max(*free) + pass;
                 *free = done;
@@ -267,7 +215,7 @@ mod tests {
                 let n = see_by_scan(&mut recent, key, start, window);
                 let wire = 64 + 100 * k;
                 let (ser, through, held) = rule.observe(&mut st, key, start, wire);
-                prop_assert_eq!(st.live, n);
+                prop_assert_eq!(st.streams.live(), n);
                 prop_assert_eq!(ser, rule.rate(n).time_for(Bytes(wire as u64)));
                 let f = free.entry(key).or_insert(Picos::ZERO);
                 let done = start.max(*f) + rule.stream.unwrap().time_for(Bytes(wire as u64));

@@ -268,14 +268,20 @@ impl<'a, Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'a, Q, T> {
         if self.w.out.is_empty() {
             return;
         }
-        let told = std::mem::take(&mut self.w.out);
-        for o in told {
+        // the buffer is handed back once drained (a call made while acting
+        // on these tells into a fresh one), not freed and allocated again
+        // at every call that tells something
+        let mut told = std::mem::take(&mut self.w.out);
+        for o in told.drain(..) {
             match o {
                 Outcome::Flag(f) => self.flag_arrive(f),
                 Outcome::XferDone(x) => self.xfer_finished(x),
                 Outcome::CheckPost(g) => self.check_post(g),
                 Outcome::Polled { actor, wait, seen } => self.polled(actor, wait, seen),
             }
+        }
+        if self.w.out.capacity() == 0 {
+            self.w.out = told;
         }
     }
 

@@ -29,6 +29,7 @@
 //! | 4. switches (port latency; P2P below the switch) | `fabric.rs` (channel latency), routes in `contend-topo` |
 //! | 5. root complex: P2P forwarding, latency, memory pass | `root_complex.rs` |
 //! | 5. posted-write collapse (one rule, both fidelities) | `collapse.rs` |
+//! | 5, 10. keys sighted within a window, counted off as they expire (TLP collapse, cross-socket) | `sightings.rs` |
 //! | 6. GPU side: coalescing, load window, store rate, local bandwidth | `gpu.rs` |
 //! | 6. store buffer and paced SM stores (TLP) | `transport/tlp/issue.rs` |
 //! | 6. flags, local and remote polling | `flags.rs` |
@@ -50,7 +51,7 @@
 //! straight onto an empty channel vs an event (or a queue pass) each
 //! ([`TlpOptions`]), the cross-socket stage's streams and a collapsing
 //! port's pairs counted as their sightings expire vs a scan of every one
-//! (`cross_socket.rs`'s and `collapse.rs`'s tests), the flow transport's
+//! (`sightings.rs`'s, `cross_socket.rs`'s and `collapse.rs`'s tests), the flow transport's
 //! memo of solved flow sets vs a solve at every recompute, its max-min
 //! problem kept across flow changes vs one built at every solve, and its
 //! remote polls kept as chains vs a poll event every round trip
@@ -82,6 +83,7 @@ pub mod queue;
 mod root_complex;
 mod run;
 mod script;
+mod sightings;
 mod summary;
 mod transfer;
 mod transport;

@@ -30,6 +30,9 @@ const BITS: usize = 6;
 const LEVELS: usize = 64usize.div_ceil(BITS);
 const DIGITS: usize = 1 << BITS;
 const WORDS: usize = DIGITS.div_ceil(64);
+/// Buckets of this level and above give their capacity back when emptied
+/// (see [`WideRadixQueue::refill`]).
+const RELEASE_LEVEL: usize = 4;
 
 /// Monotone radix heap over times with 6-bit digits; pops in (time, push
 /// order) like every [`EventQueue`].
@@ -81,6 +84,15 @@ impl<T> WideRadixQueue<T> {
     /// that time. Only called with `zero` empty and some bucket non-empty.
     /// A bucket of one item (the common case: events spread out in time)
     /// hands it over directly.
+    ///
+    /// Memory: a bucket below [`RELEASE_LEVEL`] (times less than 2^24 ps,
+    /// ~17 µs, apart) swaps its items for the scratch buffer's capacity, so
+    /// those few buckets, reused as time goes round their digits, keep
+    /// what they grew to. A bucket at or above it is used once per digit
+    /// as simulated time climbs; it gives its capacity back when emptied,
+    /// so a long run does not keep a grown buffer for every high digit it
+    /// has passed (those buckets are filled rarely: the reallocation costs
+    /// next to nothing).
     #[inline]
     fn refill(&mut self) -> Option<T> {
         let level = self.levels.trailing_zeros() as usize;
@@ -97,16 +109,29 @@ impl<T> WideRadixQueue<T> {
             self.last = k;
             return Some(v);
         }
+        if level >= RELEASE_LEVEL {
+            let mut items = std::mem::take(bucket);
+            self.spread(&mut items);
+            return self.zero.pop_front();
+        }
         let mut items = std::mem::take(&mut self.scratch);
         std::mem::swap(&mut items, bucket);
+        self.spread(&mut items);
+        self.scratch = items;
+        self.zero.pop_front()
+    }
+
+    /// Sets the last time to the minimum of `items` (a bucket's, in push
+    /// order) and re-files them all, leaving `items` empty. (Always
+    /// inlined: out of line it cost ~0.7 % of a TLP run's instructions.)
+    #[inline(always)]
+    fn spread(&mut self, items: &mut Vec<(u64, T)>) {
         if let Some(min) = items.iter().map(|(k, _)| *k).min() {
             self.last = min;
         }
         for (k, v) in items.drain(..) {
             self.place(k, v);
         }
-        self.scratch = items;
-        self.zero.pop_front()
     }
 }
 
@@ -189,6 +214,43 @@ mod tests {
         assert_eq!(q.pop(), Some((Picos(0x1_0003), 98)));
         let order: Vec<i32> = std::iter::from_fn(|| q.pop().map(|(_, v)| v)).collect();
         assert_eq!(order, (0..10).collect::<Vec<_>>());
+    }
+
+    /// Buckets of the high levels hold no capacity once emptied, however
+    /// many items passed through them; the low ones keep theirs for reuse.
+    #[test]
+    fn high_buckets_give_their_capacity_back() {
+        let mut q = WideRadixQueue::default();
+        let high = |q: &WideRadixQueue<u32>| -> usize {
+            q.buckets[RELEASE_LEVEL * DIGITS..]
+                .iter()
+                .map(Vec::capacity)
+                .sum()
+        };
+        let mut now = 0u64;
+        for round in 1..=40u64 {
+            // a batch far ahead (level 5 and up), spread a little
+            let base = round << 32;
+            for i in 0..500u32 {
+                q.push(Picos(base + u64::from(i % 7)), i);
+            }
+            while let Some((t, _)) = q.pop() {
+                assert!(t.0 >= now);
+                now = t.0;
+            }
+            assert_eq!(high(&q), 0, "round {round}");
+        }
+        // items filed 1 ps apart (level 0): that bucket keeps its capacity
+        q.push(Picos(now + 1), 0);
+        q.push(Picos(now + 1), 1);
+        q.push(Picos(now), 2);
+        assert_eq!(q.pop(), Some((Picos(now), 2)));
+        assert_eq!(q.pop(), Some((Picos(now + 1), 0)));
+        assert!(
+            q.buckets[..RELEASE_LEVEL * DIGITS]
+                .iter()
+                .any(|b| b.capacity() > 0)
+        );
     }
 
     #[test]
