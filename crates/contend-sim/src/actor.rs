@@ -172,17 +172,18 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
                     let (group, size) = self.actors[a].spec.launch;
                     if size > 1 {
                         self.span(a, Some(SpanKind::Barrier));
-                        let epoch = self.actors[a].epoch;
-                        let waiting = self.joins.entry((group, epoch)).or_default();
+                        let waiting = self.joins.entry(group).or_default();
                         waiting.push(a);
                         if waiting.len() < size as usize {
                             return;
                         }
-                        let all = self.joins.remove(&(group, epoch)).unwrap_or_default();
+                        // (the list goes back empty: no allocation next time)
+                        let mut all = std::mem::take(waiting);
                         let now = self.w.now;
-                        for b in all.into_iter().filter(|b| *b != a) {
+                        for b in all.drain(..).filter(|b| *b != a) {
                             self.w.push(now, Ev::Resume(b));
                         }
+                        self.joins.insert(group, all);
                     }
                 }
                 Step::Op(i) => {

@@ -164,8 +164,10 @@ pub(crate) struct Engine<'a, Q, T> {
     pub trace_epoch: Option<u32>,
     pub spans: Vec<Span>,
     /// Actors of one kernel launch that finished a collective and wait
-    /// for the rest of it: (launch, collective) → those waiting.
-    pub joins: crate::ids::FxMap<(u32, u32), Vec<ActorId>>,
+    /// for the rest of it: launch → those waiting (one collective at a
+    /// time: none goes on to the next before all have joined; the list is
+    /// kept, empty, for the next collective's join).
+    pub joins: crate::ids::FxMap<u32, Vec<ActorId>>,
     limits: LimitClock,
 }
 

@@ -22,6 +22,9 @@ pub(crate) use crate::transport::tlp::packet::FlagAddr;
 #[derive(Debug, Default)]
 pub(crate) struct Flags {
     actors: Vec<ActorFlags>,
+    /// Rows of finished collectives, kept for reuse (no allocation per
+    /// collective once the run has warmed up).
+    spare: Vec<Vec<u32>>,
 }
 
 #[derive(Debug, Default)]
@@ -59,7 +62,9 @@ impl Flags {
         };
         let k = k as usize;
         if k >= af.rows.len() {
-            af.rows.resize_with(k + 1, Vec::new);
+            let spare = &mut self.spare;
+            af.rows
+                .resize_with(k + 1, || spare.pop().unwrap_or_default());
         }
         let row = &mut af.rows[k];
         let ph = f.phase as usize;
@@ -81,10 +86,12 @@ impl Flags {
             return;
         };
         while af.base <= epoch {
-            if af.rows.pop_front().is_none() {
+            let Some(mut row) = af.rows.pop_front() else {
                 af.base = epoch + 1;
                 break;
-            }
+            };
+            row.clear();
+            self.spare.push(row);
             af.base += 1;
         }
     }

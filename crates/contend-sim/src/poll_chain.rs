@@ -62,6 +62,8 @@ pub(crate) struct PollChains {
     lo: Picos,
     hi: Picos,
     started: u64,
+    /// Chains being taken (a buffer reused: no allocation per take).
+    taken: Vec<Chain>,
 }
 
 impl Default for PollChains {
@@ -71,6 +73,7 @@ impl Default for PollChains {
             lo: Picos(u64::MAX),
             hi: Picos::ZERO,
             started: 0,
+            taken: vec![],
         }
     }
 }
@@ -145,7 +148,7 @@ impl PollChains {
         if !self.chains.iter().any(|c| c.next == t) {
             return;
         }
-        let mut at: Vec<Chain> = vec![];
+        let at = &mut self.taken;
         self.chains.retain(|c| {
             let here = c.next == t;
             if here {
@@ -154,7 +157,7 @@ impl PollChains {
             !here
         });
         at.sort_by_key(Chain::order);
-        out.extend(at.iter().map(|c| c.actor));
+        out.extend(at.drain(..).map(|c| c.actor));
         self.bounds();
     }
 
@@ -164,7 +167,7 @@ impl PollChains {
     pub fn take_through(&mut self, actor: ActorId, out: &mut Vec<ActorId>) -> Option<Picos> {
         let mine = *self.chains.iter().find(|c| c.actor == actor)?;
         let key = mine.order();
-        let mut at: Vec<Chain> = vec![];
+        let at = &mut self.taken;
         self.chains.retain(|c| {
             let take = c.next == mine.next && c.order() <= key;
             if take {
@@ -173,7 +176,7 @@ impl PollChains {
             !take
         });
         at.sort_by_key(Chain::order);
-        out.extend(at.iter().map(|c| c.actor));
+        out.extend(at.drain(..).map(|c| c.actor));
         self.bounds();
         Some(mine.next)
     }
