@@ -630,7 +630,9 @@ impl FlowState {
                     .resource(rate.map_or(0.0, |r| r.0 as f64), FIRST_MET);
             }
         }
-        for (s, kind) in std::mem::take(&mut self.gone) {
+        // (the list goes back empty, its capacity kept)
+        let mut gone = std::mem::take(&mut self.gone);
+        for &(s, kind) in &gone {
             for &(c, a, b) in &self.kinds[kind as usize].rules {
                 match &fabric.chans[c].rule {
                     StageRule::CrossSocket(rule) => {
@@ -659,6 +661,8 @@ impl FlowState {
             }
             self.live.remove_flow(s);
         }
+        gone.clear();
+        self.gone = gone;
         let new = self
             .flows
             .iter()
