@@ -148,17 +148,7 @@ impl PollChains {
         if !self.chains.iter().any(|c| c.next == t) {
             return;
         }
-        let at = &mut self.taken;
-        self.chains.retain(|c| {
-            let here = c.next == t;
-            if here {
-                at.push(*c);
-            }
-            !here
-        });
-        at.sort_by_key(Chain::order);
-        out.extend(at.drain(..).map(|c| c.actor));
-        self.bounds();
+        self.take_where(|c| c.next == t, out);
     }
 
     /// Takes `actor`'s chain and every chain pending at the same time whose
@@ -167,18 +157,24 @@ impl PollChains {
     pub fn take_through(&mut self, actor: ActorId, out: &mut Vec<ActorId>) -> Option<Picos> {
         let mine = *self.chains.iter().find(|c| c.actor == actor)?;
         let key = mine.order();
+        self.take_where(|c| c.next == mine.next && c.order() <= key, out);
+        Some(mine.next)
+    }
+
+    /// Takes the chains `take` picks, their actors into `out` in the order
+    /// their polls pop (all pending at one time).
+    fn take_where(&mut self, take: impl Fn(&Chain) -> bool, out: &mut Vec<ActorId>) {
         let at = &mut self.taken;
         self.chains.retain(|c| {
-            let take = c.next == mine.next && c.order() <= key;
-            if take {
+            let here = take(c);
+            if here {
                 at.push(*c);
             }
-            !take
+            !here
         });
         at.sort_by_key(Chain::order);
         out.extend(at.drain(..).map(|c| c.actor));
         self.bounds();
-        Some(mine.next)
     }
 
     /// Takes every chain, into `out` as (time, actor) in pop order.
