@@ -46,6 +46,10 @@ pub struct FlowOptions {
     /// a chain and pushing only the one that sees them (or one whose place
     /// among the events matters: `poll_chain.rs`).
     pub poll_every_round_trip: bool,
+    /// Solve max-min from round 0 at every solve instead of resuming the
+    /// last solve's progressive filling at the first round a change since
+    /// can affect (`LiveMaxMin::solve_resumed`; rates within rounding).
+    pub full_max_min: bool,
 }
 
 /// What a flow start looks up once per [`Ask`]: its interned kind, its
@@ -95,7 +99,7 @@ impl Transport for Flow {
     fn new(fabric: &Fabric, p: &ModelParams, opts: FlowOptions) -> Flow {
         let _ = p;
         Flow {
-            flows: FlowState::new(fabric.chans.len(), opts.full_solve, opts.rebuild_problem),
+            flows: FlowState::new(fabric.chans.len(), opts),
             uses: vec![],
             rules: vec![],
             finished: vec![],

@@ -26,7 +26,12 @@
 //! as they come and go; a collapsing channel's groups are worked out
 //! again only when its flows change. The plain twin
 //! (`FlowOptions::rebuild_problem`) builds the problem from the flows at
-//! every solve; both give the same rates to the bit.
+//! every solve; both give the same rates to the bit. The solve resumes the
+//! last one's progressive filling at the first round a change since can
+//! reach ([`LiveMaxMin::solve_resumed`]); its plain twin
+//! (`FlowOptions::full_max_min`) fills from round 0 every time, the same
+//! rates to within rounding (the memo's and the rebuilt problem's twins
+//! are to the bit with it).
 
 use crate::fabric::{Fabric, StageRule};
 use crate::ids::FxMap;
@@ -221,12 +226,15 @@ pub(crate) struct FlowState {
     over: Vec<(u32, f64)>,
     /// Solve every recompute (the plain twin of the memo).
     full_solve: bool,
+    /// Solve the kept problem from round 0 every time (the plain twin of
+    /// the resumed solve).
+    full_max_min: bool,
     /// A recompute is already scheduled for this time.
     pub pending: Option<Picos>,
 }
 
 impl FlowState {
-    pub fn new(chans: usize, full_solve: bool, rebuild: bool) -> FlowState {
+    pub fn new(chans: usize, opts: super::FlowOptions) -> FlowState {
         FlowState {
             flows: vec![],
             kinds: vec![],
@@ -275,9 +283,10 @@ impl FlowState {
             slots: vec![],
             scratch: vec![],
             rule_members: vec![],
-            rebuild,
+            rebuild: opts.rebuild_problem,
             over: vec![],
-            full_solve,
+            full_solve: opts.full_solve,
+            full_max_min: opts.full_max_min,
             pending: None,
         }
     }
@@ -755,7 +764,8 @@ impl FlowState {
     }
 
     /// Max-min fair rates of the flows now, solved on the kept problem:
-    /// the same rates, to the bit, as [`FlowState::solve_rebuilt`].
+    /// the same rates, to the bit, as [`FlowState::solve_rebuilt`] when
+    /// filled from round 0 (`full_max_min`), within rounding resumed.
     fn solve_kept(&mut self, fabric: &Fabric) {
         self.sync(fabric);
         let now = self.last;
@@ -769,7 +779,11 @@ impl FlowState {
                 f.cap_now(self.kind_cap[f.kind as usize])
             });
         }
-        self.live.solve(&self.slots, &self.caps);
+        if self.full_max_min {
+            self.live.solve(&self.slots, &self.caps);
+        } else {
+            self.live.solve_resumed(&self.slots, &self.caps);
+        }
         self.held_of.resize(self.live.rate.len(), None);
         for &s in &self.slots {
             self.held_of[s as usize] = None;
@@ -906,7 +920,7 @@ mod next_finish_tests {
             ),
             now in 0u64..1_000_000,
         ) {
-            let mut st = FlowState::new(1, false, false);
+            let mut st = FlowState::new(1, Default::default());
             for (i, &(case, bytes, below, rate, start)) in flows.iter().enumerate() {
                 let remaining = bytes * 0.5;
                 st.flows.push(Flow {
