@@ -226,11 +226,8 @@ struct Pair {
     ptype: PathType,
     rev_type: PathType,
     /// `path->count`; the links are `Tables::hops[first..first + count]`.
-    count: usize,
-    first: usize,
-    /// `path->bw` truncated to an integer: the first sort key of
-    /// `ncclTopoSearchNextGpuSort`.
-    sort_bw: i64,
+    count: u32,
+    first: u32,
     /// Whether `followPath` charges `INTEL_P2P_OVERHEAD` on the PCI links:
     /// an Intel CPU, a PHB path, and a link of it into the CPU.
     intel_overhead: bool,
@@ -280,8 +277,7 @@ impl Tables {
                         ptype: PathType::Dis,
                         rev_type: rev.map_or(PathType::Dis, |r| r.ptype),
                         count: 0,
-                        first,
-                        sort_bw: 0,
+                        first: first as u32,
                         intel_overhead: false,
                     });
                     continue;
@@ -298,9 +294,8 @@ impl Tables {
                 pairs.push(Pair {
                     ptype: p.ptype,
                     rev_type: rev.map_or(PathType::Dis, |r| r.ptype),
-                    count: p.hops(),
-                    first,
-                    sort_bw: p.bw as i64,
+                    count: p.hops() as u32,
+                    first: first as u32,
                     intel_overhead,
                 });
             }
@@ -313,11 +308,14 @@ impl Tables {
             scores.clear();
             for i in 1..n {
                 let h = (gpu + i) % n;
-                let p = &pairs[gpu * n + h];
-                if p.count == 0 {
+                // `path->bw` truncated to an integer, then `path->count`.
+                let Some(p) = paths.get(sys.gpus[gpu], sys.gpus[h]) else {
+                    continue;
+                };
+                if p.hops() == 0 {
                     continue;
                 }
-                scores.push((p.sort_bw, p.count, i, h));
+                scores.push((p.bw as i64, p.hops(), i, h));
             }
             // Bandwidth descending, then hops, then index distance: `i` is
             // unique, so this order is total and any sort gives it.
@@ -348,7 +346,7 @@ impl Tables {
     }
 
     fn hops_of(&self, p: &Pair) -> &[Hop] {
-        &self.hops[p.first..p.first + p.count]
+        &self.hops[p.first as usize..(p.first + p.count) as usize]
     }
 
     /// The candidates after `gpu`, best first (`ncclTopoSearchNextGpuSort`
@@ -386,6 +384,15 @@ struct Searcher<'a> {
     /// solution is found, 0 when spent.
     time: i64,
     steps: u64,
+    /// Per GPU `g`, `cand[g * (ngpus - 1)..][..cand_len[g]]`: the order of
+    /// [`Tables::next_of`] less the GPUs `ncclTopoFollowPath` refuses by
+    /// path type alone (farther than `typeIntra`, or for trees the way
+    /// back farther), for the `typeIntra` and pattern in `cand_key`.
+    /// A refused GPU costs NCCL no step and changes nothing, so leaving it
+    /// out of the loop leaves the search as it was.
+    cand: Vec<usize>,
+    cand_len: Vec<usize>,
+    cand_key: Option<(PathType, bool)>,
 }
 
 impl<'a> Searcher<'a> {
@@ -396,7 +403,35 @@ impl<'a> Searcher<'a> {
             used: vec![0; t.ngpus],
             time: 0,
             steps: 0,
+            cand: vec![0; t.next.len()],
+            cand_len: vec![0; t.ngpus],
+            cand_key: None,
         }
+    }
+
+    /// Fills `cand` for the graph's `typeIntra` and pattern (fixed for a
+    /// whole search: `ncclTopoCompute` changes them between searches).
+    fn prepare(&mut self, g: &SearchGraph) {
+        let key = (g.type_intra, g.pattern.is_tree());
+        if self.cand_key == Some(key) {
+            return;
+        }
+        let t = self.t;
+        let stride = t.ngpus.saturating_sub(1);
+        for gpu in 0..t.ngpus {
+            let mut k = 0;
+            for &h in t.next_of(gpu) {
+                let p = t.pair(gpu, h);
+                let refused =
+                    p.ptype >= PathType::Dis || p.ptype > key.0 || (key.1 && p.rev_type > key.0);
+                if !refused {
+                    self.cand[gpu * stride + k] = h;
+                    k += 1;
+                }
+            }
+            self.cand_len[gpu] = k;
+        }
+        self.cand_key = Some(key);
     }
 
     /// `followPath`: charges `bw` on the links `hops` (the first
@@ -442,7 +477,7 @@ impl<'a> Searcher<'a> {
         let bw = g.bw_intra * mult;
         let hops = t.hops_of(p);
         let step = self.follow(hops, p.intel_overhead, bw);
-        if step < p.count {
+        if step < p.count as usize {
             self.follow(&hops[..step], p.intel_overhead, -bw);
             return false;
         }
@@ -513,13 +548,17 @@ impl<'a> Searcher<'a> {
                 }
                 Order::Normal => {
                     // NCCL sorts the unused GPUs first, then tries each. The
-                    // order is fixed per GPU (Tables::next_of), and the
-                    // filter may be read as we go: every try_gpu gives back
-                    // `used` (its XOR undone) and `n_channels` (a finished
-                    // channel is counted back), so `used` at each candidate
-                    // is `used` at the sort.
+                    // order is fixed per GPU (Tables::next_of, less the GPUs
+                    // refused by type: `cand`), and the filter may be read
+                    // as we go: every try_gpu gives back `used` (its XOR
+                    // undone) and `n_channels` (a finished channel is
+                    // counted back), so `used` at each candidate is `used`
+                    // at the sort.
+                    debug_assert_eq!(self.cand_key, Some((g.type_intra, g.pattern.is_tree())));
                     let flag = 1u64 << g.n_channels;
-                    for &h in t.next_of(gpu) {
+                    let base = gpu * (n - 1);
+                    for k in 0..self.cand_len[gpu] {
+                        let h = self.cand[base + k];
                         if self.used[h] & flag != 0 {
                             continue;
                         }
@@ -558,6 +597,7 @@ impl Engine for Searcher<'_> {
         self.steps
     }
     fn rec(&mut self, g: &mut SearchGraph, save: &mut SearchGraph) {
+        self.prepare(g);
         let n = self.t.ngpus;
         let back_to_first = (g.pattern == Pattern::Ring).then(|| n - 1);
         let walk = |order| Walk {
