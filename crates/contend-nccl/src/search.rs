@@ -17,8 +17,9 @@
 //! ≥ 25 GB/s, and finally tries higher bandwidths with that many channels.
 //! Every recursion step costs one unit of a fixed time budget, as in NCCL.
 
+use self::tables::{Hop, Tables};
 use crate::paths::{PathType, Paths};
-use crate::system::{LinkType, NodeKind, System};
+use crate::system::{LinkType, System};
 use crate::version::NcclVersion;
 use serde::Serialize;
 
@@ -216,59 +217,99 @@ pub(crate) fn max_and_total_bw(sys: &System, paths: &Paths) -> (f32, f32) {
     (max_bw, total_bw)
 }
 
+/// NCCL's recursion (`ncclTopoSearchRec`), as driven by [`drive`]: the
+/// search below, and in tests its plain twin (`reference.rs`).
+trait Engine {
+    /// Sets the budget of one search (`*time`).
+    fn set_time(&mut self, time: i64);
+    /// The budget left: 0 when spent, -1 after a perfect solution.
+    fn time(&self) -> i64;
+    /// Recursion steps taken so far, each one unit of budget.
+    fn steps(&self) -> u64;
+    /// `ncclTopoSearchRec` inside one node.
+    fn rec(&mut self, g: &mut SearchGraph, save: &mut SearchGraph);
+}
+
+/// The search state: NCCL's `ncclTopoSearchRec*` over [`Tables`]. Every
+/// step is the plain replica's step in the same order (the twin test in
+/// `reference.rs` checks result and budget on every shipped, synthetic and
+/// random PCIe tree); only the lookups are precomputed.
 struct Searcher<'a> {
-    sys: &'a System,
-    paths: &'a Paths,
+    t: &'a Tables,
     /// Remaining bandwidth per link during the search.
     bw: Vec<f32>,
     /// Per GPU, the channels (bits) it is already in.
     used: Vec<u64>,
-    intel: bool,
     /// The search's remaining budget (`*time` in NCCL): -1 once a perfect
     /// solution is found, 0 when spent.
     time: i64,
+    steps: u64,
+    /// Per GPU `g`, `cand[g * (ngpus - 1)..][..cand_len[g]]`: the order of
+    /// [`Tables::next_of`] less the GPUs `ncclTopoFollowPath` refuses by
+    /// path type alone (farther than `typeIntra`, or for trees the way
+    /// back farther), for the `typeIntra` and pattern in `cand_key`.
+    /// A refused GPU costs NCCL no step and changes nothing, so leaving it
+    /// out of the loop leaves the search as it was.
+    cand: Vec<usize>,
+    cand_len: Vec<usize>,
+    cand_key: Option<(PathType, bool)>,
 }
 
-impl Searcher<'_> {
-    fn ngpus(&self) -> usize {
-        self.sys.gpus.len()
+impl<'a> Searcher<'a> {
+    fn new(t: &'a Tables, sys: &System) -> Searcher<'a> {
+        Searcher {
+            t,
+            bw: sys.links.iter().map(|l| l.bw).collect(),
+            used: vec![0; t.ngpus],
+            time: 0,
+            steps: 0,
+            cand: vec![0; t.next.len()],
+            cand_len: vec![0; t.ngpus],
+            cand_key: None,
+        }
     }
 
-    /// `followPath`: charges `bw` on the first `max_steps` links of the
-    /// path from GPU `g1` to GPU `g2`; returns how many it could.
-    fn follow(&mut self, g1: usize, g2: usize, max_steps: usize, bw: f32) -> usize {
-        let path = self
-            .paths
-            .get(self.sys.gpus[g1], self.sys.gpus[g2])
-            .expect("GPUs reach each other");
-        let mut pci_bw = bw;
-        if self.intel && path.ptype == PathType::Phb {
-            let through_cpu = path.links.iter().any(|&l| {
-                matches!(
-                    self.sys.nodes[self.sys.links[l].to].kind,
-                    NodeKind::Cpu { .. }
-                )
-            });
-            if through_cpu {
-                // INTEL_P2P_OVERHEAD(bw) = bw*6/5 (`src/graph/topo.h`): Intel
-                // root complexes split P2P into 64 B TLPs.
-                pci_bw = bw * 6.0 / 5.0;
-            }
+    /// Fills `cand` for the graph's `typeIntra` and pattern (fixed for a
+    /// whole search: `ncclTopoCompute` changes them between searches).
+    fn prepare(&mut self, g: &SearchGraph) {
+        let key = (g.type_intra, g.pattern.is_tree());
+        if self.cand_key == Some(key) {
+            return;
         }
-        for step in 0..max_steps {
-            let l = path.links[step];
-            let fw = if self.sys.links[l].ltype == LinkType::Pci {
-                pci_bw
-            } else {
-                bw
-            };
-            if self.bw[l] < fw {
+        let t = self.t;
+        let stride = t.ngpus.saturating_sub(1);
+        for gpu in 0..t.ngpus {
+            let mut k = 0;
+            for &h in t.next_of(gpu) {
+                let p = t.pair(gpu, h);
+                let refused =
+                    p.ptype >= PathType::Dis || p.ptype > key.0 || (key.1 && p.rev_type > key.0);
+                if !refused {
+                    self.cand[gpu * stride + k] = h;
+                    k += 1;
+                }
+            }
+            self.cand_len[gpu] = k;
+        }
+        self.cand_key = Some(key);
+    }
+
+    /// `followPath`: charges `bw` on the links `hops` (the first
+    /// `max_steps` of the path); returns how many it could.
+    fn follow(&mut self, hops: &[Hop], intel_overhead: bool, bw: f32) -> usize {
+        // INTEL_P2P_OVERHEAD(bw) = bw*6/5 (`src/graph/topo.h`): Intel root
+        // complexes split P2P into 64 B TLPs.
+        let pci_bw = if intel_overhead { bw * 6.0 / 5.0 } else { bw };
+        for (step, h) in hops.iter().enumerate() {
+            let fw = if h.pci { pci_bw } else { bw };
+            let rem = &mut self.bw[h.link];
+            if *rem < fw {
                 return step;
             }
             // SUB_ROUND: keep three decimals against float drift.
-            self.bw[l] = ((self.bw[l] - fw) * 1000.0).round() / 1000.0;
+            *rem = ((*rem - fw) * 1000.0).round() / 1000.0;
         }
-        max_steps
+        hops.len()
     }
 
     /// `ncclTopoFollowPath` between GPUs (`from: None` is the search start).
@@ -282,62 +323,32 @@ impl Searcher<'_> {
         let Some(g1) = from else {
             return true;
         };
-        let (path_type, rev_type, count) = {
-            let p = self
-                .paths
-                .get(self.sys.gpus[g1], self.sys.gpus[to])
-                .expect("path");
-            let r = self
-                .paths
-                .get(self.sys.gpus[to], self.sys.gpus[g1])
-                .expect("path");
-            (p.ptype, r.ptype, p.hops())
-        };
-        if path_type >= PathType::Dis {
+        let t = self.t;
+        let p = t.pair(g1, to);
+        if p.ptype >= PathType::Dis {
             return false;
         }
-        if mult == 1.0 && path_type > g.type_intra {
+        if mult == 1.0 && p.ptype > g.type_intra {
             return false;
         }
-        if mult == 1.0 && g.pattern.is_tree() && rev_type > g.type_intra {
+        if mult == 1.0 && g.pattern.is_tree() && p.rev_type > g.type_intra {
             return false;
         }
         let bw = g.bw_intra * mult;
-        let step = self.follow(g1, to, count, bw);
-        if step < count {
-            self.follow(g1, to, step, -bw);
+        let hops = t.hops_of(p);
+        let step = self.follow(hops, p.intel_overhead, bw);
+        if step < p.count as usize {
+            self.follow(&hops[..step], p.intel_overhead, -bw);
             return false;
         }
-        g.n_hops += (mult * count as f32) as i64;
+        g.n_hops += (mult * p.count as f32) as i64;
         true
     }
 
     fn replay_gpu(&self, g: &SearchGraph, step: isize) -> usize {
-        let n = self.ngpus();
+        let n = self.t.ngpus;
         let rank = g.intra[(g.n_channels - 1) * n + (step + 1) as usize];
-        self.sys.gpu_of_rank(rank)
-    }
-
-    /// `ncclTopoSearchNextGpuSort` for one node: unused GPUs by path
-    /// bandwidth (truncated to an integer), then fewer hops, then distance
-    /// from the current GPU's index.
-    fn next_sorted(&self, g: &SearchGraph, gpu: usize) -> Vec<usize> {
-        let n = self.ngpus();
-        let flag = 1u64 << g.n_channels;
-        let mut scores: Vec<(i64, usize, usize, usize)> = Vec::new();
-        for i in 1..n {
-            let h = (gpu + i) % n;
-            let p = self
-                .paths
-                .get(self.sys.gpus[gpu], self.sys.gpus[h])
-                .expect("path");
-            if p.hops() == 0 || self.used[h] & flag != 0 {
-                continue;
-            }
-            scores.push((p.bw as i64, p.hops(), i, h));
-        }
-        scores.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
-        scores.into_iter().map(|s| s.3).collect()
+        self.t.gpu_of[rank]
     }
 
     fn try_gpu(
@@ -370,7 +381,9 @@ impl Searcher<'_> {
             return;
         }
         self.time -= 1;
-        let n = self.ngpus();
+        self.steps += 1;
+        let t = self.t;
+        let n = t.ngpus;
         if step == n {
             g.n_channels += 1;
             if better(g, save) {
@@ -385,18 +398,36 @@ impl Searcher<'_> {
             g.n_channels -= 1;
             return;
         }
-        g.intra[g.n_channels * n + step] = self.sys.rank_of_gpu(gpu);
+        g.intra[g.n_channels * n + step] = t.rank_of[gpu];
         if step + 1 < n {
-            let next = match walk.order {
-                Order::Pci => vec![step + 1],
-                Order::Replay => vec![self.replay_gpu(g, step as isize)],
-                Order::Normal => self.next_sorted(g, gpu),
-            };
-            for h in next {
-                self.try_gpu(g, save, step + 1, walk, Some(gpu), h);
+            match walk.order {
+                Order::Pci => self.try_gpu(g, save, step + 1, walk, Some(gpu), step + 1),
+                Order::Replay => {
+                    let h = self.replay_gpu(g, step as isize);
+                    self.try_gpu(g, save, step + 1, walk, Some(gpu), h);
+                }
+                Order::Normal => {
+                    // NCCL sorts the unused GPUs first, then tries each. The
+                    // order is fixed per GPU (Tables::next_of, less the GPUs
+                    // refused by type: `cand`), and the filter may be read
+                    // as we go: every try_gpu gives back `used` (its XOR
+                    // undone) and `n_channels` (a finished channel is
+                    // counted back), so `used` at each candidate is `used`
+                    // at the sort.
+                    debug_assert_eq!(self.cand_key, Some((g.type_intra, g.pattern.is_tree())));
+                    let flag = 1u64 << g.n_channels;
+                    let base = gpu * (n - 1);
+                    for k in 0..self.cand_len[gpu] {
+                        let h = self.cand[base + k];
+                        if self.used[h] & flag != 0 {
+                            continue;
+                        }
+                        self.try_gpu(g, save, step + 1, walk, Some(gpu), h);
+                    }
+                }
             }
         } else if walk.back_to_first == Some(step) {
-            let first = self.sys.gpu_of_rank(g.intra[g.n_channels * n]);
+            let first = t.gpu_of[g.intra[g.n_channels * n]];
             if self.follow_path(g, Some(gpu), first, 1.0) {
                 let w = Walk {
                     back_to_first: None,
@@ -413,10 +444,21 @@ impl Searcher<'_> {
             self.rec_gpu(g, save, gpu, n, w);
         }
     }
+}
 
-    /// `ncclTopoSearchRec` inside one node.
+impl Engine for Searcher<'_> {
+    fn set_time(&mut self, time: i64) {
+        self.time = time;
+    }
+    fn time(&self) -> i64 {
+        self.time
+    }
+    fn steps(&self) -> u64 {
+        self.steps
+    }
     fn rec(&mut self, g: &mut SearchGraph, save: &mut SearchGraph) {
-        let n = self.ngpus();
+        self.prepare(g);
+        let n = self.t.ngpus;
         let back_to_first = (g.pattern == Pattern::Ring).then(|| n - 1);
         let walk = |order| Walk {
             back_to_first,
@@ -512,6 +554,45 @@ pub(crate) fn compute(
     cc_min: u32,
     version: NcclVersion,
 ) -> SearchGraph {
+    let tables = Tables::new(sys, paths);
+    let mut searcher = Searcher::new(&tables, sys);
+    let search = Search {
+        sys,
+        paths,
+        pattern,
+        min_channels,
+        max_channels,
+        cc_min,
+        version,
+    };
+    drive(&search, &mut searcher).0
+}
+
+/// The inputs of one `ncclTopoCompute`.
+#[derive(Clone, Copy)]
+struct Search<'a> {
+    sys: &'a System,
+    paths: &'a Paths,
+    pattern: Pattern,
+    min_channels: usize,
+    max_channels: usize,
+    cc_min: u32,
+    version: NcclVersion,
+}
+
+/// `ncclTopoCompute`'s loop over speeds, path types and patterns, each
+/// search run by `searcher`; returns the graph and the recursion steps
+/// spent.
+fn drive(s: &Search, searcher: &mut impl Engine) -> (SearchGraph, u64) {
+    let Search {
+        sys,
+        paths,
+        pattern,
+        min_channels,
+        max_channels,
+        cc_min,
+        version,
+    } = *s;
     let n = sys.gpus.len();
     let mut graph = SearchGraph::new(pattern, min_channels, max_channels, n);
     let (mut min_type, mut max_type) = (PathType::Loc, PathType::Sys);
@@ -555,30 +636,23 @@ pub(crate) fn compute(
     }
     tmp.bw_intra = speeds[si];
     tmp.bw_inter = speeds[si];
-    let mut searcher = Searcher {
-        sys,
-        paths,
-        bw: sys.links.iter().map(|l| l.bw).collect(),
-        used: vec![0; n],
-        intel: sys.cpu.is_intel(),
-        time: 0,
-    };
     let amd = sys.cpu.is_amd();
     let mut global_timeout = GLOBAL_TIMEOUT;
     let mut pass = 1;
     loop {
         // search:
-        searcher.time = if tmp.same_channels {
+        let budget = if tmp.same_channels {
             TIMEOUT_SAMECHANNELS
         } else if tmp.pattern == Pattern::Tree {
             TIMEOUT_TREE
         } else {
             TIMEOUT
         };
+        searcher.set_time(budget);
         tmp.n_channels = 0;
-        global_timeout -= searcher.time;
+        global_timeout -= budget;
         searcher.rec(&mut tmp, &mut graph);
-        let mut time = searcher.time;
+        let mut time = searcher.time();
         let mut done = time == -1 || graph.n_channels as f32 * graph.bw_inter >= total_bw_sys;
         if !done && pass == 1 {
             if tmp.same_channels && !(amd && tmp.type_intra == PathType::Sys) {
@@ -671,5 +745,9 @@ pub(crate) fn compute(
     }
     graph.speeds = speeds.to_vec();
     graph.finish(n);
-    graph
+    (graph, searcher.steps())
 }
+
+#[cfg(test)]
+mod reference;
+mod tables;

@@ -31,8 +31,10 @@ pub(crate) enum FlowEv {
 /// twin is tested in [`crate::maxmin`]). `true` selects the plain twin.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FlowOptions {
-    /// Solve the rates at every recompute instead of looking the flow set
-    /// up among those solved before.
+    /// Solve the rates at every recompute instead of keeping the last
+    /// rates when only flows that change nothing joined since (not
+    /// started, meeting no rule), or looking the flow set up among those
+    /// solved before.
     pub full_solve: bool,
     /// Push a new tick at every recompute, the one before going stale,
     /// instead of keeping the pending tick when it falls at the same time
