@@ -159,11 +159,10 @@ struct Trace {
     /// Per resource, whether a resumed solve's changes touched it; those.
     touch_mark: Vec<bool>,
     touched: Vec<u32>,
-    /// Flows open again or for the first time, open flows at the restored
-    /// round, and each round's capacity left taken before the changes.
+    /// Flows open again or for the first time, and open flows at the
+    /// restored round.
     joiners: Vec<u32>,
     open: Vec<u32>,
-    taken: Vec<f64>,
 }
 
 impl LiveMaxMin {
@@ -613,6 +612,23 @@ impl LiveMaxMin {
                 self.start(slots, caps)
             }
         }
+        self.trace.resources = self.capacity.len();
+        self.settle_trace();
+    }
+
+    /// Solves from round 0 as [`LiveMaxMin::solve`] does, recording no
+    /// rounds: the next [`LiveMaxMin::solve_resumed`] starts from round 0
+    /// too (the plain solve where few flows make a trace cost more than
+    /// it saves).
+    pub fn solve_untraced(&mut self, slots: &[u32], caps: &[f64]) {
+        self.solve(slots, caps);
+        self.trace.valid = false;
+        self.trace.resumes = 0;
+        self.settle_trace();
+    }
+
+    /// The changes since the last solve are taken in: none is pending.
+    fn settle_trace(&mut self) {
         let t = &mut self.trace;
         for &s in &t.added {
             t.fresh[s as usize] = false;
@@ -628,7 +644,6 @@ impl LiveMaxMin {
         }
         t.joined.clear();
         t.full = false;
-        t.resources = self.capacity.len();
     }
 
     /// The first round of the last solve a change since can affect (the
@@ -737,30 +752,38 @@ impl LiveMaxMin {
             if w <= 0.0 && grow >= 0.0 {
                 continue;
             }
-            // what the flows solved before took of it by each round's end
-            let upto = k;
-            t.taken.clear();
-            t.taken.resize(upto, 0.0);
-            for &(f, uw) in &self.users[ri] {
-                let fi = f as usize;
-                if t.fresh[fi] {
-                    continue;
+            // the first round (before `k` and its saturation round) whose
+            // end leaves no room: what the flows solved before took of it
+            // by a round's end grows with the round, as the joiners' share
+            // does, so the room left falls round by round and the first
+            // round without any is found by bisection
+            let hi = k.min(sat as usize);
+            let users = &self.users[ri];
+            let (rate, fresh) = (&self.rate, &t.fresh);
+            let no_room = |j: usize| {
+                let l = level[j];
+                let mut taken = 0.0;
+                for &(f, uw) in users {
+                    let fi = f as usize;
+                    let x = rate[fi];
+                    if fresh[fi] || x <= 0.0 {
+                        continue;
+                    }
+                    taken += uw * x.min(l);
                 }
-                let x = self.rate[fi];
-                if x <= 0.0 {
-                    continue;
-                }
-                for (taken, &l) in t.taken.iter_mut().zip(level) {
-                    *taken += uw * x.min(l);
-                }
-            }
-            for (j, (&l, &taken)) in level.iter().zip(&t.taken).enumerate() {
                 let join = if w > 0.0 { w * l } else { 0.0 };
-                if base - taken + grow - join <= now * MARGIN || j as u32 == sat {
-                    k = j;
-                    break;
+                base - taken + grow - join <= now * MARGIN
+            };
+            let (mut lo, mut up) = (0, hi);
+            while lo < up {
+                let mid = lo + (up - lo) / 2;
+                if no_room(mid) {
+                    up = mid;
+                } else {
+                    lo = mid + 1;
                 }
             }
+            k = k.min(lo).min(sat as usize);
         }
         Some(k)
     }
