@@ -130,12 +130,6 @@ struct CollapseLive {
 /// memo starts over: memory stays bounded whatever the traffic, however
 /// many flows a set has).
 const MEMO_MAX: usize = 1 << 12;
-
-/// Flows from which a solve resumes the last one's filling: with fewer,
-/// keeping its trajectory costs more than the rounds it saves (the default
-/// 8-GPU verify step at flow: 1,346 M instructions solving from round 0,
-/// 1,436 M resumed, by cachegrind); the 32- and 64-GPU ones have thousands.
-const RESUME_FROM_FLOWS: usize = 512;
 const MEMO_MAX_FLOWS: usize = 1 << 20;
 
 /// Recomputes per window of the memo's luck: a window with fewer than one
@@ -845,8 +839,6 @@ impl FlowState {
         }
         if self.full_max_min {
             self.live.solve(&self.slots, &self.caps);
-        } else if self.slots.len() < RESUME_FROM_FLOWS {
-            self.live.solve_untraced(&self.slots, &self.caps);
         } else {
             self.live.solve_resumed(&self.slots, &self.caps);
         }
