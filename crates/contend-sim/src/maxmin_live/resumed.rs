@@ -129,11 +129,13 @@ impl LiveMaxMin {
     /// traced).
     fn solve_resuming(&mut self, slots: &[u32], caps: &[f64]) {
         match self.resume_round(slots, caps) {
-            Some(k) => {
+            Some(k) if k > 0 => {
                 self.trace.resumes += 1;
                 self.resume(k);
             }
-            None => {
+            // nothing kept: filling from the capacities is the cheaper
+            // start (no flow given back what it took)
+            _ => {
                 self.trace.resumes = 0;
                 self.start(slots, caps);
             }
