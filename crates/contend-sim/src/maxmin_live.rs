@@ -126,7 +126,7 @@ impl LiveMaxMin {
     pub fn set_capacity(&mut self, r: u32, capacity: f64) {
         let ri = r as usize;
         let t = &mut self.trace;
-        if !t.cap_marked[ri] {
+        if t.valid && !t.cap_marked[ri] {
             t.cap_marked[ri] = true;
             t.old_cap[ri] = self.capacity[ri];
             t.cap_changed.push(r);
@@ -189,7 +189,9 @@ impl LiveMaxMin {
         };
         let si = s as usize;
         self.trace.round[si] = OPEN;
-        if !self.trace.fresh[si] {
+        // (with no rounds recorded the next solve starts from round 0 and
+        // needs no account of the changes)
+        if self.trace.valid && !self.trace.fresh[si] {
             self.trace.fresh[si] = true;
             self.trace.added.push(s);
         }
@@ -328,6 +330,7 @@ impl LiveMaxMin {
     }
 
     /// Where resource `r` falls in the order saturations are handled in.
+    #[inline(always)]
     fn key(&self, r: u32) -> (u32, u64, u32) {
         let first = self.users[r as usize][0].0 as usize;
         let g = self.group[r as usize];
