@@ -5,6 +5,7 @@
 //! (Little's law), and it drains one round trip before it completes; flags
 //! and polls take their unloaded one-way or round-trip time.
 
+mod memo;
 mod state;
 
 use self::state::FlowState;

@@ -13,10 +13,9 @@
 //! once as a [`Kind`], so starting a flow allocates nothing; and since the
 //! rates are a pure function of the flows in order (kind, started or not,
 //! through its first window or not),
-//! a recompute looks the flow set up in a memo of earlier solves and solves
-//! only a set it has not seen (a ring's pattern of slices repeats); while
-//! it seldom hits (many GPUs' flow sets seldom repeat) it is left off for
-//! a while, lookups and stores both. The plain twin
+//! a recompute looks the flow set up in a memo of earlier solves
+//! ([`Memo`], `memo.rs`) and solves only a set it has not seen, and keeps
+//! the last rates where only idle flows joined. The plain twin
 //! (`FlowOptions::full_solve`) solves every time; all give the same rates
 //! to the bit.
 //!
@@ -33,6 +32,7 @@
 //! rates to within rounding (the memo's and the rebuilt problem's twins
 //! are to the bit with it).
 
+use super::memo::Memo;
 use crate::fabric::{Fabric, StageRule};
 use crate::ids::FxMap;
 use crate::ids::{ChId, XferId};
@@ -97,16 +97,6 @@ impl Flow {
     }
 }
 
-/// Where a solved flow set lies in the memo's arenas: its set at
-/// `sets[at..at + len]`, its rates and held rules at `rates[solved..]`
-/// and `held[solved..]` (stored once, looked up without copying).
-#[derive(Clone, Copy, Debug)]
-struct Solved {
-    at: usize,
-    len: usize,
-    solved: usize,
-}
-
 /// What the kept problem knows of a cross-socket channel: its streams
 /// (flows on each, and each one's cap resource, `u32::MAX`: no cap) and
 /// how many have flows.
@@ -125,22 +115,6 @@ struct CollapseLive {
     groups: Vec<u32>,
     dirty: bool,
 }
-
-/// Solved flow sets kept at most, and flows over all of them (then the
-/// memo starts over: memory stays bounded whatever the traffic, however
-/// many flows a set has).
-const MEMO_MAX: usize = 1 << 12;
-const MEMO_MAX_FLOWS: usize = 1 << 20;
-
-/// Recomputes per window of the memo's luck: a window with fewer than one
-/// hit in [`MEMO_POOR`] lookups turns the memo off for the next
-/// `MEMO_WINDOW << n` recomputes (n: poor windows in a row, to
-/// [`MEMO_BACKOFF_MAX`]), where a lookup that misses costs hashing and
-/// storing a set of every flow (many GPUs' flow sets seldom repeat).
-/// Exact either way: a hit gives what the solve would.
-const MEMO_WINDOW: u32 = 256;
-const MEMO_POOR: u32 = 32;
-const MEMO_BACKOFF_MAX: u32 = 8;
 
 #[derive(Debug)]
 pub(crate) struct FlowState {
@@ -189,13 +163,10 @@ pub(crate) struct FlowState {
     /// (channel, resource).
     watched: Vec<(ChId, usize)>,
     solver: MaxMin,
-    /// Flow set (kind × 4 + started + 2 × in first window, in order): its
-    /// hash → the solves of sets with that hash, and the arenas they lie in.
-    memo: FxMap<u64, Vec<Solved>>,
-    memo_sets: Vec<u32>,
-    memo_rates: Vec<f64>,
-    memo_held: Vec<Option<ChId>>,
-    memo_len: usize,
+    /// Solved flow sets, and the flow set now (kind × 4 + started + 2 ×
+    /// in first window, in order) where the memo or the idle-join check
+    /// needs it.
+    memo: Memo,
     set: Vec<u32>,
     /// The set last given rates (by a solve or the memo), whether it was
     /// built then and every flow of it is still there (no flow gone
@@ -204,12 +175,6 @@ pub(crate) struct FlowState {
     last_set: Vec<u32>,
     last_whole: bool,
     idle_joined: bool,
-    /// The memo's luck: lookups and hits this window, recomputes left with
-    /// it off, and poor windows in a row.
-    memo_tries: u32,
-    memo_hits: u32,
-    memo_off: u64,
-    memo_poor: u32,
     /// The problem kept across flow changes (the plain twin,
     /// `FlowOptions::rebuild_problem`, builds it from the flows at every
     /// solve): channel `c` is resource `c`, rule resources come after.
@@ -270,19 +235,11 @@ impl FlowState {
             shared: vec![],
             watched: vec![],
             solver: MaxMin::default(),
-            memo: Default::default(),
-            memo_sets: vec![],
-            memo_rates: vec![],
-            memo_held: vec![],
-            memo_len: 0,
+            memo: Memo::default(),
             set: vec![],
             last_set: vec![],
             last_whole: false,
             idle_joined: false,
-            memo_tries: 0,
-            memo_hits: 0,
-            memo_off: 0,
-            memo_poor: 0,
             live: LiveMaxMin::default(),
             gone: vec![],
             cross: Default::default(),
@@ -420,7 +377,7 @@ impl FlowState {
         }
         // (the set is built where the memo or the check needs it)
         let check = self.idle_joined && self.last_whole;
-        let with_set = check || self.memo_off == 0;
+        let with_set = check || self.memo.is_on();
         if with_set {
             self.flow_set();
         }
@@ -469,57 +426,23 @@ impl FlowState {
 
     /// The rates of the flow set in `set`: remembered or solved.
     fn rates_of_set(&mut self, fabric: &Fabric) {
-        if self.memo_off > 0 {
-            self.memo_off -= 1;
+        if !self.memo.take_part() {
             return self.solve(fabric);
         }
-        self.memo_tries += 1;
-        if self.memo_tries == MEMO_WINDOW {
-            if self.memo_hits * MEMO_POOR < MEMO_WINDOW {
-                self.memo_off = u64::from(MEMO_WINDOW) << self.memo_poor;
-                self.memo_poor = (self.memo_poor + 1).min(MEMO_BACKOFF_MAX);
-            } else {
-                self.memo_poor = 0;
+        let hash = Memo::hash(&self.set);
+        if let Some((rates, held)) = self.memo.find(hash, &self.set) {
+            for (f, (r, h)) in self.flows.iter_mut().zip(rates.iter().zip(held)) {
+                f.rate = *r;
+                f.held = *h;
             }
-            self.memo_tries = 0;
-            self.memo_hits = 0;
-        }
-        let hash = {
-            use std::hash::{BuildHasher, BuildHasherDefault};
-            BuildHasherDefault::<crate::ids::FxHasher>::default().hash_one(self.set.as_slice())
-        };
-        if let Some(entries) = self.memo.get(&hash) {
-            let sets = &self.memo_sets;
-            let set = self.set.as_slice();
-            if let Some(e) = entries.iter().find(|e| &sets[e.at..e.at + e.len] == set) {
-                let rates = &self.memo_rates[e.solved..e.solved + e.len];
-                let held = &self.memo_held[e.solved..e.solved + e.len];
-                for (f, (r, h)) in self.flows.iter_mut().zip(rates.iter().zip(held)) {
-                    f.rate = *r;
-                    f.held = *h;
-                }
-                self.memo_hits += 1;
-                return;
-            }
+            return;
         }
         self.solve(fabric);
-        if self.memo_len >= MEMO_MAX || self.memo_sets.len() + self.set.len() > MEMO_MAX_FLOWS {
-            self.memo.clear();
-            self.memo_sets.clear();
-            self.memo_rates.clear();
-            self.memo_held.clear();
-            self.memo_len = 0;
-        }
-        let e = Solved {
-            at: self.memo_sets.len(),
-            len: self.set.len(),
-            solved: self.memo_rates.len(),
-        };
-        self.memo_sets.extend_from_slice(&self.set);
-        self.memo_rates.extend(self.flows.iter().map(|f| f.rate));
-        self.memo_held.extend(self.flows.iter().map(|f| f.held));
-        self.memo.entry(hash).or_default().push(e);
-        self.memo_len += 1;
+        let (rates, held) = (
+            self.flows.iter().map(|f| f.rate),
+            self.flows.iter().map(|f| f.held),
+        );
+        self.memo.store(hash, &self.set, rates, held);
     }
 
     /// Each kind's cap and uses of rated channels, with their rates (once
