@@ -90,7 +90,7 @@ pub struct LiveMaxMin {
 }
 
 mod resumed;
-use resumed::{NO_ROUND, OPEN, Trace};
+use resumed::Trace;
 
 impl LiveMaxMin {
     /// Resources made so far (numbered from 0).
@@ -112,25 +112,13 @@ impl LiveMaxMin {
         self.mark.push(false);
         self.open_sum.push(0.0);
         self.stale.push(true);
-        let t = &mut self.trace;
-        t.sat_round.push(NO_ROUND);
-        t.old_cap.push(capacity);
-        t.cap_marked.push(false);
-        t.join_w.push(0.0);
-        t.join_mark.push(false);
-        t.open_users.push(0);
-        t.touch_mark.push(false);
+        self.trace.new_resource(capacity);
         r
     }
 
     pub fn set_capacity(&mut self, r: u32, capacity: f64) {
         let ri = r as usize;
-        let t = &mut self.trace;
-        if t.valid && !t.cap_marked[ri] {
-            t.cap_marked[ri] = true;
-            t.old_cap[ri] = self.capacity[ri];
-            t.cap_changed.push(r);
-        }
+        self.trace.capacity_changing(r, self.capacity[ri]);
         self.capacity[ri] = capacity;
     }
 
@@ -138,7 +126,7 @@ impl LiveMaxMin {
     /// exist), its users kept.
     pub fn set_active(&mut self, r: u32, active: bool) {
         if self.active[r as usize] != active {
-            self.trace.full = true;
+            self.trace.unfollowed();
         }
         self.active[r as usize] = active;
     }
@@ -182,19 +170,12 @@ impl LiveMaxMin {
                 self.frozen.push(false);
                 self.cap.push(0.0);
                 self.was_zero.push(false);
-                self.trace.round.push(OPEN);
-                self.trace.fresh.push(false);
+                self.trace.new_slot();
                 (self.at.len() - 1) as u32
             }
         };
         let si = s as usize;
-        self.trace.round[si] = OPEN;
-        // (with no rounds recorded the next solve starts from round 0 and
-        // needs no account of the changes)
-        if self.trace.valid && !self.trace.fresh[si] {
-            self.trace.fresh[si] = true;
-            self.trace.added.push(s);
-        }
+        self.trace.flow_added(s);
         self.seq[si] = self.next_seq;
         self.next_seq += 1;
         let need = uses.len() + more;
@@ -255,9 +236,7 @@ impl LiveMaxMin {
     /// Flow `s` also uses resource `r` (last among its uses).
     pub fn add_use(&mut self, s: u32, r: u32, w: f64) {
         let si = s as usize;
-        if !self.trace.fresh[si] {
-            self.trace.full = true;
-        }
+        self.trace.use_added(s);
         let len = self.len[si] as usize;
         if len == self.room[si] as usize {
             self.held_room -= self.room[si] as usize;
@@ -278,7 +257,7 @@ impl LiveMaxMin {
     pub fn clear_users(&mut self, r: u32) {
         self.stale[r as usize] = true;
         if !self.users[r as usize].is_empty() {
-            self.trace.full = true;
+            self.trace.unfollowed();
         }
         for (s, _) in std::mem::take(&mut self.users[r as usize]) {
             let (at, len) = (self.at[s as usize] as usize, self.len[s as usize] as usize);

@@ -9,11 +9,11 @@ use super::LiveMaxMin;
 
 /// A flow slot's round in a [`Trace`]: not frozen yet, frozen at the start
 /// (a cap of 0), or removed since the last solve after freezing in a round.
-pub(super) const OPEN: u32 = u32::MAX;
+const OPEN: u32 = u32::MAX;
 const AT_START: u32 = u32::MAX - 1;
 const GONE: u32 = u32::MAX - 2;
 /// A resource's saturation round in a [`Trace`]: none.
-pub(super) const NO_ROUND: u32 = u32::MAX;
+const NO_ROUND: u32 = u32::MAX;
 
 /// Resumed solves in a row at most: the next starts from round 0 (the
 /// capacity left that the resumed solves keep, given back and taken again
@@ -48,45 +48,102 @@ const RESUME_FROM_FLOWS: usize = 512;
 pub(super) struct Trace {
     /// Whether the rounds recorded are the last solve's, and resumed
     /// solves since a solve from round 0.
-    pub(super) valid: bool,
-    pub(super) resumes: u32,
+    valid: bool,
+    resumes: u32,
     /// A change the resumed solve does not follow was made (a resource
     /// turned on or off, its users cleared, a use added to a flow solved
     /// before): the next solve starts from round 0.
-    pub(super) full: bool,
+    full: bool,
     /// Per round, its level when it ended (infinite: the round that gave
     /// the open flows their infinite caps).
-    pub(super) level: Vec<f64>,
+    level: Vec<f64>,
     /// Per round, the flows it froze in order, at `froze[froze_at[i]..
     /// froze_at[i + 1]]`.
-    pub(super) froze: Vec<u32>,
-    pub(super) froze_at: Vec<usize>,
+    froze: Vec<u32>,
+    froze_at: Vec<usize>,
     /// Per flow slot, its round ([`OPEN`], [`AT_START`], [`GONE`] or a
     /// round) and whether it was added since the last solve; those added.
-    pub(super) round: Vec<u32>,
-    pub(super) fresh: Vec<bool>,
-    pub(super) added: Vec<u32>,
+    round: Vec<u32>,
+    fresh: Vec<bool>,
+    added: Vec<u32>,
     /// Per resource, the round it saturated in ([`NO_ROUND`]: none), its
     /// open users (its open weight is 0 exactly when none), its capacity at
     /// the last solve where changed since, and those changed.
-    pub(super) sat_round: Vec<u32>,
-    pub(super) open_users: Vec<u32>,
-    pub(super) old_cap: Vec<f64>,
-    pub(super) cap_marked: Vec<bool>,
-    pub(super) cap_changed: Vec<u32>,
+    sat_round: Vec<u32>,
+    open_users: Vec<u32>,
+    old_cap: Vec<f64>,
+    cap_marked: Vec<bool>,
+    cap_changed: Vec<u32>,
     /// Resources made by the last solve.
-    pub(super) resources: usize,
+    resources: usize,
     /// Per resource, the open weight joining it, and a mark; those marked.
-    pub(super) join_w: Vec<f64>,
-    pub(super) join_mark: Vec<bool>,
-    pub(super) joined: Vec<u32>,
+    join_w: Vec<f64>,
+    join_mark: Vec<bool>,
+    joined: Vec<u32>,
     /// Per resource, whether a resumed solve's changes touched it; those.
-    pub(super) touch_mark: Vec<bool>,
-    pub(super) touched: Vec<u32>,
+    touch_mark: Vec<bool>,
+    touched: Vec<u32>,
     /// Flows open again or for the first time, and open flows at the
     /// restored round.
-    pub(super) joiners: Vec<u32>,
-    pub(super) open: Vec<u32>,
+    joiners: Vec<u32>,
+    open: Vec<u32>,
+}
+
+/// What a change to the kept problem means for the trace.
+impl Trace {
+    /// A new resource with this capacity.
+    pub(super) fn new_resource(&mut self, capacity: f64) {
+        self.sat_round.push(NO_ROUND);
+        self.old_cap.push(capacity);
+        self.cap_marked.push(false);
+        self.join_w.push(0.0);
+        self.join_mark.push(false);
+        self.open_users.push(0);
+        self.touch_mark.push(false);
+    }
+
+    /// A new flow slot.
+    pub(super) fn new_slot(&mut self) {
+        self.round.push(OPEN);
+        self.fresh.push(false);
+    }
+
+    /// A flow added in slot `s` (with no rounds recorded the next solve
+    /// starts from round 0 and needs no account of the changes).
+    #[inline]
+    pub(super) fn flow_added(&mut self, s: u32) {
+        let si = s as usize;
+        self.round[si] = OPEN;
+        if self.valid && !self.fresh[si] {
+            self.fresh[si] = true;
+            self.added.push(s);
+        }
+    }
+
+    /// Resource `r`'s capacity, `old` until now, is about to change.
+    #[inline]
+    pub(super) fn capacity_changing(&mut self, r: u32, old: f64) {
+        let ri = r as usize;
+        if self.valid && !self.cap_marked[ri] {
+            self.cap_marked[ri] = true;
+            self.old_cap[ri] = old;
+            self.cap_changed.push(r);
+        }
+    }
+
+    /// A use added to flow slot `s`: one solved before is a change the
+    /// resumed solve does not follow.
+    pub(super) fn use_added(&mut self, s: u32) {
+        if !self.fresh[s as usize] {
+            self.full = true;
+        }
+    }
+
+    /// A change the resumed solve does not follow (a resource turned on
+    /// or off, its users cleared): the next solve starts from round 0.
+    pub(super) fn unfollowed(&mut self) {
+        self.full = true;
+    }
 }
 
 /// The resumed solve: progressive filling restarted at the first round a
