@@ -87,9 +87,14 @@ pub struct LiveMaxMin {
     /// What [`LiveMaxMin::solve_resumed`] keeps of its last solve and of
     /// the changes since.
     trace: Trace,
+    /// The changes since the last solve [`LiveMaxMin::solve_changed`]
+    /// starts its search for the flows they reach from.
+    changes: Changes,
 }
 
+mod component;
 mod resumed;
+use component::Changes;
 use resumed::Trace;
 
 impl LiveMaxMin {
@@ -113,11 +118,15 @@ impl LiveMaxMin {
         self.open_sum.push(0.0);
         self.stale.push(true);
         self.trace.new_resource(capacity);
+        self.changes.new_resource();
         r
     }
 
     pub fn set_capacity(&mut self, r: u32, capacity: f64) {
         let ri = r as usize;
+        if self.capacity[ri].to_bits() != capacity.to_bits() {
+            self.changes.resource(r);
+        }
         self.trace.capacity_changing(r, self.capacity[ri]);
         self.capacity[ri] = capacity;
     }
@@ -127,6 +136,7 @@ impl LiveMaxMin {
     pub fn set_active(&mut self, r: u32, active: bool) {
         if self.active[r as usize] != active {
             self.trace.unfollowed();
+            self.changes.resource(r);
         }
         self.active[r as usize] = active;
     }
@@ -171,11 +181,17 @@ impl LiveMaxMin {
                 self.cap.push(0.0);
                 self.was_zero.push(false);
                 self.trace.new_slot();
+                self.changes.new_slot();
                 (self.at.len() - 1) as u32
             }
         };
         let si = s as usize;
         self.trace.flow_added(s);
+        // not taking part until solved with a cap above 0 (which the
+        // component solve takes for a change)
+        self.cap[si] = 0.0;
+        self.rate[si] = 0.0;
+        self.frozen[si] = true;
         self.seq[si] = self.next_seq;
         self.next_seq += 1;
         let need = uses.len() + more;
@@ -237,6 +253,7 @@ impl LiveMaxMin {
     pub fn add_use(&mut self, s: u32, r: u32, w: f64) {
         let si = s as usize;
         self.trace.use_added(s);
+        self.changes.flow_bound(s, self.cap[si]);
         let len = self.len[si] as usize;
         if len == self.room[si] as usize {
             self.held_room -= self.room[si] as usize;
@@ -260,6 +277,8 @@ impl LiveMaxMin {
             self.trace.unfollowed();
         }
         for (s, _) in std::mem::take(&mut self.users[r as usize]) {
+            // (its users lose a bound: theirs are among the changes)
+            self.changes.flow_bound(s, self.cap[s as usize]);
             let (at, len) = (self.at[s as usize] as usize, self.len[s as usize] as usize);
             let mut kept = at;
             for i in at..at + len {
@@ -278,8 +297,12 @@ impl LiveMaxMin {
         self.removed.push(s);
     }
 
-    /// Drops the removed flows from their resources' users.
+    /// Drops the removed flows from their resources' users. Every solve
+    /// flushes first: the changes since the last solve are settled here
+    /// (the component search of [`LiveMaxMin::solve_changed`] has read
+    /// them before).
     pub fn flush(&mut self) {
+        self.changes.settle();
         if self.removed.is_empty() {
             return;
         }
@@ -343,6 +366,16 @@ impl LiveMaxMin {
             listed[r as usize] = keep;
             keep
         });
+        let live = std::mem::take(&mut self.live);
+        self.fill_over(slots, caps, &live);
+        self.live = live;
+    }
+
+    /// [`LiveMaxMin::solve`]'s filling of the flows `slots` (in the order
+    /// they were added) over the resources `res`: all those with users,
+    /// or (the component solve) those of the flows `slots` only, every
+    /// user of which is among them.
+    fn fill_over(&mut self, slots: &[u32], caps: &[f64], res: &[u32]) {
         let mut open = 0usize;
         self.capped.clear();
         // the least cap of the open capped flows: (least cap) - level is
@@ -375,7 +408,7 @@ impl LiveMaxMin {
         // saturation step of the resources taking part
         self.act.clear();
         let mut least_step = f64::INFINITY;
-        for &r in &self.live {
+        for &r in res {
             let ri = r as usize;
             self.sat[ri] = false;
             if self.stale[ri] {

@@ -353,48 +353,31 @@ fn verify_of(topo: &str, algorithms: &[&str], layers: u32) -> Scenario {
     parse_scenario("inline", &text, None, None).unwrap()
 }
 
-/// The resumed max-min solve (progressive filling restarted at the first
-/// round a change can reach) against solving from round 0 every time: the
-/// same saturations, so every op's time within 1e-6 relative, on the flow
-/// twins' cases, a collapsing topology, and the 32- and 64-GPU synthetic
-/// ones (cross-socket streams, thousands of flows). Prints the worst
-/// deviation seen.
-#[test]
-fn resumed_max_min_matches_a_solve_from_round_0() {
+/// A topology shipped under `topologies/`, as a path.
+fn topo(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../topologies")
+        .join(name)
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Every run of `cases` at flow fidelity with the default options and with
+/// the plain twin `twin`: every op's time within 1e-6 relative. Prints the
+/// worst deviation seen, as `what`.
+fn ops_within_the_twin(twin: FlowOptions, cases: Vec<Scenario>, what: &str) {
     let p = ModelParams::default();
-    let resumed = SimOptions::default();
-    let full = SimOptions {
-        flow: FlowOptions {
-            full_max_min: true,
-            ..FlowOptions::default()
-        },
+    let fast = SimOptions::default();
+    let twin = SimOptions {
+        flow: twin,
         ..SimOptions::default()
     };
-    let topo = |name: &str| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../topologies")
-            .join(name)
-            .to_str()
-            .unwrap()
-            .to_string()
-    };
-    let mut cases = flow_cases(&["ring-ll", "ring-simple", "nccl"], &[]);
-    cases.push(verify(&topo("public/asus-esc8000a-e13p.toml")));
-    cases.push(verify_of(
-        &topo("synthetic-32x-4switch-2socket.toml"),
-        &["one-shot-push", "two-shot-push", "ring-ll", "staged-push"],
-        1,
-    ));
-    cases.push(verify_of(
-        &topo("synthetic-64x-8switch-2socket.toml"),
-        &["one-shot-push", "staged-push"],
-        1,
-    ));
     let (mut worst, mut ops) = (0.0f64, 0usize);
     for sc in cases {
         for spec in contend_sim::runs_of(&sc, &[Fidelity::Flow]) {
-            let a = simulate_one_with(&sc, &p, spec, &resumed).unwrap().records;
-            let b = simulate_one_with(&sc, &p, spec, &full).unwrap().records;
+            let a = simulate_one_with(&sc, &p, spec, &fast).unwrap().records;
+            let b = simulate_one_with(&sc, &p, spec, &twin).unwrap().records;
             assert_eq!(a.len(), b.len());
             for (x, y) in a.iter().zip(&b) {
                 assert_eq!(
@@ -407,7 +390,7 @@ fn resumed_max_min_matches_a_solve_from_round_0() {
                     let d = (s - t).abs() / t.abs().max(1e-30);
                     assert!(
                         d <= 1e-6,
-                        "{} {spec:?}: an op takes {s} ns resumed, {t} from round 0",
+                        "{} {spec:?}: an op takes {s} ns ({what}), {t} by the twin",
                         sc.name()
                     );
                     worst = worst.max(d);
@@ -417,7 +400,61 @@ fn resumed_max_min_matches_a_solve_from_round_0() {
         }
     }
     assert!(ops > 0);
-    eprintln!("resumed max-min: worst per-op deviation {worst:e} over {ops} ops");
+    eprintln!("{what}: worst per-op deviation {worst:e} over {ops} ops");
+}
+
+/// The resumed max-min solve (progressive filling restarted at the first
+/// round a change can reach) against solving from round 0 every time: the
+/// same saturations, so every op's time within 1e-6 relative, on the flow
+/// twins' cases, a collapsing topology, and the 32- and 64-GPU synthetic
+/// ones (cross-socket streams, thousands of flows). Prints the worst
+/// deviation seen.
+#[test]
+fn resumed_max_min_matches_a_solve_from_round_0() {
+    let mut cases = flow_cases(&["ring-ll", "ring-simple", "nccl"], &[]);
+    cases.push(verify(&topo("public/asus-esc8000a-e13p.toml")));
+    cases.push(verify_of(
+        &topo("synthetic-32x-4switch-2socket.toml"),
+        &["one-shot-push", "two-shot-push", "ring-ll", "staged-push"],
+        1,
+    ));
+    cases.push(verify_of(
+        &topo("synthetic-64x-8switch-2socket.toml"),
+        &["one-shot-push", "staged-push"],
+        1,
+    ));
+    let full = FlowOptions {
+        full_max_min: true,
+        ..FlowOptions::default()
+    };
+    ops_within_the_twin(full, cases, "resumed max-min");
+}
+
+/// The component solve (only the flows a change reaches through the
+/// resources they share filled again) against filling every flow at every
+/// solve: the same saturations, so every op's time within 1e-6 relative,
+/// on the flow twins' cases, a collapsing topology, and rings on the 32-
+/// and 64-GPU synthetic ones (behind switches, most flows a component of
+/// their own). Prints the worst deviation seen.
+#[test]
+fn component_max_min_matches_filling_every_flow() {
+    let mut cases = flow_cases(&["ring-ll", "ring-simple", "nccl", "ce-ring"], &[]);
+    cases.push(verify(&topo("public/asus-esc8000a-e13p.toml")));
+    cases.push(verify_of(
+        &topo("synthetic-32x-4switch-2socket.toml"),
+        &["nccl", "ce-ring", "hierarchical", "island-two-shot"],
+        1,
+    ));
+    cases.push(verify_of(
+        &topo("synthetic-64x-8switch-2socket.toml"),
+        &["ring-ll", "ring-simple"],
+        1,
+    ));
+    let whole = FlowOptions {
+        whole_max_min: true,
+        ..FlowOptions::default()
+    };
+    ops_within_the_twin(whole, cases, "component max-min");
 }
 
 /// Every flow case run with the default options and with the plain twin

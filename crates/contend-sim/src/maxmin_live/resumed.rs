@@ -207,6 +207,12 @@ impl LiveMaxMin {
     /// it saves).
     pub fn solve_untraced(&mut self, slots: &[u32], caps: &[f64]) {
         self.solve(slots, caps);
+        self.untraced();
+    }
+
+    /// A solve recorded no rounds: the next [`LiveMaxMin::solve_resumed`]
+    /// starts from round 0.
+    pub(super) fn untraced(&mut self) {
         self.trace.valid = false;
         self.trace.resumes = 0;
         self.settle_trace();

@@ -53,6 +53,11 @@ pub struct FlowOptions {
     /// last solve's progressive filling at the first round a change since
     /// can affect (`LiveMaxMin::solve_resumed`; rates within rounding).
     pub full_max_min: bool,
+    /// Fill every flow at every solve instead of only the flows the
+    /// changes since the last solve reach through the resources they
+    /// share, where those are at most half (`LiveMaxMin::solve_changed`;
+    /// rates within rounding).
+    pub whole_max_min: bool,
 }
 
 /// What a flow start looks up once per [`Ask`]: its interned kind, its

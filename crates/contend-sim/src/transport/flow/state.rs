@@ -25,12 +25,15 @@
 //! as they come and go; a collapsing channel's groups are worked out
 //! again only when its flows change. The plain twin
 //! (`FlowOptions::rebuild_problem`) builds the problem from the flows at
-//! every solve; both give the same rates to the bit. The solve resumes the
-//! last one's progressive filling at the first round a change since can
-//! reach ([`LiveMaxMin::solve_resumed`]); its plain twin
-//! (`FlowOptions::full_max_min`) fills from round 0 every time, the same
-//! rates to within rounding (the memo's and the rebuilt problem's twins
-//! are to the bit with it).
+//! every solve; both give the same rates to the bit. The solve fills only
+//! the flows the changes since the last one reach through the resources
+//! they share, where those are few ([`LiveMaxMin::solve_changed`]; its
+//! plain twin, `FlowOptions::whole_max_min`, fills every flow), and
+//! otherwise resumes the last one's progressive filling at the first
+//! round a change since can reach ([`LiveMaxMin::solve_resumed`]; its
+//! plain twin, `FlowOptions::full_max_min`, fills every flow from round 0
+//! every time): the same rates to within rounding (the memo's and the
+//! rebuilt problem's twins are to the bit with `full_max_min`).
 
 use super::memo::Memo;
 use crate::fabric::{Fabric, StageRule};
@@ -201,6 +204,9 @@ pub(crate) struct FlowState {
     /// Solve the kept problem from round 0 every time (the plain twin of
     /// the resumed solve).
     full_max_min: bool,
+    /// Fill every flow at every solve (the plain twin of the component
+    /// solve).
+    whole_max_min: bool,
     /// A recompute is already scheduled for this time.
     pub pending: Option<Picos>,
 }
@@ -254,6 +260,7 @@ impl FlowState {
             over: vec![],
             full_solve: opts.full_solve,
             full_max_min: opts.full_max_min,
+            whole_max_min: opts.whole_max_min,
             pending: None,
         }
     }
@@ -746,7 +753,8 @@ impl FlowState {
 
     /// Max-min fair rates of the flows now, solved on the kept problem:
     /// the same rates, to the bit, as [`FlowState::solve_rebuilt`] when
-    /// filled from round 0 (`full_max_min`), within rounding resumed.
+    /// filled from round 0 (`full_max_min`), within rounding filled by
+    /// components or resumed.
     fn solve_kept(&mut self, fabric: &Fabric) {
         self.sync(fabric);
         let now = self.last;
@@ -762,8 +770,10 @@ impl FlowState {
         }
         if self.full_max_min {
             self.live.solve(&self.slots, &self.caps);
-        } else {
+        } else if self.whole_max_min {
             self.live.solve_resumed(&self.slots, &self.caps);
+        } else {
+            self.live.solve_changed(&self.slots, &self.caps);
         }
         self.held_of.resize(self.live.rate.len(), None);
         for &s in &self.slots {
