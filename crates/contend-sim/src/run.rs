@@ -7,7 +7,7 @@ use crate::engine::{Engine, Ev};
 use crate::ids::ActorId;
 use crate::limits::RunLimits;
 use crate::params::ModelParams;
-use crate::queue::{EventQueue, HeapQueue, RadixQueue};
+use crate::queue::{EventQueue, HeapQueue};
 use crate::summary::{Ran, records, round6};
 use crate::transport::Transport;
 use crate::transport::flow::{Flow, FlowOptions};
@@ -77,8 +77,7 @@ impl Run {
 /// Which event queue a run uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum QueueKind {
-    /// The radix heap (fast): 6-bit digits at TLP fidelity
-    /// ([`WideRadixQueue`]), bit digits at flow fidelity ([`RadixQueue`]).
+    /// The radix heap with 6-bit digits (fast, [`WideRadixQueue`]).
     #[default]
     Radix,
     /// The binary heap (the plain twin).
@@ -183,7 +182,7 @@ pub fn simulate_one_with(
             run::<HeapQueue<Ev<TlpEv>>, Tlp>(sc, params, spec, opts.tlp, opts.limits)
         }
         (Fidelity::Flow, QueueKind::Radix) => {
-            run::<RadixQueue<Ev<FlowEv>>, Flow>(sc, params, spec, opts.flow, opts.limits)
+            run::<WideRadixQueue<Ev<FlowEv>>, Flow>(sc, params, spec, opts.flow, opts.limits)
         }
         (Fidelity::Flow, QueueKind::Heap) => {
             run::<HeapQueue<Ev<FlowEv>>, Flow>(sc, params, spec, opts.flow, opts.limits)
@@ -304,7 +303,7 @@ mod tests {
     fn all_freed<T: Transport>(sc: &Scenario, spec: RunSpec, opts: T::Options) -> bool {
         let p = ModelParams::default();
         let (actors, ..) = actors_of(sc, &p, spec).unwrap();
-        let mut eng: Engine<RadixQueue<Ev<T::Event>>, T> =
+        let mut eng: Engine<WideRadixQueue<Ev<T::Event>>, T> =
             Engine::new(sc.topology(), &p, actors, RunLimits::default(), opts);
         eng.run().unwrap();
         eng.w.xfers.held() == 0 && eng.w.groups.held() == 0 && eng.w.flags.rows() == 0

@@ -1,4 +1,4 @@
-//! A monotone radix heap with 6-bit digits: the TLP fast path's event queue.
+//! A monotone radix heap with 6-bit digits: the event queue of both fidelities.
 //!
 //! The binary radix heap ([`crate::queue::RadixQueue`]) files an item by the
 //! highest *bit* in which its time differs from the last popped time, so an
