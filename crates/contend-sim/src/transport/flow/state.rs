@@ -758,16 +758,17 @@ impl FlowState {
     fn solve_kept(&mut self, fabric: &Fabric) {
         self.sync(fabric);
         let now = self.last;
-        self.caps.clear();
         self.slots.clear();
-        for f in &self.flows {
-            self.slots.push(f.slot);
-            self.caps.push(if f.start > now {
+        self.slots.extend(self.flows.iter().map(|f| f.slot));
+        self.caps.clear();
+        let kind_cap = &self.kind_cap;
+        self.caps.extend(self.flows.iter().map(|f| {
+            if f.start > now {
                 0.0
             } else {
-                f.cap_now(self.kind_cap[f.kind as usize])
-            });
-        }
+                f.cap_now(kind_cap[f.kind as usize])
+            }
+        }));
         if self.full_max_min {
             self.live.solve(&self.slots, &self.caps);
         } else if self.whole_max_min {
@@ -775,10 +776,8 @@ impl FlowState {
         } else {
             self.live.solve_changed(&self.slots, &self.caps);
         }
+        // (every entry is None here: each is taken as it is read, below)
         self.held_of.resize(self.live.rate.len(), None);
-        for &s in &self.slots {
-            self.held_of[s as usize] = None;
-        }
         // a flow held by two rules is held by the later channel's (as the
         // twin marks rule resources in channel order)
         for &(r, c) in &self.rule_res {
@@ -801,7 +800,7 @@ impl FlowState {
         }
         for f in &mut self.flows {
             f.rate = self.live.rate[f.slot as usize];
-            f.held = self.held_of[f.slot as usize];
+            f.held = self.held_of[f.slot as usize].take();
         }
     }
 
