@@ -41,8 +41,10 @@ pub struct LiveMaxMin {
     group: Vec<u32>,
     users: Vec<Vec<(u32, f64)>>,
     listed: Vec<bool>,
-    /// Resources that had a user when last looked at.
+    /// Resources that had a user when last looked at, and whether one may
+    /// have lost its last since.
     live: Vec<u32>,
+    emptied: bool,
     /// Per flow slot: its uses (resource, weight) in order, at
     /// `uses[at..at + len]` in one arena with room for `room` (the solve
     /// walks them flow by flow: kept together, not one allocation each),
@@ -275,6 +277,7 @@ impl LiveMaxMin {
         self.stale[r as usize] = true;
         if !self.users[r as usize].is_empty() {
             self.trace.unfollowed();
+            self.emptied = true;
         }
         for (s, _) in std::mem::take(&mut self.users[r as usize]) {
             // (its users lose a bound: theirs are among the changes)
@@ -319,7 +322,9 @@ impl LiveMaxMin {
             self.mark[r as usize] = false;
             self.stale[r as usize] = true;
             let dead = &self.dead;
-            self.users[r as usize].retain(|&(s, _)| !dead[s as usize]);
+            let users = &mut self.users[r as usize];
+            users.retain(|&(s, _)| !dead[s as usize]);
+            self.emptied |= users.is_empty();
         }
         self.touched.clear();
         for &s in &self.removed {
@@ -329,6 +334,21 @@ impl LiveMaxMin {
             self.free.push(s);
         }
         self.removed.clear();
+    }
+
+    /// Drops from the resources listed as live those that have lost their
+    /// last user (walked only when one may have).
+    fn drop_unused(&mut self) {
+        if !self.emptied {
+            return;
+        }
+        self.emptied = false;
+        let (users, listed) = (&self.users, &mut self.listed);
+        self.live.retain(|&r| {
+            let keep = !users[r as usize].is_empty();
+            listed[r as usize] = keep;
+            keep
+        });
     }
 
     /// Where resource `r` falls in the order saturations are handled in.
@@ -360,12 +380,7 @@ impl LiveMaxMin {
     /// freezes (the level then, or its cap), not at every round.
     pub fn solve(&mut self, slots: &[u32], caps: &[f64]) {
         self.flush();
-        let (users, listed) = (&self.users, &mut self.listed);
-        self.live.retain(|&r| {
-            let keep = !users[r as usize].is_empty();
-            listed[r as usize] = keep;
-            keep
-        });
+        self.drop_unused();
         let live = std::mem::take(&mut self.live);
         self.fill_over(slots, caps, &live);
         self.live = live;

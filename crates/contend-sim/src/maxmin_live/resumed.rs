@@ -496,12 +496,7 @@ impl LiveMaxMin {
     /// The state at the start of round 0, and a fill from there.
     fn start(&mut self, slots: &[u32], caps: &[f64]) {
         self.flush();
-        let (users, listed) = (&self.users, &mut self.listed);
-        self.live.retain(|&r| {
-            let keep = !users[r as usize].is_empty();
-            listed[r as usize] = keep;
-            keep
-        });
+        self.drop_unused();
         let mut t = std::mem::take(&mut self.trace);
         t.sat_round.fill(NO_ROUND);
         t.open_users.fill(0);
