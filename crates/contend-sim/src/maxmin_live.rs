@@ -605,6 +605,117 @@ mod tests {
         m.rate
     }
 
+    /// A change a property test makes to a kept problem (see [`Trial`]).
+    #[derive(Clone, Copy, Debug)]
+    pub(super) enum Change {
+        /// A flow joins, last, with the uses drawn (and `more` room).
+        Add {
+            more: usize,
+        },
+        /// A flow joins with the uses drawn and a grouped use.
+        AddGrouped,
+        Remove,
+        /// A flow's cap becomes the one drawn.
+        Recap,
+        /// A resource's capacity becomes the one drawn (finite: a
+        /// channel's rate, a rule's).
+        Capacity,
+        /// A grouped resource gains a flow that uses none of its group yet
+        /// (as a flow meets one stream per channel).
+        GroupedUse,
+        ClearUsers,
+        /// A resource is turned off, or on.
+        Toggle,
+        None,
+    }
+
+    /// A kept problem under a property test: `met` resources met in order
+    /// and 6 more in groups 3 and 5, with the capacities given, and its
+    /// flows in order with their caps.
+    pub(super) struct Trial {
+        pub live: LiveMaxMin,
+        pub slots: Vec<u32>,
+        pub caps: Vec<f64>,
+        met: u32,
+    }
+
+    impl Trial {
+        pub fn new(capacity: &[f64], met: u32) -> Trial {
+            assert_eq!(capacity.len(), met as usize + 6);
+            let mut live = LiveMaxMin::default();
+            for (r, &c) in (0..).zip(capacity) {
+                let g = if r < met {
+                    FIRST_MET
+                } else if r < met + 3 {
+                    3
+                } else {
+                    5
+                };
+                live.resource(c, g);
+            }
+            Trial {
+                live,
+                slots: vec![],
+                caps: vec![],
+                met,
+            }
+        }
+
+        /// Makes `change`, drawn with these uses, pick, cap and capacity.
+        pub fn apply(
+            &mut self,
+            change: Change,
+            uses: &[(u32, f64)],
+            pick: usize,
+            cap: f64,
+            capacity: f64,
+        ) {
+            let (live, n) = (&mut self.live, self.slots.len());
+            let grouped = self.met + (pick % 6) as u32;
+            let any = (pick % (self.met as usize + 6)) as u32;
+            match change {
+                Change::Add { more } => {
+                    self.slots.push(live.add_flow(uses, more));
+                    self.caps.push(cap);
+                }
+                Change::AddGrouped => {
+                    let s = live.add_flow(uses, 1);
+                    live.add_use(s, grouped, 1.0);
+                    self.slots.push(s);
+                    self.caps.push(cap);
+                }
+                Change::Remove if n > 0 => {
+                    live.remove_flow(self.slots.remove(pick % n));
+                    self.caps.remove(pick % n);
+                }
+                Change::Recap if n > 0 => self.caps[pick % n] = cap,
+                Change::Capacity => live.set_capacity(any, capacity),
+                Change::GroupedUse if n > 0 => {
+                    let s = self.slots[pick % n];
+                    let g = live.group[grouped as usize];
+                    if !live
+                        .uses_of(s)
+                        .iter()
+                        .any(|u| live.group[u.0 as usize] == g)
+                    {
+                        live.add_use(s, grouped, 1.0);
+                    }
+                }
+                Change::ClearUsers => live.clear_users(grouped),
+                Change::Toggle => {
+                    let on = live.is_active(any);
+                    live.set_active(any, !on);
+                }
+                _ => {}
+            }
+        }
+
+        /// The flows' rates solved from scratch.
+        pub fn solved_from_scratch(&self) -> Vec<f64> {
+            from_scratch(&self.live, &self.slots, &self.caps)
+        }
+    }
+
     proptest! {
         /// Flows added and removed in any order, grouped resources used and
         /// let go, turned off and on: the kept problem's rates are those of
@@ -622,47 +733,28 @@ mod tests {
             ),
             capacity in proptest::collection::vec(prop_oneof![Just(10.0f64), 1.0f64..100.0], 16),
         ) {
-            let mut live = LiveMaxMin::default();
-            // 10 resources met in order, 6 in groups 3 and 5
-            for (r, &c) in capacity.iter().enumerate() {
-                live.resource(c, if r < 10 { FIRST_MET } else if r < 13 { 3 } else { 5 });
-            }
-            let mut slots: Vec<u32> = vec![];
+            // 10 resources met in order, 6 in groups; every cap drawn anew
+            // at each solve
+            let mut t = Trial::new(&capacity, 10);
             for (op, uses, pick, caps) in steps {
-                match op {
-                    0 | 1 => {
-                        let s = live.add_flow(&uses, pick % 3);
-                        slots.push(s);
-                    }
-                    2 if !slots.is_empty() => {
-                        let s = slots.remove(pick % slots.len());
-                        live.remove_flow(s);
-                    }
-                    3 if !slots.is_empty() => {
-                        // a grouped resource gains a flow that uses none of its
-                        // group yet (as a flow meets one stream per channel)
-                        let s = slots[pick % slots.len()];
-                        let r = 10 + (pick % 6) as u32;
-                        let g = live.group[r as usize];
-                        if !live.uses_of(s).iter().any(|u| live.group[u.0 as usize] == g) {
-                            live.add_use(s, r, 1.0);
-                        }
-                    }
-                    4 => live.clear_users(10 + (pick % 6) as u32),
-                    5 => {
-                        let r = 10 + (pick % 6) as u32;
-                        let on = live.is_active(r);
-                        live.set_active(r, !on);
-                    }
-                    _ => {}
-                }
-                let caps = &caps[..slots.len().min(64)];
-                if caps.len() < slots.len() {
+                let change = match op {
+                    0 | 1 => Change::Add { more: pick % 3 },
+                    2 => Change::Remove,
+                    3 => Change::GroupedUse,
+                    4 => Change::ClearUsers,
+                    // (grouped resources only)
+                    5 => Change::Toggle,
+                    _ => Change::None,
+                };
+                let pick = if op == 5 { 10 + pick % 6 } else { pick };
+                t.apply(change, &uses, pick, 0.0, 0.0);
+                if t.slots.len() > caps.len() {
                     continue;
                 }
-                live.solve(&slots, caps);
-                let got: Vec<u64> = slots.iter().map(|&s| live.rate[s as usize].to_bits()).collect();
-                let want: Vec<u64> = from_scratch(&live, &slots, caps).iter().map(|x| x.to_bits()).collect();
+                t.caps.copy_from_slice(&caps[..t.slots.len()]);
+                t.live.solve(&t.slots, &t.caps);
+                let got: Vec<u64> = t.slots.iter().map(|&s| t.live.rate[s as usize].to_bits()).collect();
+                let want: Vec<u64> = t.solved_from_scratch().iter().map(|x| x.to_bits()).collect();
                 prop_assert_eq!(got, want);
             }
         }

@@ -290,7 +290,7 @@ impl LiveMaxMin {
 #[cfg(test)]
 mod tests {
     use super::super::FIRST_MET;
-    use super::super::tests::from_scratch;
+    use super::super::tests::{Change, Trial};
     use super::*;
     use proptest::prelude::*;
 
@@ -376,58 +376,30 @@ mod tests {
                     proptest::collection::vec((0u32..24, prop_oneof![Just(1.0f64), 0.5f64..1.5]), 1..3),
                     0usize..64,
                     prop_oneof![Just(f64::INFINITY), Just(0.0), 1.0f64..100.0],
+                    1.0f64..50.0,
                 ),
                 1..80,
             ),
             capacity in proptest::collection::vec(prop_oneof![Just(10.0f64), 1.0f64..100.0], 30),
         ) {
-            let mut live = LiveMaxMin::default();
             // 24 resources met in order (few flows share one: small
-            // components), 6 in groups 3 and 5
-            for (r, &c) in capacity.iter().enumerate() {
-                live.resource(c, if r < 24 { FIRST_MET } else if r < 27 { 3 } else { 5 });
-            }
-            let (mut slots, mut caps): (Vec<u32>, Vec<f64>) = (vec![], vec![]);
-            for (op, uses, pick, cap) in steps {
-                match op {
-                    0 | 1 => {
-                        slots.push(live.add_flow(&uses, pick % 3));
-                        caps.push(cap);
-                    }
-                    2 if !slots.is_empty() => {
-                        let i = pick % slots.len();
-                        live.remove_flow(slots.remove(i));
-                        caps.remove(i);
-                    }
-                    3 if !slots.is_empty() => {
-                        let s = slots[pick % slots.len()];
-                        let r = 24 + (pick % 6) as u32;
-                        let g = live.group[r as usize];
-                        if !live.uses_of(s).iter().any(|u| live.group[u.0 as usize] == g) {
-                            live.add_use(s, r, 1.0);
-                        }
-                    }
-                    4 => live.clear_users(24 + (pick % 6) as u32),
-                    5 => {
-                        let r = (pick % 30) as u32;
-                        let on = live.is_active(r);
-                        live.set_active(r, !on);
-                    }
-                    6 => {
-                        // (capacities are finite: a channel's rate, a rule's)
-                        let r = (pick % 30) as u32;
-                        live.set_capacity(r, capacity[(pick + 7) % 30] * 0.5 + 1.0);
-                    }
-                    7 if !slots.is_empty() => {
-                        let i = pick % slots.len();
-                        caps[i] = cap;
-                    }
-                    _ => {}
-                }
-                live.solve_changed(&slots, &caps);
-                let want = from_scratch(&live, &slots, &caps);
-                for (&s, w) in slots.iter().zip(&want) {
-                    let got = live.rate[s as usize];
+            // components), 6 in groups
+            let mut t = Trial::new(&capacity, 24);
+            for (op, uses, pick, cap, cap_r) in steps {
+                let change = match op {
+                    0 | 1 => Change::Add { more: pick % 3 },
+                    2 => Change::Remove,
+                    3 => Change::GroupedUse,
+                    4 => Change::ClearUsers,
+                    5 => Change::Toggle,
+                    6 => Change::Capacity,
+                    _ => Change::Recap,
+                };
+                t.apply(change, &uses, pick, cap, cap_r);
+                t.live.solve_changed(&t.slots, &t.caps);
+                let want = t.solved_from_scratch();
+                for (&s, w) in t.slots.iter().zip(&want) {
+                    let got = t.live.rate[s as usize];
                     prop_assert!(
                         got == *w || (got - w).abs() <= 1e-9 * w.abs(),
                         "flow {s}: {got} alone, {w} from scratch"

@@ -667,8 +667,7 @@ fn freeze_counted(m: &mut LiveMaxMin, t: &mut Trace, f: u32) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::super::FIRST_MET;
-    use super::super::tests::from_scratch;
+    use super::super::tests::{Change, Trial};
     use super::*;
     use proptest::prelude::*;
 
@@ -752,58 +751,31 @@ mod tests {
             ),
             capacity in proptest::collection::vec(prop_oneof![Just(10.0f64), 1.0f64..100.0], 16),
         ) {
-            let mut live = LiveMaxMin::default();
-            for (r, &c) in capacity.iter().enumerate() {
-                live.resource(c, if r < 10 { FIRST_MET } else if r < 13 { 3 } else { 5 });
-            }
-            let (mut slots, mut caps): (Vec<u32>, Vec<f64>) = (vec![], vec![]);
+            let mut t = Trial::new(&capacity, 10);
             for (op, uses, pick, cap, cap_r, solve) in steps {
-                match op {
-                    0..=2 => {
-                        let s = live.add_flow(&uses, 1);
-                        if op == 2 {
-                            live.add_use(s, 10 + (pick % 6) as u32, 1.0);
-                        }
-                        slots.push(s);
-                        caps.push(cap);
-                    }
-                    3..=5 if !slots.is_empty() => {
-                        let i = pick % slots.len();
-                        live.remove_flow(slots.remove(i));
-                        caps.remove(i);
-                    }
-                    6..=8 if !slots.is_empty() => {
-                        let i = pick % slots.len();
-                        caps[i] = cap;
-                    }
-                    9 | 10 => live.set_capacity((pick % 16) as u32, cap_r),
-                    11 if !slots.is_empty() => {
-                        let s = slots[pick % slots.len()];
-                        let r = 10 + (pick % 6) as u32;
-                        let g = live.group[r as usize];
-                        if !live.uses_of(s).iter().any(|u| live.group[u.0 as usize] == g) {
-                            live.add_use(s, r, 1.0);
-                        }
-                    }
-                    12 => live.clear_users(10 + (pick % 6) as u32),
-                    13 => {
-                        let r = (pick % 16) as u32;
-                        let on = live.is_active(r);
-                        live.set_active(r, !on);
-                    }
-                    _ => {}
-                }
+                let change = match op {
+                    0 | 1 => Change::Add { more: 1 },
+                    2 => Change::AddGrouped,
+                    3..=5 => Change::Remove,
+                    6..=8 => Change::Recap,
+                    9 | 10 => Change::Capacity,
+                    11 => Change::GroupedUse,
+                    12 => Change::ClearUsers,
+                    _ => Change::Toggle,
+                };
+                t.apply(change, &uses, pick, cap, cap_r);
                 if !solve {
                     continue;
                 }
-                live.solve_resuming(&slots, &caps);
+                let (live, slots, caps) = (&mut t.live, &t.slots, &t.caps);
+                live.solve_resuming(slots, caps);
                 let got: Vec<f64> = slots.iter().map(|&s| live.rate[s as usize]).collect();
-                let want = from_scratch(&live, &slots, &caps);
+                let want = t.solved_from_scratch();
                 for (i, (a, b)) in got.iter().zip(&want).enumerate() {
                     let close = a == b || (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-3);
-                    prop_assert!(close, "flow {} (slot {}): resumed {} from scratch {}", i, slots[i], a, b);
+                    prop_assert!(close, "flow {} (slot {}): resumed {} from scratch {}", i, t.slots[i], a, b);
                 }
-                if let Err(e) = fair(&live, &slots, &caps, &got) {
+                if let Err(e) = fair(&t.live, &t.slots, &t.caps, &got) {
                     prop_assert!(false, "{}", e);
                 }
             }
