@@ -1,6 +1,9 @@
 //! DESIGN 9 — flow fidelity, the fast transport: each remote transfer is a
 //! fluid flow sharing channel bandwidth max-min fairly ([`crate::maxmin`]),
-//! recomputed when flows start or end; a read's first window of requests
+//! recomputed when flows start or end (not where the flows that joined
+//! change nothing: not started yet, meeting no rule, and their start's
+//! tick still ahead, see `FlowOptions::recompute_every_start`); a read's
+//! first window of requests
 //! goes out at once (the links bound it), the rest at its window's rate
 //! (Little's law), and it drains one round trip before it completes; flags
 //! and polls take their unloaded one-way or round-trip time.
@@ -49,6 +52,12 @@ pub struct FlowOptions {
     /// a chain and pushing only the one that sees them (or one whose place
     /// among the events matters: `poll_chain.rs`).
     pub poll_every_round_trip: bool,
+    /// Work the rates out again at every instant flows start at, instead
+    /// of keeping them where only flows that change nothing joined since
+    /// they were last worked out (not started, meeting no rule) and no
+    /// flow starts, drains or leaves its first window by then (the next
+    /// tick is still worked out, for the new flows' starts).
+    pub recompute_every_start: bool,
     /// Solve max-min from round 0 at every solve instead of resuming the
     /// last solve's progressive filling at the first round a change since
     /// can affect (`LiveMaxMin::solve_resumed`; rates within rounding).
@@ -78,6 +87,7 @@ pub(crate) struct Flow {
     ticks: u64,
     tick_every_recompute: bool,
     poll_every_round_trip: bool,
+    recompute_every_start: bool,
     /// Per path: a flag's one-way time along it (`NONE`: not worked out).
     flag_time: Vec<Picos>,
     /// Per path there: a poll's round trip (there, memory, back).
@@ -116,6 +126,7 @@ impl Transport for Flow {
             ticks: 0,
             tick_every_recompute: opts.tick_every_recompute,
             poll_every_round_trip: opts.poll_every_round_trip,
+            recompute_every_start: opts.recompute_every_start,
             flag_time: vec![],
             poll_rtt: vec![],
         }
@@ -222,7 +233,16 @@ impl Transport for Flow {
             FlowEv::Reflow => {
                 self.flows.pending = None;
                 self.flows.advance(w.now);
-                self.reflow(w);
+                // Only flows that change nothing joined since the rates were
+                // worked out, and the next tick (every start, drain and
+                // first window's end comes with one) is still ahead: the
+                // rates stand, the new flows at 0 until their start's tick.
+                let ahead = self.live.is_none_or(|(t, _)| t > w.now);
+                if self.flows.quiet && ahead && !self.recompute_every_start {
+                    self.next_tick(w);
+                } else {
+                    self.reflow(w);
+                }
             }
             FlowEv::Tick(n) => {
                 if self.live.map(|l| l.1) != Some(n) {
@@ -324,6 +344,12 @@ impl Flow {
 
     fn reflow<Q: EventQueue<Ev<FlowEv>>>(&mut self, w: &mut World<'_, Q>) {
         self.flows.recompute(&w.fabric);
+        self.next_tick(w);
+    }
+
+    /// The tick for the next flow to drain (or start, or leave its first
+    /// window) at the rates as they are.
+    fn next_tick<Q: EventQueue<Ev<FlowEv>>>(&mut self, w: &mut World<'_, Q>) {
         let next = self.flows.next_finish(w.now);
         // The pending tick stands for the new one when it falls at the same
         // time and nothing was pushed for that time since it: it pops where

@@ -178,6 +178,10 @@ pub(crate) struct FlowState {
     last_set: Vec<u32>,
     last_whole: bool,
     idle_joined: bool,
+    /// Since the rates were last worked out, only flows that change
+    /// nothing have joined (not started, meeting no rule) and none has
+    /// gone.
+    pub quiet: bool,
     /// The problem kept across flow changes (the plain twin,
     /// `FlowOptions::rebuild_problem`, builds it from the flows at every
     /// solve): channel `c` is resource `c`, rule resources come after.
@@ -246,6 +250,7 @@ impl FlowState {
             last_set: vec![],
             last_whole: false,
             idle_joined: false,
+            quiet: false,
             live: LiveMaxMin::default(),
             gone: vec![],
             cross: Default::default(),
@@ -343,6 +348,7 @@ impl FlowState {
         let start = self.last + setup;
         if start <= self.last || !self.kinds[kind as usize].rules.is_empty() {
             self.idle_joined = false;
+            self.quiet = false;
         }
         self.flows.push(Flow {
             xfer,
@@ -374,6 +380,7 @@ impl FlowState {
         if jumped {
             self.rates(fabric);
         }
+        self.quiet = true;
     }
 
     /// The rates of the flow set as it is: the last ones where only flows
@@ -867,11 +874,13 @@ impl FlowState {
         let mut over = std::mem::take(&mut self.over);
         let gone = &mut self.gone;
         let whole = &mut self.last_whole;
+        let quiet = &mut self.quiet;
         let last = self.last;
         self.flows.retain(|f| {
             let done = f.start <= last && (f.remaining <= 0.5 || f.rate.is_infinite());
             if done {
                 *whole = false;
+                *quiet = false;
                 out.push((f.xfer, f.tail));
                 // an unbounded flow (no rated channel, no cap) drains the
                 // instant it starts and keeps no channel busy
