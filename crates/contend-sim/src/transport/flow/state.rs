@@ -871,13 +871,19 @@ impl FlowState {
     /// Removes drained flows into `out`: (transfer, tail latency).
     pub fn take_finished(&mut self, out: &mut Vec<(XferId, Picos)>, fabric: &Fabric) {
         out.clear();
+        let last = self.last;
+        let done = |f: &Flow| f.start <= last && (f.remaining <= 0.5 || f.rate.is_infinite());
+        // (a tick where only flows start or leave their first window drains
+        // none: nothing to keep in order)
+        if !self.flows.iter().any(done) {
+            return;
+        }
         let mut over = std::mem::take(&mut self.over);
         let gone = &mut self.gone;
         let whole = &mut self.last_whole;
         let quiet = &mut self.quiet;
-        let last = self.last;
         self.flows.retain(|f| {
-            let done = f.start <= last && (f.remaining <= 0.5 || f.rate.is_infinite());
+            let done = done(f);
             if done {
                 *whole = false;
                 *quiet = false;
