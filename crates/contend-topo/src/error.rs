@@ -36,6 +36,25 @@ impl Location {
             field: None,
         }
     }
+    /// The location of byte `offset` of the text `lines` indexes, as
+    /// [`Location::from_offset`] gives it (a binary search, not a count
+    /// from the top).
+    pub fn in_lines(file: &str, lines: &Lines<'_>, offset: usize) -> Location {
+        let text = lines.text;
+        let mut offset = offset.min(text.len());
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        // the lines starting at or before the offset: its line, 1-based
+        let line = lines.starts.partition_point(|&s| s <= offset);
+        let start = lines.starts[line - 1];
+        Location {
+            file: file.to_string(),
+            line,
+            column: text[start..offset].chars().count() + 1,
+            field: None,
+        }
+    }
     pub fn with_field(mut self, field: &str) -> Location {
         self.field = Some(field.to_string());
         self
@@ -58,6 +77,24 @@ impl Location {
                 field: named_field(e.message()),
             },
         }
+    }
+}
+
+/// Where each line of a text starts: for a file whose every entry keeps
+/// its location ([`Location::in_lines`]), where counting the lines from
+/// the top for each would cost the square of the file's length.
+#[derive(Clone, Debug)]
+pub struct Lines<'a> {
+    text: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> Lines<'a> {
+    pub fn new(text: &'a str) -> Lines<'a> {
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Lines { text, starts }
     }
 }
 
@@ -183,5 +220,34 @@ mod key_path_tests {
         // a line of a multi-line array is no key: the table it is in
         let t = "[links]\nlist = [\n  \"a\", \"b\",\n";
         assert_eq!(toml_key_path(t, t.len() - 2).as_deref(), Some("links"));
+    }
+}
+
+#[cfg(test)]
+mod lines_tests {
+    use super::{Lines, Location};
+
+    /// The indexed location of every offset (inside characters, past the
+    /// end) is the one counted from the top: line and column.
+    #[test]
+    fn indexed_locations_are_the_counted_ones() {
+        for text in [
+            "",
+            "a",
+            "\n",
+            "\n\n",
+            "ab\ncd\n\nü€x\ny",
+            "€\n",
+            "x = 1\n[[node]]\nid = \"gpü0\"\n",
+        ] {
+            let lines = Lines::new(text);
+            for offset in 0..text.len() + 3 {
+                assert_eq!(
+                    Location::in_lines("f", &lines, offset),
+                    Location::from_offset("f", text, offset),
+                    "{text:?} at {offset}"
+                );
+            }
+        }
     }
 }

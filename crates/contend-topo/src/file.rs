@@ -2,7 +2,7 @@
 //! field is checked (numbers against the stated [`limits`](crate::limits))
 //! and an error names the file, line, column and field.
 
-use crate::error::{Location, TopoError, TopoErrorKind};
+use crate::error::{Lines, Location, TopoError, TopoErrorKind};
 use crate::limits::{self, MAX_LINKS, MAX_NODES};
 use crate::model::{
     CollapsePer, CollapseSpec, CrossSocketP2p, GpuSpec, LinkKind, LinkSpec, Node, NodeId, NodeKind,
@@ -87,12 +87,12 @@ struct RawLink {
 
 struct Ctx<'a> {
     file: &'a str,
-    text: &'a str,
+    lines: Lines<'a>,
 }
 
 impl Ctx<'_> {
     fn loc<T>(&self, s: &Spanned<T>, field: &str) -> Location {
-        Location::from_offset(self.file, self.text, s.span().start).with_field(field)
+        Location::in_lines(self.file, &self.lines, s.span().start).with_field(field)
     }
     fn err<T>(&self, s: &Spanned<T>, field: &str, kind: TopoErrorKind) -> TopoError {
         TopoError::at(Some(self.loc(s, field)), kind)
@@ -220,7 +220,10 @@ pub fn parse_topology(file: &str, text: &str) -> Result<Topology, TopoError> {
             TopoErrorKind::Syntax(e.message().trim().to_string()),
         )
     })?;
-    let cx = Ctx { file, text };
+    let cx = Ctx {
+        file,
+        lines: Lines::new(text),
+    };
     if let Some(n) = raw.nodes.get(MAX_NODES) {
         return Err(cx.invalid(
             n,
@@ -525,7 +528,7 @@ pub fn parse_topology(file: &str, text: &str) -> Result<Topology, TopoError> {
                 ));
             }
         }
-        let loc = Location::from_offset(file, text, l.span().start);
+        let loc = Location::in_lines(file, &cx.lines, l.span().start);
         spec.links.push(LinkSpec {
             a: NodeId(r.a.get_ref().clone()),
             b: NodeId(r.b.get_ref().clone()),

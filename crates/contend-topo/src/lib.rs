@@ -64,7 +64,7 @@ pub mod units;
 mod write;
 pub mod xml;
 
-pub use error::{Location, TopoError, TopoErrorKind, named_field, toml_key_path};
+pub use error::{Lines, Location, TopoError, TopoErrorKind, named_field, toml_key_path};
 pub use file::{load_topology, parse_topology};
 pub use model::{
     CollapsePer, CollapseSpec, CrossSocketP2p, GpuSpec, Hop, Link, LinkIdx, LinkKind, LinkSpec,
