@@ -260,11 +260,17 @@ impl LiveMaxMin {
             return self.solve_resumed(slots, caps);
         }
         ch.gave_up = 0;
-        // (settles the changes: the lists taken are the search's)
+        // (the flush settles the changes: the lists taken are the search's)
+        let removed = !self.removed.is_empty();
         self.flush();
         if self.changes.slots.is_empty() {
             // no change reaches a flow taking part: every rate stands, and
-            // so does the last solve's trace
+            // so does the last solve's trace, unless a flow it recorded is
+            // gone (its slot is free for a new flow; the trace would still
+            // hold its share of its resources)
+            if removed {
+                self.untraced();
+            }
             return;
         }
         let ch = &mut self.changes;
@@ -290,7 +296,7 @@ impl LiveMaxMin {
 #[cfg(test)]
 mod tests {
     use super::super::FIRST_MET;
-    use super::super::tests::{Change, Trial};
+    use super::super::tests::{Change, Trial, from_scratch};
     use super::*;
     use proptest::prelude::*;
 
@@ -360,6 +366,49 @@ mod tests {
         assert_eq!(m.filled_alone(), None);
         assert_eq!(m.rate[c as usize], 10.0);
         assert_eq!(m.rate[e as usize], 30.0);
+    }
+
+    /// Enough flows for the resumed solve to keep a trace: a flow removed
+    /// alone on its link reaches no other, yet the trace that recorded it
+    /// must not stand (its slot, taken by a new flow on that link, would
+    /// find the link's capacity still held by the flow gone, the next time
+    /// a solve resumes).
+    #[test]
+    fn a_flow_removed_alone_leaves_no_trace_behind() {
+        let n = 600u32;
+        let mut m = LiveMaxMin::default();
+        for _ in 0..n {
+            m.resource(1000.0, FIRST_MET);
+        }
+        // flow i alone on link i, capped at i + 1: a round each
+        let mut slots: Vec<u32> = (0..n).map(|i| m.add_flow(&[(i, 1.0)], 0)).collect();
+        let mut caps: Vec<f64> = (0..n).map(|i| f64::from(i) + 1.0).collect();
+        m.solve_changed(&slots, &caps);
+        // (the search gave up: this one resumes without one)
+        m.solve_changed(&slots, &caps);
+        m.remove_flow(slots.remove(0));
+        caps.remove(0);
+        m.solve_changed(&slots, &caps);
+        assert_eq!(m.filled_alone(), Some(0));
+        // a new flow on the first link, and caps raised on most of the
+        // others (too many for a component: the solve resumes)
+        let g = m.add_flow(&[(0, 1.0)], 0);
+        slots.push(g);
+        caps.push(1000.5);
+        for c in caps.iter_mut().skip(250).take(320) {
+            *c += 0.5;
+        }
+        m.solve_changed(&slots, &caps);
+        assert_eq!(m.filled_alone(), None);
+        let want = from_scratch(&m, &slots, &caps);
+        for (&s, w) in slots.iter().zip(&want) {
+            let got = m.rate[s as usize];
+            assert!(
+                (got - w).abs() <= 1e-9 * w.abs(),
+                "flow {s}: {got}, {w} from scratch"
+            );
+        }
+        assert_eq!(m.rate[g as usize], 1000.0);
     }
 
     proptest! {
