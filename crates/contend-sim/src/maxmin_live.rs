@@ -626,7 +626,22 @@ mod tests {
         ClearUsers,
         /// A resource is turned off, or on.
         Toggle,
-        None,
+    }
+
+    impl Change {
+        /// The change drawn as `op`, one of 0..8 (7 and above: a new cap),
+        /// a flow joining with room for `pick % 3` more uses.
+        pub fn drawn(op: u8, pick: usize) -> Change {
+            match op {
+                0 | 1 => Change::Add { more: pick % 3 },
+                2 => Change::Remove,
+                3 => Change::GroupedUse,
+                4 => Change::ClearUsers,
+                5 => Change::Toggle,
+                6 => Change::Capacity,
+                _ => Change::Recap,
+            }
+        }
     }
 
     /// A kept problem under a property test: `met` resources met in order
@@ -737,15 +752,8 @@ mod tests {
             // at each solve
             let mut t = Trial::new(&capacity, 10);
             for (op, uses, pick, caps) in steps {
-                let change = match op {
-                    0 | 1 => Change::Add { more: pick % 3 },
-                    2 => Change::Remove,
-                    3 => Change::GroupedUse,
-                    4 => Change::ClearUsers,
-                    // (grouped resources only)
-                    5 => Change::Toggle,
-                    _ => Change::None,
-                };
+                let change = Change::drawn(op, pick);
+                // (grouped resources only turned off and on)
                 let pick = if op == 5 { 10 + pick % 6 } else { pick };
                 t.apply(change, &uses, pick, 0.0, 0.0);
                 if t.slots.len() > caps.len() {

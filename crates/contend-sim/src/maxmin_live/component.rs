@@ -435,16 +435,7 @@ mod tests {
             // components), 6 in groups
             let mut t = Trial::new(&capacity, 24);
             for (op, uses, pick, cap, cap_r) in steps {
-                let change = match op {
-                    0 | 1 => Change::Add { more: pick % 3 },
-                    2 => Change::Remove,
-                    3 => Change::GroupedUse,
-                    4 => Change::ClearUsers,
-                    5 => Change::Toggle,
-                    6 => Change::Capacity,
-                    _ => Change::Recap,
-                };
-                t.apply(change, &uses, pick, cap, cap_r);
+                t.apply(Change::drawn(op, pick), &uses, pick, cap, cap_r);
                 t.live.solve_changed(&t.slots, &t.caps);
                 let want = t.solved_from_scratch();
                 for (&s, w) in t.slots.iter().zip(&want) {
