@@ -238,7 +238,7 @@ impl Transport for Flow {
                 // first window's end comes with one) is still ahead: the
                 // rates stand, the new flows at 0 until their start's tick.
                 let ahead = self.live.is_none_or(|(t, _)| t > w.now);
-                if self.flows.quiet && ahead && !self.recompute_every_start {
+                if self.flows.idle_joined && ahead && !self.recompute_every_start {
                     self.next_tick(w);
                 } else {
                     self.reflow(w);

@@ -171,17 +171,15 @@ pub(crate) struct FlowState {
     /// needs it.
     memo: Memo,
     set: Vec<u32>,
-    /// The set last given rates (by a solve or the memo), whether it was
-    /// built then and every flow of it is still there (no flow gone
-    /// since), and whether every flow added since had not started and
-    /// meets no rule (else the set is not worth checking).
+    /// The set last given rates (by a solve or the memo), and whether it
+    /// was built then and every flow of it is still there (no flow gone
+    /// since).
     last_set: Vec<u32>,
     last_whole: bool,
-    idle_joined: bool,
     /// Since the rates were last worked out, only flows that change
     /// nothing have joined (not started, meeting no rule) and none has
-    /// gone.
-    pub quiet: bool,
+    /// gone: the last rates stand (else the set is not worth checking).
+    pub idle_joined: bool,
     /// The problem kept across flow changes (the plain twin,
     /// `FlowOptions::rebuild_problem`, builds it from the flows at every
     /// solve): channel `c` is resource `c`, rule resources come after.
@@ -250,7 +248,6 @@ impl FlowState {
             last_set: vec![],
             last_whole: false,
             idle_joined: false,
-            quiet: false,
             live: LiveMaxMin::default(),
             gone: vec![],
             cross: Default::default(),
@@ -348,7 +345,6 @@ impl FlowState {
         let start = self.last + setup;
         if start <= self.last || !self.kinds[kind as usize].rules.is_empty() {
             self.idle_joined = false;
-            self.quiet = false;
         }
         self.flows.push(Flow {
             xfer,
@@ -380,22 +376,21 @@ impl FlowState {
         if jumped {
             self.rates(fabric);
         }
-        self.quiet = true;
     }
 
     /// The rates of the flow set as it is: the last ones where only flows
     /// that change nothing joined since, else remembered or solved.
     fn rates(&mut self, fabric: &Fabric) {
+        let check = self.idle_joined && self.last_whole;
+        self.idle_joined = true;
         if self.full_solve {
             return self.solve(fabric);
         }
         // (the set is built where the memo or the check needs it)
-        let check = self.idle_joined && self.last_whole;
         let with_set = check || self.memo.is_on();
         if with_set {
             self.flow_set();
         }
-        self.idle_joined = true;
         if check && self.only_idle_joined() {
             // (the new flows keep the rate 0 and no rule they started with)
             std::mem::swap(&mut self.set, &mut self.last_set);
@@ -881,12 +876,12 @@ impl FlowState {
         let mut over = std::mem::take(&mut self.over);
         let gone = &mut self.gone;
         let whole = &mut self.last_whole;
-        let quiet = &mut self.quiet;
+        let idle = &mut self.idle_joined;
         self.flows.retain(|f| {
             let done = done(f);
             if done {
                 *whole = false;
-                *quiet = false;
+                *idle = false;
                 out.push((f.xfer, f.tail));
                 // an unbounded flow (no rated channel, no cap) drains the
                 // instant it starts and keeps no channel busy
