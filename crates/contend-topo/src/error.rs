@@ -17,28 +17,10 @@ impl Location {
     /// The location of byte `offset` of `text` (an offset inside a
     /// character counts as that character's start).
     pub fn from_offset(file: &str, text: &str, offset: usize) -> Location {
-        let mut offset = offset.min(text.len());
-        while !text.is_char_boundary(offset) {
-            offset -= 1;
-        }
-        let before = &text[..offset];
-        let line = before.matches('\n').count() + 1;
-        let column = before
-            .rsplit('\n')
-            .next()
-            .map(|l| l.chars().count())
-            .unwrap_or(0)
-            + 1;
-        Location {
-            file: file.to_string(),
-            line,
-            column,
-            field: None,
-        }
+        Location::in_lines(file, &Lines::new(text), offset)
     }
-    /// The location of byte `offset` of the text `lines` indexes, as
-    /// [`Location::from_offset`] gives it (a binary search, not a count
-    /// from the top).
+    /// The location of byte `offset` of the text `lines` indexes (a binary
+    /// search: for a file whose every entry keeps its location).
     pub fn in_lines(file: &str, lines: &Lines<'_>, offset: usize) -> Location {
         let text = lines.text;
         let mut offset = offset.min(text.len());
@@ -242,11 +224,22 @@ mod lines_tests {
         ] {
             let lines = Lines::new(text);
             for offset in 0..text.len() + 3 {
+                // counted from the top: the newlines before the offset's
+                // character, and the characters since the last of them
+                let mut at = offset.min(text.len());
+                while !text.is_char_boundary(at) {
+                    at -= 1;
+                }
+                let before = &text[..at];
+                let line = before.matches('\n').count() + 1;
+                let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+                let got = Location::in_lines("f", &lines, offset);
                 assert_eq!(
-                    Location::in_lines("f", &lines, offset),
-                    Location::from_offset("f", text, offset),
+                    (got.line, got.column),
+                    (line, column),
                     "{text:?} at {offset}"
                 );
+                assert_eq!(Location::from_offset("f", text, offset), got);
             }
         }
     }
