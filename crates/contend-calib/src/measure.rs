@@ -5,19 +5,20 @@
 //! skipped silently, so a fit never runs on data that failed a check.
 
 use crate::error::CalibError;
-use contend_topo::{LinkKind, NodeIdx, NodeKind, Topology};
+use contend_topo::{NodeKind, Topology};
 use contend_workload::GroupTag;
 pub use contend_workload::ProbeOp;
 use contend_workload::jsonl::{JsonlError, parse_records};
-use contend_workload::limits::{
-    MAX_BLOCKS, MAX_COLLECTIVES, MAX_ITERATIONS, MAX_SIZE, MAX_STREAMS, launchable,
-};
+use contend_workload::limits::launchable;
 use contend_workload::{
     Algorithm, Dtype, LaunchMode, Measured, Placement, ResultRecord, Source, WorkloadKind,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
+
+mod check;
+use check::{check_machine, check_numbers, gpu_of, target_of};
 
 /// An allreduce algorithm as measured: one of contend's kernels, or NCCL.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -269,202 +270,6 @@ pub fn parse_jsonl(file: &str, text: &str) -> Result<Vec<(usize, ResultRecord)>,
             message,
         },
     })
-}
-
-/// The numbers a twin is built from, against the scenario limits
-/// ([`contend_workload::limits`]): an error names the field.
-fn check_numbers(r: &ResultRecord) -> Result<(), String> {
-    // a launch probe moves no bytes
-    let launch = r.algorithm.probe().is_some_and(|o| o.is_launch());
-    if (r.size_bytes == 0 && !launch) || r.size_bytes > MAX_SIZE.0 {
-        return Err(format!(
-            "field `size_bytes`: {} B is outside 1..={} ({MAX_SIZE})",
-            r.size_bytes, MAX_SIZE.0
-        ));
-    }
-    let k = &r.extra.kernel;
-    for (f, v) in [("extra.blocks", k.blocks), ("extra.grid", k.grid)] {
-        if let Some(b) = v
-            && !(1..=MAX_BLOCKS).contains(&b)
-        {
-            return Err(format!(
-                "field `{f}`: {b} blocks is outside 1..={MAX_BLOCKS}"
-            ));
-        }
-    }
-    if let Some(t) = k.threads
-        && !launchable(1, t)
-    {
-        return Err(format!(
-            "field `extra.threads`: {t} threads per block is not a multiple of 32 from 32 to 1024"
-        ));
-    }
-    let st = &r.extra.stream;
-    if let Some(n) = st.iterations
-        && !(1..=MAX_ITERATIONS).contains(&n)
-    {
-        return Err(format!(
-            "field `extra.iterations`: {n} is outside 1..={MAX_ITERATIONS}"
-        ));
-    }
-    if let Some(n) = st.concurrent_streams
-        && !(1..=MAX_STREAMS as u32).contains(&n)
-    {
-        return Err(format!(
-            "field `extra.concurrent_streams`: {n} is outside 1..={MAX_STREAMS}"
-        ));
-    }
-    if let Some(n) = r.extra.timing.allreduces
-        && !(1..=MAX_COLLECTIVES).contains(&u64::from(n))
-    {
-        return Err(format!(
-            "field `extra.allreduces`: {n} is outside 1..={MAX_COLLECTIVES}"
-        ));
-    }
-    Ok(())
-}
-
-/// Checks the record's machine fingerprint against the topology: one
-/// host, the same GPU model ([`contend_topo::gpu_model`]), the GPU count
-/// (a whole machine's fingerprint) or at most the topology's GPUs (an
-/// imported run's devices), PCIe links and NVLinks.
-fn check_machine(r: &ResultRecord, topo: &Topology) -> Result<(), String> {
-    if let Some(h) = &r.extra.import.hosts
-        && h.len() > 1
-    {
-        return Err(format!(
-            "the run spans {} hosts ({}): contend models one box, and a {}-host run is not one {}-rank machine (import each host's own measurements)",
-            h.len(),
-            h.join(", "),
-            h.len(),
-            r.ranks.len()
-        ));
-    }
-    let Some(m) = &r.machine else {
-        return Ok(());
-    };
-    let gpus = topo.gpus();
-    let models: Vec<&str> = gpus
-        .iter()
-        .filter_map(|g| match &topo.node(*g).kind {
-            NodeKind::Gpu(s) => Some(s.model.as_str()),
-            _ => None,
-        })
-        .collect();
-    for name in &m.gpus {
-        let verdicts: Vec<Option<bool>> = models
-            .iter()
-            .map(|t| contend_topo::gpu_model::same_model(name, t))
-            .collect();
-        if !verdicts.is_empty() && verdicts.iter().all(|v| *v == Some(false)) {
-            return Err(format!(
-                "topology mismatch: measured on {name}, topology `{}` has {}: a log from one GPU model cannot calibrate another",
-                topo.name,
-                models.first().copied().unwrap_or("no GPU")
-            ));
-        }
-    }
-    let imported = r.extra.import.format.is_some();
-    if imported && m.gpus.len() > gpus.len() {
-        return Err(format!(
-            "topology mismatch: the run used {} GPUs, topology `{}` has {}",
-            m.gpus.len(),
-            topo.name,
-            gpus.len()
-        ));
-    }
-    if !imported && !m.gpus.is_empty() && m.gpus.len() != gpus.len() {
-        return Err(format!(
-            "topology mismatch: the measured machine has {} GPUs ({}), topology `{}` has {}",
-            m.gpus.len(),
-            m.gpus.join(", "),
-            topo.name,
-            gpus.len()
-        ));
-    }
-    for (i, link) in m.pcie_links.iter().enumerate() {
-        let Some(&g) = gpus.get(i) else { continue };
-        let Some((gen_, width)) = parse_pcie(link) else {
-            continue;
-        };
-        let topo_link = topo.links().iter().find_map(|l| match &l.kind {
-            LinkKind::Pcie(p) if l.a == g || l.b == g => Some((p.generation.0, p.width)),
-            _ => None,
-        });
-        if let Some((tg, tw)) = topo_link
-            && (tg, tw) != (gen_, width)
-        {
-            return Err(format!(
-                "topology mismatch: GPU {i} measured on a {link} link, topology `{}` gives {} Gen{tg} x{tw}",
-                topo.name,
-                topo.node(g).id.0
-            ));
-        }
-    }
-    for (i, row) in m.link_matrix.iter().enumerate() {
-        for (j, cell) in row.iter().enumerate() {
-            if i >= j || i >= gpus.len() || j >= gpus.len() {
-                continue;
-            }
-            let measured_nv = cell.starts_with("NV");
-            let topo_nv = topo.links().iter().any(|l| {
-                matches!(l.kind, LinkKind::Nvlink { .. })
-                    && ((l.a == gpus[i] && l.b == gpus[j]) || (l.a == gpus[j] && l.b == gpus[i]))
-            });
-            if measured_nv != topo_nv {
-                return Err(format!(
-                    "topology mismatch: GPUs {i} and {j} are joined by `{cell}` on the measured machine, \
-                     but topology `{}` {} an NVLink between {} and {}",
-                    topo.name,
-                    if topo_nv { "has" } else { "has no" },
-                    topo.node(gpus[i]).id.0,
-                    topo.node(gpus[j]).id.0
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// `Gen5 x16` -> (5, 16).
-fn parse_pcie(s: &str) -> Option<(u8, u8)> {
-    let mut it = s.split_whitespace();
-    let g = it.next()?.strip_prefix("Gen")?.parse().ok()?;
-    let w = it.next()?.strip_prefix('x')?.parse().ok()?;
-    Some((g, w))
-}
-
-fn gpu_of(topo: &Topology, id: &str) -> Result<NodeIdx, String> {
-    topo.lookup(id)
-        .filter(|i| matches!(topo.node(*i).kind, NodeKind::Gpu(_)))
-        .ok_or_else(|| {
-            format!(
-                "topology mismatch: `{id}` is not a GPU of topology `{}` (its GPUs: {})",
-                topo.name,
-                topo.gpus()
-                    .iter()
-                    .map(|g| topo.node(*g).id.0.clone())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        })
-}
-
-/// The node a probe's target names: `host` is the GPU's nearest host memory.
-fn target_of(topo: &Topology, gpu: NodeIdx, id: &str) -> Result<String, String> {
-    if id == "host" {
-        return topo
-            .nearest_host_memory(gpu)
-            .map(|m| topo.node(m).id.0.clone())
-            .ok_or_else(|| format!("topology `{}` has no host memory", topo.name));
-    }
-    match topo.lookup(id).map(|i| &topo.node(i).kind) {
-        Some(NodeKind::Gpu(_) | NodeKind::HostMemory { .. }) => Ok(id.to_string()),
-        _ => Err(format!(
-            "topology mismatch: `{id}` is neither a GPU nor host memory of topology `{}`",
-            topo.name
-        )),
-    }
 }
 
 /// NCCL's small-message latency probe: an NCCL allreduce of a few bytes
