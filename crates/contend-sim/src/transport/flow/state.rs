@@ -180,6 +180,11 @@ pub(crate) struct FlowState {
     /// nothing have joined (not started, meeting no rule) and none has
     /// gone: the last rates stand (else the set is not worth checking).
     pub idle_joined: bool,
+    /// The last rates solved or remembered gave some flow an unbounded
+    /// rate (no rated channel and no cap bound it; kept where the last
+    /// rates stand): [`FlowState::recompute`] takes such flows through
+    /// their first window, and skips the pass where none is.
+    unbounded: bool,
     /// The problem kept across flow changes (the plain twin,
     /// `FlowOptions::rebuild_problem`, builds it from the flows at every
     /// solve): channel `c` is resource `c`, rule resources come after.
@@ -248,6 +253,7 @@ impl FlowState {
             last_set: vec![],
             last_whole: false,
             idle_joined: false,
+            unbounded: false,
             live: LiveMaxMin::default(),
             gone: vec![],
             cross: Default::default(),
@@ -365,7 +371,11 @@ impl FlowState {
     pub fn recompute(&mut self, fabric: &Fabric) {
         self.rates(fabric);
         // A first window no rated channel bounds goes out and lands at once:
-        // the flow is through it, and its cap binds from there.
+        // the flow is through it, and its cap binds from there (no flow
+        // is unbounded: none is, and the pass is saved).
+        if !self.unbounded {
+            return;
+        }
         let mut jumped = false;
         for f in &mut self.flows {
             if f.rate.is_infinite() && f.in_first_window() {
@@ -440,10 +450,13 @@ impl FlowState {
         }
         let hash = Memo::hash(&self.set);
         if let Some((rates, held)) = self.memo.find(hash, &self.set) {
+            let mut unbounded = false;
             for (f, (r, h)) in self.flows.iter_mut().zip(rates.iter().zip(held)) {
                 f.rate = *r;
                 f.held = *h;
+                unbounded |= r.is_infinite();
             }
+            self.unbounded = unbounded;
             return;
         }
         self.solve(fabric);
@@ -597,10 +610,13 @@ impl FlowState {
         }
         self.solver
             .solve_flows(&self.caps, &self.capacity, &self.start, &self.uses);
+        let mut unbounded = false;
         for (f, r) in self.flows.iter_mut().zip(&self.solver.rate) {
             f.rate = *r;
             f.held = None;
+            unbounded |= r.is_infinite();
         }
+        self.unbounded = unbounded;
         for &(c, ri) in &self.watched {
             let users = self.solver.users_of(ri);
             let used: f64 = users
@@ -800,10 +816,13 @@ impl FlowState {
                 }
             }
         }
+        let mut unbounded = false;
         for f in &mut self.flows {
             f.rate = self.live.rate[f.slot as usize];
             f.held = self.held_of[f.slot as usize].take();
+            unbounded |= f.rate.is_infinite();
         }
+        self.unbounded = unbounded;
     }
 
     /// When the next flow drains (or a delayed flow starts). One rounding
