@@ -28,25 +28,32 @@ const MEMO_BACKOFF_MAX: u32 = 8;
 
 /// Where a solved flow set lies in the memo's arenas: its set at
 /// `sets[at..at + len]`, its rates and held rules at `rates[solved..]`
-/// and `held[solved..]` (stored once, looked up without copying).
+/// and `held[solved..]` (stored once, looked up without copying); and the
+/// solve stored before it under the same hash ([`NO_SOLVED`]: none).
 #[derive(Clone, Copy, Debug)]
 struct Solved {
     at: usize,
     len: usize,
     solved: usize,
+    next: u32,
 }
+
+/// The end of a hash's chain of solves.
+const NO_SOLVED: u32 = u32::MAX;
 
 /// Solved flow sets (each flow as kind × 4 + started + 2 × in first
 /// window, in order) with the rates and held rules their solve gave.
 #[derive(Debug, Default)]
 pub(crate) struct Memo {
-    /// A set's hash → the solves of sets with that hash, and the arenas
-    /// they lie in.
-    by_hash: FxMap<u64, Vec<Solved>>,
+    /// A set's hash → the last solve stored under it (each solve names
+    /// the one before it: a chain per hash, in one arena, so a store
+    /// allocates nothing once the arenas have grown), and the arenas the
+    /// sets, rates and held rules lie in.
+    by_hash: FxMap<u64, u32>,
+    solved: Vec<Solved>,
     sets: Vec<u32>,
     rates: Vec<f64>,
     held: Vec<Option<ChId>>,
-    len: usize,
     /// Its luck: lookups and hits this window, recomputes left with it
     /// off, and poor windows in a row.
     tries: u32,
@@ -95,9 +102,16 @@ impl Memo {
     /// solved before (a hit, counted).
     #[inline]
     pub fn find(&mut self, hash: u64, set: &[u32]) -> Option<(&[f64], &[Option<ChId>])> {
-        let entries = self.by_hash.get(&hash)?;
-        let sets = &self.sets;
-        let e = *entries.iter().find(|e| &sets[e.at..e.at + e.len] == set)?;
+        // (a set is stored only where its lookup missed: at most one
+        // solve of the chain holds it, found in whichever order)
+        let mut i = *self.by_hash.get(&hash)?;
+        let e = loop {
+            let e = self.solved.get(i as usize)?;
+            if &self.sets[e.at..e.at + e.len] == set {
+                break *e;
+            }
+            i = e.next;
+        };
         self.hits += 1;
         Some((
             &self.rates[e.solved..e.solved + e.len],
@@ -115,22 +129,23 @@ impl Memo {
         rates: impl Iterator<Item = f64>,
         held: impl Iterator<Item = Option<ChId>>,
     ) {
-        if self.len >= MEMO_MAX || self.sets.len() + set.len() > MEMO_MAX_FLOWS {
+        if self.solved.len() >= MEMO_MAX || self.sets.len() + set.len() > MEMO_MAX_FLOWS {
             self.by_hash.clear();
+            self.solved.clear();
             self.sets.clear();
             self.rates.clear();
             self.held.clear();
-            self.len = 0;
         }
-        let e = Solved {
+        let i = self.solved.len() as u32;
+        let next = self.by_hash.insert(hash, i).unwrap_or(NO_SOLVED);
+        self.solved.push(Solved {
             at: self.sets.len(),
             len: set.len(),
             solved: self.rates.len(),
-        };
+            next,
+        });
         self.sets.extend_from_slice(set);
         self.rates.extend(rates);
         self.held.extend(held);
-        self.by_hash.entry(hash).or_default().push(e);
-        self.len += 1;
     }
 }

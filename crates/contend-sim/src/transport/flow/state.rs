@@ -54,7 +54,7 @@ pub(crate) struct Kind {
     pub rules: Vec<(ChId, NodeIdx, NodeIdx)>,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Flow {
     pub xfer: XferId,
     /// Bytes it started with, and those still to move.
@@ -888,34 +888,38 @@ impl FlowState {
         let last = self.last;
         let done = |f: &Flow| f.start <= last && (f.remaining <= 0.5 || f.rate.is_infinite());
         // (a tick where only flows start or leave their first window drains
-        // none: nothing to keep in order)
-        if !self.flows.iter().any(done) {
+        // none: nothing to keep in order; the flows before the first one
+        // drained stay where they are)
+        let Some(first) = self.flows.iter().position(done) else {
             return;
-        }
+        };
+        self.last_whole = false;
+        self.idle_joined = false;
         let mut over = std::mem::take(&mut self.over);
-        let gone = &mut self.gone;
-        let whole = &mut self.last_whole;
-        let idle = &mut self.idle_joined;
-        self.flows.retain(|f| {
-            let done = done(f);
-            if done {
-                *whole = false;
-                *idle = false;
-                out.push((f.xfer, f.tail));
-                // an unbounded flow (no rated channel, no cap) drains the
-                // instant it starts and keeps no channel busy
-                let moved = if f.rate.is_infinite() {
-                    0.0
-                } else {
-                    f.bytes - f.remaining
-                };
-                over.push((f.kind, moved));
-                if f.slot != NO_SLOT {
-                    gone.push((f.slot, f.kind));
-                }
+        // the flows left keep their order: each moves down over the
+        // drained ones before it
+        let mut kept = first;
+        for i in first..self.flows.len() {
+            let f = self.flows[i];
+            if !done(&f) {
+                self.flows[kept] = f;
+                kept += 1;
+                continue;
             }
-            !done
-        });
+            out.push((f.xfer, f.tail));
+            // an unbounded flow (no rated channel, no cap) drains the
+            // instant it starts and keeps no channel busy
+            let moved = if f.rate.is_infinite() {
+                0.0
+            } else {
+                f.bytes - f.remaining
+            };
+            over.push((f.kind, moved));
+            if f.slot != NO_SLOT {
+                self.gone.push((f.slot, f.kind));
+            }
+        }
+        self.flows.truncate(kept);
         for &(k, moved) in &over {
             self.account(k, moved, fabric);
         }
