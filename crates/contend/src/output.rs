@@ -458,15 +458,22 @@ pub struct BenchRow {
 
 pub fn bench_table(sc: &Scenario, rows: &[&BenchRow]) -> String {
     let mut s = header(sc);
+    // the algorithm column as wide as its longest name (two-shot-push-fp32acc)
+    let w = rows
+        .iter()
+        .map(|r| r.algorithm.len())
+        .max()
+        .unwrap_or(0)
+        .max("algorithm".len());
     let _ = writeln!(
         s,
-        "\n  {:<15} {:<9} {:<8} {:>12} {:>12} {:>14}",
+        "\n  {:<w$} {:<9} {:<8} {:>12} {:>12} {:>14}",
         "algorithm", "placement", "fidelity", "events", "wall", "events/s"
     );
     for r in rows {
         let _ = writeln!(
             s,
-            "  {:<15} {:<9} {:<8} {:>12} {:>9.1} ms {:>12.2} M",
+            "  {:<w$} {:<9} {:<8} {:>12} {:>9.1} ms {:>12.2} M",
             r.algorithm,
             r.placement.name(),
             r.fidelity.name(),
@@ -490,4 +497,36 @@ pub fn bench_table(sc: &Scenario, rows: &[&BenchRow]) -> String {
         );
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every row of the bench table puts its columns where the header does,
+    /// the longest algorithm name included.
+    #[test]
+    fn bench_columns_line_up_under_the_longest_algorithm_name() {
+        let sc = contend_workload::default_scenario(None).unwrap();
+        let row = |algorithm: &str| BenchRow {
+            algorithm: algorithm.into(),
+            placement: Placement::Peer,
+            fidelity: Fidelity::Tlp,
+            events: 3_125_160,
+            wall_ms: 211.4,
+            events_per_sec: 14.78e6,
+        };
+        let rows = [row("two-shot-push-fp32acc"), row("nccl")];
+        let t = bench_table(&sc, &rows.iter().collect::<Vec<_>>());
+        let lines: Vec<&str> = t
+            .lines()
+            .filter(|l| l.contains("events") || l.contains(" tlp "))
+            .collect();
+        let col = |l: &str, w: &str| l.find(w).unwrap_or_else(|| panic!("{w} in {l}"));
+        let head = lines.iter().find(|l| l.contains("placement")).unwrap();
+        for l in lines.iter().filter(|l| l.contains(" tlp ")) {
+            assert_eq!(col(l, "peer"), col(head, "placement"), "{t}");
+            assert_eq!(col(l, "tlp"), col(head, "fidelity"), "{t}");
+        }
+    }
 }
