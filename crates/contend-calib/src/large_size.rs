@@ -38,9 +38,9 @@ pub const MAX_DIRECT_NCCL_LOOPS: u64 = 2;
 pub(crate) type Metric = fn(&ResultRecord) -> f64;
 
 /// The time of `alg` at `size` on the scenario's ranks, every slice
-/// simulated, remembered per constants (see [`Memo`]): a fit evaluation
-/// whose twins extend their lines through the same two sizes simulates
-/// them once.
+/// simulated, remembered for the last few sets of constants a fit tried
+/// (a private memo): a fit evaluation whose twins extend their lines
+/// through the same two sizes simulates them once.
 #[allow(clippy::too_many_arguments)]
 pub fn direct_time(
     sc: &Scenario,

@@ -10,7 +10,7 @@
 //! [`tuner_table`] is the table contend's NCCL tuner plugin reads.
 //! [`plan`] runs the pipeline; [`schedule`] says what one call runs
 //! (channels, chunks, loops) and [`protocol`] how each protocol frames and
-//! steps its data; [`explain`] says what NCCL does and why; [`facts`]
+//! steps its data; [`mod@explain`] says what NCCL does and why; [`facts`]
 //! keeps one call's decisions for a result record;
 //! [`log`] reads `NCCL_DEBUG=INFO` logs so the replica can be checked
 //! against what NCCL printed.

@@ -15,8 +15,8 @@
 //! - PCI links of `width × rate / 80` GB/s with rate 15, 30, 60, 120, 240,
 //!   480 for Gen1–Gen6 (`kvDictPciGen`): Gen4 x16 24 GB/s, Gen5 x16 48;
 //! - a SYS link between every pair of CPUs, at the inter-CPU figure for
-//!   the CPU ([`inter_cpu_bw`]);
-//! - NVLinks at `links × per-link figure` ([`nvlink_bw`]).
+//!   the CPU (`inter_cpu_bw`);
+//! - NVLinks at `links × per-link figure` (`nvlink_bw`).
 //!
 //! NCCL keeps the children of a PCI node in PCI bus-ID order; a contend
 //! topology has no bus IDs, so the file order of GPUs stands for it (a

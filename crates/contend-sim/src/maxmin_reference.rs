@@ -6,7 +6,7 @@ use crate::maxmin::Resource;
 
 /// The reference twin: repeatedly find the single most constrained
 /// bottleneck (resource fair share or flow cap), fix those flows, remove
-/// their usage, repeat. Slower and simpler; must agree with [`max_min`].
+/// their usage, repeat. Slower and simpler; must agree with [`crate::maxmin::max_min`].
 pub fn max_min_reference(caps: &[f64], resources: &[Resource]) -> Vec<f64> {
     let n = caps.len();
     let mut rate = vec![f64::NAN; n];

@@ -367,7 +367,7 @@ pub struct LinkSpec {
 }
 
 impl Topology {
-    /// Checks every documented rule and the stated [`limits`] and builds the topology.
+    /// Checks every documented rule and the stated [`crate::limits`] and builds the topology.
     pub fn new(spec: TopologySpec) -> Result<Topology, TopoError> {
         let whole = |field: &str| {
             spec.file.as_ref().map(|f| Location {

@@ -51,7 +51,7 @@ pub struct Job {
     pub params: Arc<ModelParams>,
     pub fidelity: Fidelity,
     /// The scenario again in the variants measurements were taken in
-    /// ([`crate::twin`]), run after it at the same fidelity.
+    /// (the crate's `twin` module), run after it at the same fidelity.
     pub twins: Vec<Twin>,
 }
 

@@ -33,7 +33,7 @@ pub struct CalibrateArgs {
     /// A public rig's folder (`calibration/public/<rig>/`, with its
     /// figures.toml) to fit on its own figures, instead of measurement
     /// files; repeat for several rigs. Writes params.toml, report.md and
-    /// report.json into each folder (or into `--out`/<rig>); files already
+    /// report.json into each folder (or into `--out/<rig>`); files already
     /// there are overwritten only with --force.
     #[arg(long, conflicts_with_all = ["measurements", "topology"])]
     pub public: Vec<PathBuf>,

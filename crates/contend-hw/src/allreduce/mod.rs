@@ -221,7 +221,7 @@ pub trait Collective: Sync {
         Ok(())
     }
     /// Whether the result must equal the fp32 sum rounded once, bit for bit
-    /// ([`verify::check_exact`]), rather than lie within the tolerance.
+    /// ([`crate::verify::check_exact`]), rather than lie within the tolerance.
     fn exact(&self) -> bool {
         false
     }

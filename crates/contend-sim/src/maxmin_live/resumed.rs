@@ -147,7 +147,7 @@ impl Trace {
 }
 
 /// The resumed solve: progressive filling restarted at the first round a
-/// change since the last solve can affect (see [`Trace`]).
+/// change since the last solve can affect (see `Trace`, this module's record of the last filling).
 impl LiveMaxMin {
     /// Max-min fair rates of the flows `slots` (all the flows, in the order
     /// they were added) with these caps, into [`LiveMaxMin::rate`], as
@@ -172,7 +172,7 @@ impl LiveMaxMin {
     /// Resources turned on or off, their users cleared, or a use added to
     /// a flow already solved: the solve starts from round 0.
     ///
-    /// With fewer than [`RESUME_FROM_FLOWS`] flows it solves from round 0
+    /// With fewer than `RESUME_FROM_FLOWS` (512) flows it solves from round 0
     /// untraced ([`LiveMaxMin::solve_untraced`]).
     pub fn solve_resumed(&mut self, slots: &[u32], caps: &[f64]) {
         if slots.len() < RESUME_FROM_FLOWS {

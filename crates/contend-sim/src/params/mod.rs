@@ -390,7 +390,7 @@ impl Default for NcclParams {
 /// constants a calibration on that platform's own figures found
 /// (`contend calibrate --public`), and the what-if of a fixed firmware.
 /// A topology states what its sources printed (a collapse of 2.7 GB/s);
-/// these replace it everywhere it applies — [`crate::collapse`] resolves
+/// these replace it everywhere it applies — the simulator's collapse module resolves
 /// every collapsing port's rule from them, the one place that reads them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

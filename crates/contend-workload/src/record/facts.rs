@@ -171,7 +171,7 @@ pub struct StreamFacts {
     pub start_us: Option<f64>,
 }
 
-/// The numbers of an aggregate record ([`Measured::Aggregate`]).
+/// The numbers of an aggregate record ([`super::Measured::Aggregate`]).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct AggregateFacts {
     /// Streams summed.
@@ -181,7 +181,7 @@ pub struct AggregateFacts {
     /// span instead).
     pub aggregate_gbps: Option<f64>,
     /// The slowest stream's bandwidth, the median stream's (nearest rank,
-    /// as [`Stats`]) and the fastest's, GB/s.
+    /// as [`super::Stats`]) and the fastest's, GB/s.
     pub min_gbps: Option<f64>,
     pub median_gbps: Option<f64>,
     pub max_gbps: Option<f64>,

@@ -21,7 +21,7 @@ pub enum Measured {
     /// A hardware probe whose label says more than the stream op (`copy-h2d`).
     Probe(ProbeOp),
     /// The streams of one pattern, or of a whole transfer run, summed
-    /// (`extra.pattern` says which; [`AggregateFacts`] the numbers).
+    /// (`extra.pattern` says which; [`super::AggregateFacts`] the numbers).
     Aggregate,
 }
 
