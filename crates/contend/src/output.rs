@@ -452,8 +452,15 @@ pub struct BenchRow {
     pub placement: Placement,
     pub fidelity: Fidelity,
     pub events: u64,
+    /// The fastest wall time of `repeats` runs (`contend bench --repeat`).
     pub wall_ms: f64,
     pub events_per_sec: f64,
+    #[serde(default = "one")]
+    pub repeats: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 pub fn bench_table(sc: &Scenario, rows: &[&BenchRow]) -> String {
@@ -496,6 +503,9 @@ pub fn bench_table(sc: &Scenario, rows: &[&BenchRow]) -> String {
             ev as f64 / (ms / 1e3) / 1e6
         );
     }
+    if let Some(n) = rows.iter().map(|r| r.repeats).max().filter(|&n| n > 1) {
+        let _ = writeln!(s, "  wall: the fastest of {n} repeats of each run");
+    }
     s
 }
 
@@ -515,6 +525,7 @@ mod tests {
             events: 3_125_160,
             wall_ms: 211.4,
             events_per_sec: 14.78e6,
+            repeats: 1,
         };
         let rows = [row("two-shot-push-fp32acc"), row("nccl")];
         let t = bench_table(&sc, &rows.iter().collect::<Vec<_>>());
