@@ -197,6 +197,7 @@ impl FlowState {
         self.held_of.resize(self.live.rate.len(), None);
         // a flow held by two rules is held by the later channel's (as the
         // twin marks rule resources in channel order)
+        let mut any_held = false;
         for &(r, c) in &self.rule_res {
             let users = self.live.users(r);
             if users.is_empty() || !self.live.is_active(r) {
@@ -207,6 +208,7 @@ impl FlowState {
                 .map(|&(s, w)| self.live.rate[s as usize] * w)
                 .sum();
             if used >= 0.999 * self.live.capacity(r) {
+                any_held = true;
                 for &(s, _) in users {
                     let h = &mut self.held_of[s as usize];
                     if h.is_none_or(|h| h < c) {
@@ -215,11 +217,23 @@ impl FlowState {
                 }
             }
         }
+        let rate = &self.live.rate;
         let mut unbounded = false;
-        for f in &mut self.flows {
-            f.rate = self.live.rate[f.slot as usize];
-            f.held = self.held_of[f.slot as usize].take();
-            unbounded |= f.rate.is_infinite();
+        if any_held {
+            for f in &mut self.flows {
+                let r = rate[f.slot as usize];
+                f.rate = r;
+                f.held = self.held_of[f.slot as usize].take();
+                unbounded |= r.is_infinite();
+            }
+        } else {
+            // (no rule holds a flow: every entry of `held_of` is None)
+            for f in &mut self.flows {
+                let r = rate[f.slot as usize];
+                f.rate = r;
+                f.held = None;
+                unbounded |= r.is_infinite();
+            }
         }
         self.unbounded = unbounded;
     }

@@ -549,16 +549,22 @@ impl FlowState {
         self.last_whole = false;
         self.idle_joined = false;
         let mut over = std::mem::take(&mut self.over);
-        // the flows left keep their order: each moves down over the
-        // drained ones before it
-        let mut kept = first;
-        for i in first..self.flows.len() {
+        // the flows left keep their order: each run of them between drained
+        // ones moves down over the drained ones before it, in one move
+        let n = self.flows.len();
+        let (mut kept, mut i) = (first, first);
+        while i < n {
             let f = self.flows[i];
             if !done(&f) {
-                self.flows[kept] = f;
-                kept += 1;
+                let run = i;
+                while i < n && !done(&self.flows[i]) {
+                    i += 1;
+                }
+                self.flows.copy_within(run..i, kept);
+                kept += i - run;
                 continue;
             }
+            i += 1;
             out.push((f.xfer, f.tail));
             // an unbounded flow (no rated channel, no cap) drains the
             // instant it starts and keeps no channel busy
