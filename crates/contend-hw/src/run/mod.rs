@@ -15,8 +15,12 @@ use contend_workload::{
     Source, Stats, TransferOp, Workload, WorkloadKind,
 };
 
+mod nccl;
 mod probe_set;
+mod transfer;
+pub use nccl::{run_nccl, run_nccl_once};
 pub use probe_set::{NCCL_LATENCY_SIZES, PROBE_GROUPS, check_probe_groups, run_probe};
+use transfer::{aggregate_line, transfer_line, transfer_record};
 
 /// Knobs of a run.
 #[derive(Clone, Debug, Default)]
@@ -615,200 +619,6 @@ fn verify_step_one(
     Ok(())
 }
 
-/// The sizes `contend hw nccl` runs for the scenario, and their element type.
-fn nccl_sizes(sc: &Scenario, opts: &Options) -> Result<(Vec<u64>, Dtype), HwError> {
-    match sc.workload() {
-        Workload::Allreduce { dtype, .. } => Ok((allreduce_sizes(sc, opts), *dtype)),
-        Workload::VerifyStep(v) => Ok((vec![v.size().0], v.dtype)),
-        Workload::Transfer { .. } => Err(HwError::Scenario(
-            "NCCL runs allreduce and verify-step workloads, not transfers".into(),
-        )),
-    }
-}
-
-/// The decision capture of `contend hw nccl` (run in a process of its own
-/// under [`crate::nccl::capture_env`]): one checked NCCL allreduce of each
-/// size the timed run will take, untimed, so NCCL's INFO log holds its
-/// init decisions and one per-call line per size.
-pub fn run_nccl_once(rig: &Rig, sc: &Scenario, opts: &Options) -> Result<(), HwError> {
-    let ids = rank_gpus(sc, rig)?;
-    let (sizes, dtype) = nccl_sizes(sc, opts)?;
-    let max = sizes.iter().copied().max().unwrap_or(16) as usize;
-    let team = NcclTeam::new(rig, &ids, max, dtype)?;
-    for &size in &sizes {
-        allreduce::verify_once(rig, &team, dtype, "nccl", size as usize, sc.seed())?;
-    }
-    Ok(())
-}
-
-/// `contend hw nccl`: NCCL's allreduce over the scenario's sizes and ranks
-/// (an allreduce or verify-step workload); `decisions`, NCCL's own log of
-/// a capture pass, puts each call's decisions into its record.
-pub fn run_nccl(
-    rig: &Rig,
-    sc: &Scenario,
-    sink: &mut Sink,
-    opts: &Options,
-    decisions: Option<&contend_nccl::log::NcclLog>,
-) -> Result<(), HwError> {
-    let ids = rank_gpus(sc, rig)?;
-    let names = sc.rank_names();
-    match sc.workload() {
-        Workload::Allreduce { dtype, .. } => {
-            let sizes = allreduce_sizes(sc, opts);
-            let max = sizes.iter().copied().max().unwrap_or(16) as usize;
-            let mut team = NcclTeam::new(rig, &ids, max, *dtype)?;
-            team.decisions = decisions.cloned();
-            sink.note(&format!(
-                "NCCL {} with {}",
-                team.version,
-                crate::nccl::nccl_env()
-                    .iter()
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            ));
-            sink.plan(sizes.len() as u64);
-            for &size in &sizes {
-                let label = format!("nccl {size} B");
-                match measure_allreduce(rig, &team, *dtype, "nccl", size as usize, sc.seed(), opts)
-                {
-                    Ok((t, seeds)) => {
-                        let mut extra = Extra::default();
-                        team.describe(size as usize, &mut extra);
-                        common_extra(*dtype, size, &t, seeds, &mut extra);
-                        let rec = record(
-                            Source::Nccl,
-                            sc.name(),
-                            sc.topology_ref(),
-                            WorkloadKind::Allreduce,
-                            Measured::NCCL,
-                            None,
-                            LaunchMode::Eager,
-                            names.clone(),
-                            size,
-                            &t,
-                            None,
-                            Some(true),
-                            extra,
-                        );
-                        write_verified(sink, &label, rec)?;
-                    }
-                    Err(e) => soft(sink, &label, e)?,
-                }
-                sink.step(&label);
-            }
-        }
-        Workload::VerifyStep(v) => {
-            let (size, dtype) = (v.size().0 as usize, &v.dtype);
-            let ops = v.allreduces() as usize;
-            let delays = step_delays(sc, ops, ids.len(), v.gap, &v.skew);
-            let mut team = NcclTeam::new(rig, &ids, size, *dtype)?;
-            team.decisions = decisions.cloned();
-            sink.plan(2);
-            for mode in [LaunchMode::Eager, LaunchMode::Graph] {
-                verify_step_one(
-                    rig,
-                    sc,
-                    sink,
-                    &team,
-                    *dtype,
-                    None,
-                    size,
-                    ops,
-                    &delays,
-                    mode,
-                    opts,
-                    Source::Nccl,
-                    &names,
-                )?;
-            }
-        }
-        Workload::Transfer { .. } => {
-            return Err(HwError::Scenario(
-                "NCCL runs allreduce and verify-step workloads, not transfers".into(),
-            ));
-        }
-    }
-    Ok(())
-}
-
-fn transfer_record(
-    scenario: &str,
-    topology: &str,
-    s: &Spec,
-    m: &probe::Measured,
-    ranks: Vec<String>,
-    concurrent: usize,
-    group: &str,
-) -> ResultRecord {
-    let t = Timing {
-        per_op_ns: m.per_op_ns.clone(),
-        total_ns: m.total_ns,
-        sync_ns: m.sync_ns.clone(),
-        batch_ops: 0,
-    };
-    let med = Stats::of(&t.per_op_ns).median_ns;
-    let bw = (s.op != Op::PingPong && med > 0.0).then(|| s.bytes as f64 / med);
-    let placement = match s.target_kind() {
-        "peer" => Some(Placement::Peer),
-        "host" => Some(Placement::Host),
-        _ => None,
-    };
-    let mut extra = Extra::default();
-    extra.stream.target = Some(s.target_kind().into());
-    extra.stream.concurrent_streams = Some(concurrent as u32);
-    extra.kernel.group = Some(GroupTag::Label(group.into()));
-    if matches!(s.op, Op::Load | Op::Store) {
-        extra.kernel.blocks = Some(s.kernel.blocks);
-        extra.kernel.threads = Some(s.kernel.threads);
-    }
-    if s.op == Op::PingPong {
-        extra.stream.iterations = Some(s.iterations);
-        extra.stream.flags = Some(
-            if s.flags_in_host || s.to == Target::Host {
-                "host memory"
-            } else {
-                "each GPU's own memory"
-            }
-            .into(),
-        );
-        extra.stream.per_op = Some("one round trip".into());
-        if s.fenced {
-            extra.stream.fenced = Some(true);
-        }
-    }
-    record(
-        Source::Hw,
-        scenario,
-        topology,
-        WorkloadKind::Transfer,
-        Measured::of_probe(s.probe()),
-        placement,
-        LaunchMode::Eager,
-        ranks,
-        s.bytes as u64,
-        &t,
-        bw,
-        None,
-        extra,
-    )
-}
-
-fn aggregate_line(r: &ResultRecord) -> String {
-    let a = &r.extra.aggregate;
-    let g = |v: Option<f64>| v.unwrap_or(0.0);
-    format!(
-        "aggregate {}: {} streams, {:.1} GB/s together (per stream min {:.1}, median {:.1}, max {:.1} GB/s)",
-        r.extra.stream.pattern.as_deref().unwrap_or_default(),
-        a.streams.unwrap_or(0),
-        g(a.aggregate_gbps),
-        g(a.min_gbps),
-        g(a.median_gbps),
-        g(a.max_gbps)
-    )
-}
-
 /// The launch modes a verify step is measured with: the algorithm's own
 /// `launch` where the scenario gives one, else both (eager and CUDA graph).
 fn verify_modes(sc: &Scenario, alg: Algorithm) -> Vec<LaunchMode> {
@@ -816,27 +626,6 @@ fn verify_modes(sc: &Scenario, alg: Algorithm) -> Vec<LaunchMode> {
         Some(m) => vec![m],
         None => vec![LaunchMode::Eager, LaunchMode::Graph],
     }
-}
-
-fn transfer_line(r: &ResultRecord) -> String {
-    let bw = r
-        .bandwidth_gbps
-        .map(|b| format!(", {b:.1} GB/s"))
-        .unwrap_or_default();
-    let blocks = r
-        .extra
-        .kernel
-        .blocks
-        .map(|b| format!(" blocks {b}"))
-        .unwrap_or_default();
-    format!(
-        "{} {} {} {} B{blocks}: median {}{bw}",
-        r.algorithm,
-        r.ranks.join("->"),
-        r.extra.stream.target.as_deref().unwrap_or_default(),
-        r.size_bytes,
-        us(r.stats.median_ns)
-    )
 }
 
 #[cfg(test)]

@@ -1,0 +1,122 @@
+//! `contend hw nccl`: NCCL as the baseline, over the same sizes and ranks
+//! as the custom kernels, and the decision capture that runs before it.
+
+use super::*;
+
+/// The sizes `contend hw nccl` runs for the scenario, and their element type.
+fn nccl_sizes(sc: &Scenario, opts: &Options) -> Result<(Vec<u64>, Dtype), HwError> {
+    match sc.workload() {
+        Workload::Allreduce { dtype, .. } => Ok((allreduce_sizes(sc, opts), *dtype)),
+        Workload::VerifyStep(v) => Ok((vec![v.size().0], v.dtype)),
+        Workload::Transfer { .. } => Err(HwError::Scenario(
+            "NCCL runs allreduce and verify-step workloads, not transfers".into(),
+        )),
+    }
+}
+
+/// The decision capture of `contend hw nccl` (run in a process of its own
+/// under [`crate::nccl::capture_env`]): one checked NCCL allreduce of each
+/// size the timed run will take, untimed, so NCCL's INFO log holds its
+/// init decisions and one per-call line per size.
+pub fn run_nccl_once(rig: &Rig, sc: &Scenario, opts: &Options) -> Result<(), HwError> {
+    let ids = rank_gpus(sc, rig)?;
+    let (sizes, dtype) = nccl_sizes(sc, opts)?;
+    let max = sizes.iter().copied().max().unwrap_or(16) as usize;
+    let team = NcclTeam::new(rig, &ids, max, dtype)?;
+    for &size in &sizes {
+        allreduce::verify_once(rig, &team, dtype, "nccl", size as usize, sc.seed())?;
+    }
+    Ok(())
+}
+
+/// `contend hw nccl`: NCCL's allreduce over the scenario's sizes and ranks
+/// (an allreduce or verify-step workload); `decisions`, NCCL's own log of
+/// a capture pass, puts each call's decisions into its record.
+pub fn run_nccl(
+    rig: &Rig,
+    sc: &Scenario,
+    sink: &mut Sink,
+    opts: &Options,
+    decisions: Option<&contend_nccl::log::NcclLog>,
+) -> Result<(), HwError> {
+    let ids = rank_gpus(sc, rig)?;
+    let names = sc.rank_names();
+    match sc.workload() {
+        Workload::Allreduce { dtype, .. } => {
+            let sizes = allreduce_sizes(sc, opts);
+            let max = sizes.iter().copied().max().unwrap_or(16) as usize;
+            let mut team = NcclTeam::new(rig, &ids, max, *dtype)?;
+            team.decisions = decisions.cloned();
+            sink.note(&format!(
+                "NCCL {} with {}",
+                team.version,
+                crate::nccl::nccl_env()
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ));
+            sink.plan(sizes.len() as u64);
+            for &size in &sizes {
+                let label = format!("nccl {size} B");
+                match measure_allreduce(rig, &team, *dtype, "nccl", size as usize, sc.seed(), opts)
+                {
+                    Ok((t, seeds)) => {
+                        let mut extra = Extra::default();
+                        team.describe(size as usize, &mut extra);
+                        common_extra(*dtype, size, &t, seeds, &mut extra);
+                        let rec = record(
+                            Source::Nccl,
+                            sc.name(),
+                            sc.topology_ref(),
+                            WorkloadKind::Allreduce,
+                            Measured::NCCL,
+                            None,
+                            LaunchMode::Eager,
+                            names.clone(),
+                            size,
+                            &t,
+                            None,
+                            Some(true),
+                            extra,
+                        );
+                        write_verified(sink, &label, rec)?;
+                    }
+                    Err(e) => soft(sink, &label, e)?,
+                }
+                sink.step(&label);
+            }
+        }
+        Workload::VerifyStep(v) => {
+            let (size, dtype) = (v.size().0 as usize, &v.dtype);
+            let ops = v.allreduces() as usize;
+            let delays = step_delays(sc, ops, ids.len(), v.gap, &v.skew);
+            let mut team = NcclTeam::new(rig, &ids, size, *dtype)?;
+            team.decisions = decisions.cloned();
+            sink.plan(2);
+            for mode in [LaunchMode::Eager, LaunchMode::Graph] {
+                verify_step_one(
+                    rig,
+                    sc,
+                    sink,
+                    &team,
+                    *dtype,
+                    None,
+                    size,
+                    ops,
+                    &delays,
+                    mode,
+                    opts,
+                    Source::Nccl,
+                    &names,
+                )?;
+            }
+        }
+        Workload::Transfer { .. } => {
+            return Err(HwError::Scenario(
+                "NCCL runs allreduce and verify-step workloads, not transfers".into(),
+            ));
+        }
+    }
+    Ok(())
+}
