@@ -11,7 +11,8 @@
 use crate::actor::{Actor, ActorSpec, Span};
 use crate::fabric::Fabric;
 use crate::flags::{FlagAddr, Flags, Waiting};
-use crate::ids::{ActorId, Arena, GroupId, Window, XferId};
+use crate::flag_batch::FlagBatches;
+use crate::ids::{ActorId, Arena, FlagBatchId, GroupId, Window, XferId};
 use crate::limits::{LimitClock, LimitHit, RunLimits};
 use crate::params::ModelParams;
 use crate::poll_chain::PollChains;
@@ -30,6 +31,8 @@ pub(crate) enum Ev<E> {
     Fence(XferId),
     /// A flag lands.
     FlagAt(FlagAddr),
+    /// Flags land, one after another (`flag_batch.rs`).
+    Flags(FlagBatchId),
     /// A transfer is done (local parts, drained flows).
     XferDone(XferId),
     /// A poll of the actor's flag in remote memory came back (flow
@@ -82,6 +85,10 @@ pub(crate) struct World<'a, Q> {
     pub polls: PollChains,
     /// Actors whose polls are made real (a buffer reused).
     made_real: Vec<ActorId>,
+    /// Events pushed so far, and the flags sharing events
+    /// ([`World::push_flag`]).
+    pushes: u64,
+    pub(crate) flag_batches: FlagBatches,
 }
 
 impl<Q> World<'_, Q> {
@@ -99,7 +106,29 @@ impl<Q> World<'_, Q> {
         if self.polls.may_meet(t) {
             self.polls_met(t);
         }
+        self.pushes += 1;
         self.q.push(t, ev);
+    }
+    /// Files flag `flag` landing at `t`: in the batch of flags landing at
+    /// `t` pushed last if nothing else was pushed since and no pending
+    /// poll returns at `t` (it does what its push would do but queue an
+    /// event: `flag_batch.rs`), else in a batch of its own.
+    pub fn push_flag<E>(&mut self, t: Picos, flag: FlagAddr)
+    where
+        Q: EventQueue<Ev<E>>,
+    {
+        if !self.polls.meets(t)
+            && let Some(b) = self.flag_batches.joinable(t, self.pushes)
+        {
+            if t == self.watched {
+                self.watched_hit = true;
+            }
+            self.flag_batches.join(b, flag);
+            return;
+        }
+        let b = self.flag_batches.open(t, flag);
+        self.push(t, Ev::Flags(b));
+        self.flag_batches.pushed(self.pushes);
     }
     /// A push for `t` meets pending polls: they were pushed before it, so
     /// they are made real first (out of line: `push` stays small enough to
@@ -113,6 +142,7 @@ impl<Q> World<'_, Q> {
         let mut v = std::mem::take(&mut self.made_real);
         self.polls.take_at(t, &mut v);
         for a in v.drain(..) {
+            self.pushes += 1;
             self.q.push(t, Ev::PollDone(a));
         }
         self.made_real = v;
@@ -138,6 +168,7 @@ impl<Q> World<'_, Q> {
                 self.watched_hit = true;
             }
             for b in v.drain(..) {
+                self.pushes += 1;
                 self.q.push(t, Ev::PollDone(b));
             }
         }
@@ -197,6 +228,8 @@ impl<'a, Q: EventQueue<Ev<T::Event>> + Default, T: Transport> Engine<'a, Q, T> {
                 watched_hit: false,
                 polls: PollChains::default(),
                 made_real: vec![],
+                pushes: 0,
+                flag_batches: FlagBatches::default(),
             },
             transport,
             actors: Arena::from_vec(actors.into_iter().map(Actor::new).collect()),
@@ -246,6 +279,7 @@ impl<'a, Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'a, Q, T> {
                 Ev::Resume(a) => self.step(a),
                 Ev::Fence(x) => self.fence_done(x),
                 Ev::FlagAt(f) => self.flag_arrive(f),
+                Ev::Flags(b) => self.flags_arrive(b),
                 Ev::XferDone(x) => self.xfer_finished(x),
                 Ev::PollDone(a) => self.poll_done(a),
                 Ev::Net(e) => self.net(|t, w| t.handle(w, e)),

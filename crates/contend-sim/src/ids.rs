@@ -51,6 +51,11 @@ id!(
     /// A channel path between two endpoints.
     PathId
 );
+id!(
+    /// Flags landing together, in the order their pushes came
+    /// ([`FlagBatches`](crate::flag_batch::FlagBatches)).
+    FlagBatchId
+);
 
 /// A vector indexed by one kind of id.
 #[derive(Clone, Debug)]

@@ -70,6 +70,7 @@ mod credits;
 mod cross_socket;
 mod engine;
 mod fabric;
+mod flag_batch;
 mod flags;
 mod gpu;
 mod ids;

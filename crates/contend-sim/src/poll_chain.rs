@@ -89,6 +89,12 @@ impl PollChains {
         t >= self.lo && t <= self.hi
     }
 
+    /// Whether a push for `t` meets a pending poll (one returns at `t`).
+    #[inline]
+    pub fn meets(&self, t: Picos) -> bool {
+        self.may_meet(t) && self.chains.iter().any(|c| c.next == t)
+    }
+
     /// The earliest pending time (`MAX` when none).
     #[inline]
     pub fn earliest(&self) -> Picos {
@@ -219,6 +225,7 @@ mod tests {
         p.advance(Picos(1_000), NOWHERE);
         assert_eq!(p.earliest(), Picos(1_020));
         assert!(p.may_meet(Picos(1_020)) && !p.may_meet(Picos(1_019)));
+        assert!(p.meets(Picos(1_020)) && !p.meets(Picos(1_000)));
         let mut out = vec![];
         p.take_at(Picos(1_020), &mut out);
         assert_eq!(out, vec![ActorId(3)]);

@@ -479,14 +479,22 @@ fn quiet_starts_match_a_recompute_every_start() {
     ops_within_the_twin(every, cases, "quiet starts");
 }
 
-/// Every flow case run with the default options and with the plain twin
-/// `twin`: every record matches to the bit (wall time and event counts
-/// aside), the default never spends more events than the twin, and at
+/// Every flow case (and `more`) run with the options `fast` and with the
+/// plain twin `twin`: every record matches to the bit (wall time and event
+/// counts aside), `fast` never spends more events than the twin, and at
 /// least one run spends fewer (else the test tests nothing; `saved` says
 /// what such a run saves).
-fn fewer_events_than_the_twin(twin: FlowOptions, saved: &str) {
+fn fewer_events_than_the_twin(
+    fast: FlowOptions,
+    twin: FlowOptions,
+    saved: &str,
+    more: Vec<Scenario>,
+) {
     let p = ModelParams::default();
-    let fast = SimOptions::default();
+    let fast = SimOptions {
+        flow: fast,
+        ..SimOptions::default()
+    };
     let twin = SimOptions {
         flow: twin,
         ..SimOptions::default()
@@ -495,7 +503,10 @@ fn fewer_events_than_the_twin(twin: FlowOptions, saved: &str) {
     for sc in flow_cases(
         &["ring-ll", "ring-simple", "nccl", "ce-ring"],
         &["transfer-pingpong.toml"],
-    ) {
+    )
+    .into_iter()
+    .chain(more)
+    {
         for spec in contend_sim::runs_of(&sc, &[Fidelity::Flow]) {
             let mut a = simulate_one_with(&sc, &p, spec, &fast).unwrap().records;
             let mut b = simulate_one_with(&sc, &p, spec, &twin).unwrap().records;
@@ -523,27 +534,64 @@ fn fewer_events_than_the_twin(twin: FlowOptions, saved: &str) {
 #[test]
 fn kept_flow_ticks_match_a_new_tick_every_recompute() {
     fewer_events_than_the_twin(
+        FlowOptions::default(),
         FlowOptions {
             tick_every_recompute: true,
             ..FlowOptions::default()
         },
         "kept a tick",
+        vec![],
     );
+}
+
+/// Flags landing at one time whose pushes follow one another sharing one
+/// event (a barrier's, per latency of its paths) against an event per
+/// flag: each flag of a batch lands where its own event would have
+/// popped, so every record matches to the bit, on every algorithm of a
+/// verify step (host placement: the flags meet chains of remote polls),
+/// the rings, the transfer scenarios, and barriers of 32 GPUs (31 flags
+/// from each rank, over paths of several latencies).
+#[test]
+fn batched_flags_match_an_event_per_flag() {
+    let each = FlowOptions {
+        flag_event_each: true,
+        ..FlowOptions::default()
+    };
+    let wide = verify_of(
+        &topo("synthetic-32x-4switch-2socket.toml"),
+        &["staged-push", "one-shot-pull", "hierarchical", "nccl"],
+        1,
+    );
+    fewer_events_than_the_twin(FlowOptions::default(), each, "batched flags", vec![wide]);
 }
 
 /// Remote polls kept as chains, only the poll that sees the flags (or one
 /// whose place among the events matters) pushed, against a poll event
 /// every round trip: the chain's poll pops where the repeated polls' would,
 /// on every algorithm of a verify step (NCCL's flags are in host memory;
-/// host placement), rings of both protocols and the host-flag ping-pong.
-/// A run stopped by its time limit stops the same way.
+/// host placement), rings of both protocols and the host-flag ping-pong
+/// (each flag an event of its own on both sides: which flags share an
+/// event hangs on the polls pending, so the two savings are counted
+/// apart). A run stopped by its time limit stops the same way.
 #[test]
 fn poll_chains_match_a_poll_every_round_trip() {
+    let flag_each = FlowOptions {
+        flag_event_each: true,
+        ..FlowOptions::default()
+    };
+    fewer_events_than_the_twin(
+        flag_each,
+        FlowOptions {
+            poll_every_round_trip: true,
+            ..flag_each
+        },
+        "saved a poll",
+        vec![],
+    );
     let every_round_trip = FlowOptions {
         poll_every_round_trip: true,
         ..FlowOptions::default()
     };
-    fewer_events_than_the_twin(every_round_trip, "saved a poll");
     let p = ModelParams::default();
     let chain = SimOptions::default();
     let every = SimOptions {

@@ -67,6 +67,10 @@ pub struct FlowOptions {
     /// share, where those are at most half (`LiveMaxMin::solve_changed`;
     /// rates within rounding).
     pub whole_max_min: bool,
+    /// Push an event for every flag instead of one for the flags landing
+    /// at one time whose pushes follow one another (a barrier's, at each
+    /// latency of its paths: `flag_batch.rs`).
+    pub flag_event_each: bool,
 }
 
 /// What a flow start looks up once per [`Ask`]: its interned kind, its
@@ -88,6 +92,7 @@ pub(crate) struct Flow {
     tick_every_recompute: bool,
     poll_every_round_trip: bool,
     recompute_every_start: bool,
+    flag_event_each: bool,
     /// Per path: a flag's one-way time along it (`NONE`: not worked out).
     flag_time: Vec<Picos>,
     /// Per path there: a poll's round trip (there, memory, back).
@@ -127,6 +132,7 @@ impl Transport for Flow {
             tick_every_recompute: opts.tick_every_recompute,
             poll_every_round_trip: opts.poll_every_round_trip,
             recompute_every_start: opts.recompute_every_start,
+            flag_event_each: opts.flag_event_each,
             flag_time: vec![],
             poll_rtt: vec![],
         }
@@ -190,7 +196,11 @@ impl Transport for Flow {
         let t = per_path(&mut self.flag_time, path.ix(), || {
             gpu::store_visibility(p) + fabric.one_way(path, TlpKind::Write, p.gpu.flag_bytes)
         });
-        w.push(w.now + t, Ev::FlagAt(flag));
+        if self.flag_event_each {
+            w.push(w.now + t, Ev::FlagAt(flag));
+        } else {
+            w.push_flag(w.now + t, flag);
+        }
     }
 
     /// Polls go out every round trip; the first that reads memory after
