@@ -249,7 +249,9 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
             Op::Signal { to, phase } => {
                 self.span(a, Some(SpanKind::Barrier));
                 let epoch = self.actors[a].epoch;
-                self.send_flag(a, ActorId(to.0), epoch, phase.0);
+                for to in to {
+                    self.send_flag(a, ActorId(to.0), epoch, phase.0);
+                }
                 false
             }
             Op::Fence => {

@@ -270,7 +270,7 @@ fn stream(sc: &Scenario, s: &Stream, base: u32, eager: bool) -> Vec<ActorSpec> {
                     pa.push(Op::Fence);
                 }
                 pa.push(Op::Signal {
-                    to: b,
+                    to: vec![b],
                     phase: Phase(i),
                 });
                 pa.push(Op::Wait {
@@ -287,7 +287,7 @@ fn stream(sc: &Scenario, s: &Stream, base: u32, eager: bool) -> Vec<ActorSpec> {
                     pb.push(Op::Fence);
                 }
                 pb.push(Op::Signal {
-                    to: a,
+                    to: vec![a],
                     phase: Phase(i),
                 });
             }

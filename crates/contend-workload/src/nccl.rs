@@ -259,7 +259,7 @@ fn call(cx: &Cx, w: &mut Writer, data: Bytes, recv: Option<End>, send: Option<En
         // the receiver releases every slot it steps through, empty ones too
         if let Some(inc) = recv {
             w.ops.push(Op::Signal {
-                to: Rank(inc.peer),
+                to: vec![Rank(inc.peer)],
                 phase: credit_phase(g_in),
             });
             w.got += 1;

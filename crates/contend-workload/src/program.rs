@@ -94,8 +94,9 @@ pub enum Op {
         engine: Engine,
         loads_per_thread: Option<u32>,
     },
-    /// A flag write to a rank (after everything this rank posted before it).
-    Signal { to: Rank, phase: Phase },
+    /// A flag write to each rank of `to`, in order (after everything this
+    /// rank posted before it): a barrier's to all its peers is one op.
+    Signal { to: Vec<Rank>, phase: Phase },
     /// A system-scope memory fence (`__threadfence_system()`): the kernels'
     /// barriers fence before their flags (release) and after their waits (acquire).
     Fence,

@@ -26,7 +26,11 @@ fn flag_counts(c: &Collective) -> (FlagCounts, FlagCounts) {
         for op in p.iter() {
             let op = &*op;
             match op {
-                Op::Signal { to, phase } => *sent.entry((to.0, phase.0)).or_default() += 1,
+                Op::Signal { to, phase } => {
+                    for to in to {
+                        *sent.entry((to.0, phase.0)).or_default() += 1;
+                    }
+                }
                 Op::Post { parts, .. } | Op::Stream { post: parts, .. } => {
                     for (_, nfy) in parts {
                         if let Notify::After { to, phase } | Notify::Inline { to, phase } = nfy {

@@ -214,10 +214,13 @@ fn senders_wait_for_the_receivers_credit_once_the_buffer_is_full() {
         .iter()
         .filter(|o| matches!(o, Op::Wait { phase, .. } if phase.0 % 2 == 1))
         .count();
-    let credits_sent = ops
+    let credits_sent: usize = ops
         .iter()
-        .filter(|o| matches!(o, Op::Signal { phase, .. } if phase.0 % 2 == 1))
-        .count();
+        .map(|o| match o {
+            Op::Signal { to, phase } if phase.0 % 2 == 1 => to.len(),
+            _ => 0,
+        })
+        .sum();
     // 14 sends of 2 slices, the first 4 free; 14 receives of 2 slices
     assert_eq!(credit_waits, 2 * 14 - 4);
     assert_eq!(credits_sent, 2 * 14);

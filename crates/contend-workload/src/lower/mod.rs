@@ -187,12 +187,10 @@ impl Ctx<'_> {
             return;
         }
         p.ops.push(Op::Fence);
-        for &j in with {
-            p.ops.push(Op::Signal {
-                to: Rank(j as u32),
-                phase: Phase(phase),
-            });
-        }
+        p.ops.push(Op::Signal {
+            to: with.iter().map(|&j| Rank(j as u32)).collect(),
+            phase: Phase(phase),
+        });
         p.ops.push(Op::Wait {
             phase: Phase(phase),
             count: with.len() as u32,

@@ -338,7 +338,7 @@ pub(super) fn ce_ring(cx: &Ctx, r: usize, s: Bytes) -> Program {
         p.ops.push(Op::Launch);
         p.ops.push(Op::Fence);
         p.ops.push(Op::Signal {
-            to: Rank(next as u32),
+            to: vec![Rank(next as u32)],
             phase: Phase(phase as u32),
         });
         p.ops.push(Op::Wait {
