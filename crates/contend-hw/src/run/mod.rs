@@ -298,42 +298,15 @@ pub fn run_scenario(
                             continue;
                         }
                     };
+                    let of = SizeRun {
+                        source: Source::Hw,
+                        measured: Measured::Allreduce(alg),
+                        placement: Some(pl),
+                        label: format!("{alg} {pl}"),
+                        names: &names,
+                    };
                     for &size in &sizes {
-                        let label = format!("{alg} {pl} {size} B");
-                        match measure_allreduce(
-                            rig,
-                            &c,
-                            *dtype,
-                            pl.name(),
-                            size as usize,
-                            sc.seed(),
-                            opts,
-                        ) {
-                            Ok((t, seeds)) => {
-                                let mut extra = Extra::default();
-                                c.describe(size as usize, &mut extra);
-                                common_extra(*dtype, size, &t, seeds, &mut extra);
-                                custom_extra(&c, &mut extra);
-                                let rec = record(
-                                    Source::Hw,
-                                    sc.name(),
-                                    sc.topology_ref(),
-                                    WorkloadKind::Allreduce,
-                                    Measured::Allreduce(alg),
-                                    Some(pl),
-                                    LaunchMode::Eager,
-                                    names.clone(),
-                                    size,
-                                    &t,
-                                    None,
-                                    Some(true),
-                                    extra,
-                                );
-                                write_verified(sink, &label, rec)?;
-                            }
-                            Err(e) => soft(sink, &label, e)?,
-                        }
-                        sink.step(&label);
+                        allreduce_record(rig, sc, sink, &c, *dtype, size, opts, &of)?;
                     }
                 }
             }
@@ -467,6 +440,63 @@ pub fn run_scenario(
             sink.step("transfer streams");
         }
     }
+    Ok(())
+}
+
+/// Whose allreduce a size's record is: the source and what it measured,
+/// the placement (ours only), the progress label's start, the ranks.
+struct SizeRun<'a> {
+    source: Source,
+    measured: Measured,
+    placement: Option<Placement>,
+    label: String,
+    names: &'a [String],
+}
+
+/// One allreduce size of `c`: measured, its verified record written (a
+/// failure that is not fatal noted instead), the progress stepped. Our
+/// kernels' records (those with a placement) carry [`custom_extra`] too.
+#[allow(clippy::too_many_arguments)]
+fn allreduce_record(
+    rig: &Rig,
+    sc: &Scenario,
+    sink: &mut Sink,
+    c: &dyn Collective,
+    dtype: Dtype,
+    size: u64,
+    opts: &Options,
+    of: &SizeRun<'_>,
+) -> Result<(), HwError> {
+    let label = format!("{} {size} B", of.label);
+    let tag = of.placement.map_or("nccl", |p| p.name());
+    match measure_allreduce(rig, c, dtype, tag, size as usize, sc.seed(), opts) {
+        Ok((t, seeds)) => {
+            let mut extra = Extra::default();
+            c.describe(size as usize, &mut extra);
+            common_extra(dtype, size, &t, seeds, &mut extra);
+            if of.placement.is_some() {
+                custom_extra(c, &mut extra);
+            }
+            let rec = record(
+                of.source,
+                sc.name(),
+                sc.topology_ref(),
+                WorkloadKind::Allreduce,
+                of.measured,
+                of.placement,
+                LaunchMode::Eager,
+                of.names.to_vec(),
+                size,
+                &t,
+                None,
+                Some(true),
+                extra,
+            );
+            write_verified(sink, &label, rec)?;
+        }
+        Err(e) => soft(sink, &label, e)?,
+    }
+    sink.step(&label);
     Ok(())
 }
 

@@ -57,34 +57,15 @@ pub fn run_nccl(
                     .join(" ")
             ));
             sink.plan(sizes.len() as u64);
+            let of = SizeRun {
+                source: Source::Nccl,
+                measured: Measured::NCCL,
+                placement: None,
+                label: "nccl".into(),
+                names: &names,
+            };
             for &size in &sizes {
-                let label = format!("nccl {size} B");
-                match measure_allreduce(rig, &team, *dtype, "nccl", size as usize, sc.seed(), opts)
-                {
-                    Ok((t, seeds)) => {
-                        let mut extra = Extra::default();
-                        team.describe(size as usize, &mut extra);
-                        common_extra(*dtype, size, &t, seeds, &mut extra);
-                        let rec = record(
-                            Source::Nccl,
-                            sc.name(),
-                            sc.topology_ref(),
-                            WorkloadKind::Allreduce,
-                            Measured::NCCL,
-                            None,
-                            LaunchMode::Eager,
-                            names.clone(),
-                            size,
-                            &t,
-                            None,
-                            Some(true),
-                            extra,
-                        );
-                        write_verified(sink, &label, rec)?;
-                    }
-                    Err(e) => soft(sink, &label, e)?,
-                }
-                sink.step(&label);
+                allreduce_record(rig, sc, sink, &team, *dtype, size, opts, &of)?;
             }
         }
         Workload::VerifyStep(v) => {
