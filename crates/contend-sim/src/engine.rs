@@ -10,8 +10,8 @@
 
 use crate::actor::{Actor, ActorSpec, Span};
 use crate::fabric::Fabric;
-use crate::flags::{FlagAddr, Flags, Waiting};
 use crate::flag_batch::FlagBatches;
+use crate::flags::{FlagAddr, Flags, Waiting};
 use crate::ids::{ActorId, Arena, FlagBatchId, GroupId, Window, XferId};
 use crate::limits::{LimitClock, LimitHit, RunLimits};
 use crate::params::ModelParams;
