@@ -188,13 +188,7 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
                 }
                 Step::Op(i) => {
                     let prog = self.actors[a].spec.ops.clone();
-                    // an op of the list is run where it lies (no `Cow` made
-                    // and moved per op); only a ring's is worked out
-                    let blocks = match prog.ops.get(i as usize) {
-                        Some(op) => self.exec(a, op),
-                        None => prog.op(i as usize).is_some_and(|op| self.exec(a, &op)),
-                    };
-                    if blocks {
+                    if prog.with_op(i as usize, |op| self.exec(a, op)) == Some(true) {
                         return;
                     }
                 }

@@ -151,6 +151,16 @@ impl Program {
         }
     }
 
+    /// `f` of op `i`, the op borrowed where it lies in `ops` (a ring's
+    /// worked out for the call); none past the end. The simulator's actors
+    /// run every op this way: no `Cow` made and moved per op.
+    pub fn with_op<R>(&self, i: usize, f: impl FnOnce(&Op) -> R) -> Option<R> {
+        match self.ops.get(i) {
+            Some(op) => Some(f(op)),
+            None => self.op(i).map(|op| f(&op)),
+        }
+    }
+
     /// Every op in order.
     pub fn iter(&self) -> impl Iterator<Item = Cow<'_, Op>> {
         (0..self.len()).map_while(|i| self.op(i))
