@@ -1,12 +1,17 @@
 //! The rules every node and link is held to when a topology is built:
 //! each number inside its limit, each link kind between the node kinds it
-//! can join. Errors name the file, line and field.
+//! can join; and those the whole topology is held to once built: PCIe a
+//! forest, every GPU reaching every GPU and host memory. Errors name the
+//! file, line and field.
 
-use super::{CollapseSpec, LinkKind, NodeId, NodeKind};
+use super::{CollapseSpec, LinkKind, NodeId, NodeIdx, NodeKind, Topology};
 use crate::error::{Location, TopoError, TopoErrorKind};
 use crate::limits;
 use crate::pcie::{VALID_PAYLOADS, VALID_RCBS, VALID_WIDTHS};
 use crate::units::Picos;
+use petgraph::graph::NodeIndex;
+use petgraph::visit::EdgeRef;
+use std::collections::VecDeque;
 
 pub(super) fn check_link(kind: &LinkKind, loc: Option<&Location>) -> Result<(), TopoError> {
     let err = |field: &str, k: TopoErrorKind| {
@@ -272,4 +277,96 @@ pub(super) fn check_link_ends(
             kb.name()
         )),
     ))
+}
+
+impl Topology {
+    /// CORRECTNESS: PCIe is a tree: the PCIe links alone must form no cycle.
+    pub(super) fn check_pcie_forest(
+        &self,
+        link_locs: &[Option<Location>],
+    ) -> Result<(), TopoError> {
+        let mut parent: Vec<usize> = (0..self.nodes.len()).collect();
+        fn find(p: &mut [usize], x: usize) -> usize {
+            let mut r = x;
+            while p[r] != r {
+                r = p[r];
+            }
+            let mut c = x;
+            while p[c] != r {
+                let n = p[c];
+                p[c] = r;
+                c = n;
+            }
+            r
+        }
+        for l in &self.links {
+            if !matches!(l.kind, LinkKind::Pcie(_)) {
+                continue;
+            }
+            let (ra, rb) = (
+                find(&mut parent, l.a.0 as usize),
+                find(&mut parent, l.b.0 as usize),
+            );
+            if ra == rb {
+                return Err(TopoError::at(
+                    link_locs[l.idx.0 as usize].clone(),
+                    TopoErrorKind::PcieCycle {
+                        a: self.node(l.a).id.0.clone(),
+                        b: self.node(l.b).id.0.clone(),
+                    },
+                ));
+            }
+            parent[ra] = rb;
+        }
+        Ok(())
+    }
+
+    /// CORRECTNESS: every GPU reaches every other GPU and every host memory.
+    /// One search per GPU (the rule of [`Topology::route`]: endpoints never
+    /// forward), so a topology at the size limits is checked in milliseconds.
+    pub(super) fn check_reachability(&self, locs: &[Option<Location>]) -> Result<(), TopoError> {
+        let gpus = self.gpus();
+        let mems: Vec<NodeIdx> = self.host_memories();
+        for &g in &gpus {
+            let reach = self.reachable_from(g);
+            for &h in gpus.iter().chain(mems.iter()) {
+                if g != h && !reach[h.0 as usize] {
+                    return Err(TopoError::at(
+                        locs[g.0 as usize].clone(),
+                        TopoErrorKind::Unreachable {
+                            from: self.node(g).id.0.clone(),
+                            to: self.node(h).id.0.clone(),
+                        },
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Which nodes a TLP from `from` can reach (endpoints other than `from`
+    /// receive but never forward): exactly those [`Topology::route`] finds.
+    fn reachable_from(&self, from: NodeIdx) -> Vec<bool> {
+        let mut seen = vec![false; self.nodes.len()];
+        let mut q = VecDeque::new();
+        seen[from.0 as usize] = true;
+        q.push_back(from);
+        while let Some(u) = q.pop_front() {
+            if u != from && self.node(u).kind.is_endpoint() {
+                continue;
+            }
+            for e in self.graph.edges(NodeIndex::new(u.0 as usize)) {
+                let v = if e.source().index() == u.0 as usize {
+                    e.target()
+                } else {
+                    e.source()
+                };
+                if !seen[v.index()] {
+                    seen[v.index()] = true;
+                    q.push_back(NodeIdx(v.index() as u32));
+                }
+            }
+        }
+        seen
+    }
 }
