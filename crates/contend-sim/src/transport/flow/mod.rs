@@ -85,6 +85,11 @@ pub(crate) struct Flow {
     finished: Vec<(XferId, Picos)>,
     /// Kind, tail and first window of each flow asked for so far.
     asked: FxMap<Ask, Asked>,
+    /// Per forward path, the last ask made on it and its answer: the
+    /// flows of one path mostly ask the same (a group's transfers to one
+    /// peer), so most starts find their answer here, one load, instead of
+    /// in `asked` (a cache of it: the same answers).
+    last_ask: Vec<Option<(Ask, Asked)>>,
     /// The live tick: its time and number (every other tick is stale).
     live: Option<(Picos, u64)>,
     /// Ticks numbered so far.
@@ -127,6 +132,7 @@ impl Transport for Flow {
             rules: vec![],
             finished: vec![],
             asked: Default::default(),
+            last_ask: vec![],
             live: None,
             ticks: 0,
             tick_every_recompute: opts.tick_every_recompute,
@@ -157,14 +163,7 @@ impl Transport for Flow {
             issue_rate: g.issue_rate.map_or(u64::MAX, |r| r.0),
         };
         let total = xf.total as f64;
-        let (kind, tail, first) = match self.asked.get(&ask) {
-            Some(&k) => k,
-            None => {
-                let k = self.kind_of(w, x);
-                self.asked.insert(ask, k);
-                k
-            }
-        };
+        let (kind, tail, first) = self.answer(w, x, ask);
         self.flows.advance(w.now);
         self.flows.add(x, total, kind, first, tail, setup);
         // Flows starting at the same instant share one recompute.
@@ -296,6 +295,38 @@ struct Ask {
 }
 
 impl Flow {
+    /// What a flow asking `ask` gets (its kind, tail and first window):
+    /// from the last ask on its forward path where that is the same, else
+    /// from the asks so far, else worked out (and kept in both).
+    fn answer<Q: EventQueue<Ev<FlowEv>>>(
+        &mut self,
+        w: &World<'_, Q>,
+        x: XferId,
+        ask: Ask,
+    ) -> Asked {
+        let i = ask.fwd as usize;
+        if let Some(Some((a, k))) = self.last_ask.get(i)
+            && *a == ask
+        {
+            // (every debug run checks the cache against what it caches)
+            debug_assert_eq!(self.asked.get(&ask), Some(k), "the last ask on path {i}");
+            return *k;
+        }
+        let k = match self.asked.get(&ask) {
+            Some(&k) => k,
+            None => {
+                let k = self.kind_of(w, x);
+                self.asked.insert(ask, k);
+                k
+            }
+        };
+        if i >= self.last_ask.len() {
+            self.last_ask.resize(i + 1, None);
+        }
+        self.last_ask[i] = Some((ask, k));
+        k
+    }
+
     /// The interned kind of transfer `x`'s flow and its tail (a read's
     /// last round trip).
     fn kind_of<Q: EventQueue<Ev<FlowEv>>>(&mut self, w: &World<'_, Q>, x: XferId) -> Asked {
