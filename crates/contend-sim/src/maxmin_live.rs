@@ -147,6 +147,14 @@ impl LiveMaxMin {
         self.capacity[r as usize]
     }
 
+    /// What the last solve left of resource `r`'s capacity: within
+    /// rounding of its capacity less what its users use at their rates,
+    /// wherever a user takes part (a resource none of whose users takes
+    /// part is used by none: its users are at rate 0).
+    pub fn left(&self, r: u32) -> f64 {
+        self.left[r as usize]
+    }
+
     pub fn is_active(&self, r: u32) -> bool {
         self.active[r as usize]
     }

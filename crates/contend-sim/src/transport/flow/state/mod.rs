@@ -83,6 +83,10 @@ pub(crate) struct Flow {
     pub slot: u32,
 }
 
+/// A stage rule holds its flows at their rates when they use this share
+/// of its rate or more.
+const HELD: f64 = 0.999;
+
 /// A flow not yet in the kept problem.
 pub(crate) const NO_SLOT: u32 = u32::MAX;
 

@@ -1,7 +1,7 @@
 //! The plain twin of the kept problem (`FlowOptions::rebuild_problem`):
 //! the max-min problem built from the flows at every solve.
 
-use super::FlowState;
+use super::{FlowState, HELD};
 use crate::fabric::{Fabric, StageRule};
 
 impl FlowState {
@@ -135,7 +135,7 @@ impl FlowState {
                 .iter()
                 .map(|&(f, w)| self.flows[f as usize].rate * w)
                 .sum();
-            if used >= 0.999 * self.capacity[ri] {
+            if used >= HELD * self.capacity[ri] {
                 for &(f, _) in users {
                     self.flows[f as usize].held = Some(c);
                 }
