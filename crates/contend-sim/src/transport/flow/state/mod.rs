@@ -58,11 +58,11 @@ pub(crate) struct Kind {
     pub rules: Vec<(ChId, NodeIdx, NodeIdx)>,
 }
 
+/// A flow as every pass over the flows reads it (what only its end reads
+/// is in [`FlowEnd`], alongside: the passes walk fewer bytes).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Flow {
-    pub xfer: XferId,
-    /// Bytes it started with, and those still to move.
-    pub bytes: f64,
+    /// Bytes still to move.
     pub remaining: f64,
     pub rate: f64,
     /// Index into the interned kinds.
@@ -72,8 +72,6 @@ pub(crate) struct Flow {
     /// (0 for flows whose cap binds from their first byte: writes, whose
     /// cap is the rate their stores issue at).
     pub capped_below: f64,
-    /// Time from draining to completion (a read's last round trip).
-    pub tail: Picos,
     /// Not started before this time (copy-engine setup).
     pub start: Picos,
     /// The rule channel holding the flow at its current rate, if any
@@ -81,6 +79,17 @@ pub(crate) struct Flow {
     pub held: Option<ChId>,
     /// Its slot in the kept problem ([`NO_SLOT`]: not in it yet).
     pub slot: u32,
+}
+
+/// What a flow's end reads of it: its transfer, the bytes it started
+/// with, and the time from draining to completion (a read's last round
+/// trip); at the same index in [`FlowState::ends`] as the flow in
+/// [`FlowState::flows`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FlowEnd {
+    pub xfer: XferId,
+    pub bytes: f64,
+    pub tail: Picos,
 }
 
 /// A stage rule holds its flows at their rates when they use this share
@@ -111,6 +120,8 @@ impl Flow {
 #[derive(Debug)]
 pub(crate) struct FlowState {
     pub flows: Vec<Flow>,
+    /// Each flow's end, in the flows' order.
+    pub ends: Vec<FlowEnd>,
     pub kinds: Vec<Kind>,
     /// Kind key (see [`FlowState::intern`]) → index into `kinds`.
     kind_of: FxMap<Vec<u64>, u32>,
@@ -211,6 +222,7 @@ impl FlowState {
     pub fn new(chans: usize, opts: super::FlowOptions) -> FlowState {
         FlowState {
             flows: vec![],
+            ends: vec![],
             kinds: vec![],
             kind_of: Default::default(),
             key: vec![],
@@ -342,17 +354,15 @@ impl FlowState {
             self.idle_joined = false;
         }
         self.flows.push(Flow {
-            xfer,
-            bytes,
             remaining: bytes,
             rate: 0.0,
             kind,
             capped_below: (bytes - uncapped.clamp(0.0, bytes)).max(0.0),
-            tail,
             start,
             held: None,
             slot: NO_SLOT,
         });
+        self.ends.push(FlowEnd { xfer, bytes, tail });
     }
 
     /// New rates for every flow: from the memo where this flow set was
@@ -565,17 +575,19 @@ impl FlowState {
                     i += 1;
                 }
                 self.flows.copy_within(run..i, kept);
+                self.ends.copy_within(run..i, kept);
                 kept += i - run;
                 continue;
             }
+            let end = self.ends[i];
             i += 1;
-            out.push((f.xfer, f.tail));
+            out.push((end.xfer, end.tail));
             // an unbounded flow (no rated channel, no cap) drains the
             // instant it starts and keeps no channel busy
             let moved = if f.rate.is_infinite() {
                 0.0
             } else {
-                f.bytes - f.remaining
+                end.bytes - f.remaining
             };
             over.push((f.kind, moved));
             if f.slot != NO_SLOT {
@@ -583,6 +595,7 @@ impl FlowState {
             }
         }
         self.flows.truncate(kept);
+        self.ends.truncate(kept);
         for &(k, moved) in &over {
             self.account(k, moved, fabric);
         }
@@ -612,8 +625,6 @@ mod next_finish_tests {
             for (i, &(case, bytes, below, rate, start)) in flows.iter().enumerate() {
                 let remaining = bytes * 0.5;
                 st.flows.push(Flow {
-                    xfer: XferId(i as u32),
-                    bytes,
                     remaining,
                     rate: match case {
                         0 => 0.0,
@@ -622,7 +633,6 @@ mod next_finish_tests {
                     },
                     kind: 0,
                     capped_below: if case == 2 { below.min(remaining) } else { 0.0 },
-                    tail: Picos::ZERO,
                     start: Picos(if case == 3 { start } else { 0 }),
                     held: None,
                     slot: NO_SLOT,
