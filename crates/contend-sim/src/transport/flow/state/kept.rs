@@ -10,9 +10,9 @@ use crate::ids::{ChId, FxMap};
 use crate::maxmin_live::FIRST_MET;
 use contend_topo::NodeIdx;
 
-/// A rule with more than this much of its rate left after a solve holds
-/// none of its flows (what the solve leaves is within rounding of the rate
-/// less what the flows use: far from the 1e-3 [`HELD`](super::HELD) leaves).
+/// A rule with more than this share of its rate left after a solve holds
+/// none of its flows: what the solve leaves is within rounding of the rate
+/// less what the flows use, so they use less than [`HELD`] of it.
 const HELD_FAR: f64 = 0.01;
 
 /// What the kept problem knows of a cross-socket channel: its streams
@@ -208,10 +208,8 @@ impl FlowState {
             if users.is_empty() || !self.live.is_active(r) {
                 continue;
             }
-            // what the solve left of it, within rounding of the capacity
-            // less what its users use: a rule with a hundredth of its
-            // rate left holds none of them (the plain twin sums every
-            // rule's users: checked in every debug run)
+            // (every debug run sums the users of every rule, the plain
+            // twin, and checks that no rule skipped here holds)
             let far = self.live.left(r) > HELD_FAR * self.live.capacity(r);
             if far && !cfg!(debug_assertions) {
                 continue;
