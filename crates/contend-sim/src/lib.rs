@@ -43,6 +43,7 @@
 //! | model constants and their bounds | [`ModelParams`] (`params/mod.rs`, `params/check.rs`) |
 //! | run limits | [`RunLimits`] (`limits.rs`) |
 //! | results in the shared schema | `summary.rs` |
+//! | how much of a TLP run repeats exactly (what a fast-forward could skip) | [`periodicity`], [`start_trace`] (feature `start-trace`), `examples/steady_state.rs` |
 //!
 //! Every optimisation has a plain twin and a test holding them together:
 //! the radix event queue vs a binary heap ([`QueueKind`]), the fast max-min
@@ -79,12 +80,14 @@ pub mod maxmin;
 pub mod maxmin_live;
 pub mod maxmin_reference;
 mod params;
+pub mod periodicity;
 mod poll_chain;
 pub mod queue;
 mod root_complex;
 mod run;
 mod script;
 mod sightings;
+pub mod start_trace;
 mod summary;
 mod transfer;
 mod transport;

@@ -249,6 +249,13 @@ impl Tlp {
             _ => None,
         };
         let fixed = ch.fixed;
+        crate::start_trace::record(crate::start_trace::ChannelStart {
+            at: start,
+            chan: c.0,
+            path: path.0,
+            hop,
+            class: class as u8,
+        });
         p.held = Some(c);
         if let Some(prev) = held {
             // the upstream buffer frees when the packet moves on; the
