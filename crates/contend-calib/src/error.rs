@@ -35,6 +35,10 @@ pub enum CalibError {
     /// A calibration folder or report that cannot be read or written.
     #[error("{path}: {message}")]
     Io { path: String, message: String },
+    /// A file that could not be read at all (missing, not a regular file,
+    /// too large, not text).
+    #[error("{0}")]
+    Read(#[from] contend_topo::bounded_read::ReadError),
     /// Drawing a chart failed.
     #[error("chart {path}: {message}")]
     Chart { path: String, message: String },

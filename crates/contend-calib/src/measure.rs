@@ -232,10 +232,7 @@ pub fn load_measurements(paths: &[&Path], topo: &Topology) -> Result<Vec<Measure
 /// [`crate::import`] reads. A file without a record is an error.
 pub fn read_records(p: &Path) -> Result<Vec<(usize, ResultRecord)>, CalibError> {
     let name = p.display().to_string();
-    let text = std::fs::read_to_string(p).map_err(|e| CalibError::File {
-        file: name.clone(),
-        message: format!("cannot read: {e}"),
-    })?;
+    let text = contend_topo::bounded_read::read_text(p).map_err(CalibError::Read)?;
     let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
     let tool = crate::import::detect(&text);
     let recs =

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 /// Reads `DIR/fit.json`.
 pub fn load_summary(dir: &Path) -> Result<FitSummary, CalibError> {
     let p = dir.join("fit.json");
-    let text = std::fs::read_to_string(&p).map_err(|e| CalibError::io(&p, e))?;
+    let text = contend_topo::bounded_read::read_text(&p).map_err(CalibError::Read)?;
     parse_summary(&p.display().to_string(), &text)
 }
 
@@ -381,7 +381,7 @@ pub fn write_report(dir: &Path) -> Result<Vec<PathBuf>, CalibError> {
 
     // A hand-written diagnosis (`notes.md` beside fit.json) goes right after
     // the headline numbers.
-    let notes = std::fs::read_to_string(dir.join("notes.md")).ok();
+    let notes = contend_topo::bounded_read::read_text(&dir.join("notes.md")).ok();
     let md = render_markdown(&s, &placements, notes.as_deref());
     let rp = dir.join("report.md");
     std::fs::write(&rp, md).map_err(|e| CalibError::io(&rp, e))?;

@@ -58,9 +58,9 @@ pub fn capture_env(log: &Path) -> Vec<(&'static str, String)> {
 /// Reads and parses a captured `NCCL_DEBUG=INFO` log; an unreadable file
 /// or a decision line that does not parse is an error naming file and line.
 pub fn read_decisions(log: &Path) -> Result<NcclLog, HwError> {
-    let text = std::fs::read_to_string(log).map_err(|e| HwError::Io {
+    let text = contend_topo::bounded_read::read_text(log).map_err(|e| HwError::Io {
         path: log.display().to_string(),
-        message: format!("cannot read NCCL's log: {e}"),
+        message: format!("cannot read NCCL's log: {}", e.reason()),
     })?;
     contend_nccl::log::parse(&log.display().to_string(), &text).map_err(|e| HwError::Io {
         path: log.display().to_string(),

@@ -381,9 +381,11 @@ pub fn plan(
     // Graphs: from NCCL_GRAPH_FILE, else the search.
     let mut from_file: (Option<SearchGraph>, Option<SearchGraph>) = (None, None);
     if let Some(file) = &env.graph_file {
-        let text = std::fs::read_to_string(file).map_err(|e| NcclError::GraphFile {
-            file: file.clone(),
-            message: e.to_string(),
+        let text = contend_topo::bounded_read::read_text(std::path::Path::new(file)).map_err(|e| {
+            NcclError::GraphFile {
+                file: file.clone(),
+                message: e.reason(),
+            }
         })?;
         let graphs = graph_file::parse(&text).map_err(|m| NcclError::GraphFile {
             file: file.clone(),

@@ -559,15 +559,16 @@ pub fn parse_topology(file: &str, text: &str) -> Result<Topology, TopoError> {
 /// Reads and parses a topology file.
 pub fn load_topology(path: &Path) -> Result<Topology, TopoError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = crate::bounded_read::read_text(path).map_err(|e| {
+        let (line, column) = e.line_column();
         TopoError::at(
             Some(Location {
                 file: name.clone(),
-                line: 0,
-                column: 0,
+                line,
+                column,
                 field: None,
             }),
-            TopoErrorKind::Io(e.to_string()),
+            TopoErrorKind::Io(e.reason()),
         )
     })?;
     parse_topology(&name, &text)

@@ -51,6 +51,7 @@
 //! assert_eq!(Bytes::parse("42 KiB").unwrap(), Bytes(43008));
 //! ```
 
+pub mod bounded_read;
 mod error;
 mod file;
 pub mod gpu_model;

@@ -13,12 +13,8 @@ use thiserror::Error;
 /// A measurements file that cannot be used, and where.
 #[derive(Debug, Error)]
 pub enum MeasureError {
-    #[error("{file}: cannot read measurements: {source}")]
-    Read {
-        file: String,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("cannot read measurements: {0}")]
+    Read(#[from] contend_topo::bounded_read::ReadError),
     #[error("{file}:{line}: not a result record: {message}")]
     Parse {
         file: String,
@@ -78,10 +74,7 @@ pub fn check_measurements(file: &str, recs: &[(usize, ResultRecord)]) -> Result<
 /// Reads a measurements file (JSON Lines of result records).
 pub fn load_measurements(path: &Path) -> Result<Vec<ResultRecord>, MeasureError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| MeasureError::Read {
-        file: file.clone(),
-        source,
-    })?;
+    let text = contend_topo::bounded_read::read_text(path)?;
     parse_measurements(&file, &text)
 }
 

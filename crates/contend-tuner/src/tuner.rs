@@ -68,8 +68,13 @@ impl Tuner {
             return Ok(t);
         };
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            log.warn(&format!("cannot read the table {shown} ({TABLE_VAR}): {e}"));
+        // regular files only, at most 64 MiB: a FIFO here would block NCCL's
+        // init forever, /dev/zero would grow the host process without end
+        let text = contend_topo::bounded_read::read_text(path).map_err(|e| {
+            log.warn(&format!(
+                "cannot read the table {shown} ({TABLE_VAR}): {}",
+                e.reason()
+            ));
             InitError::Read
         })?;
         let table: TunerTable = tuner_table::parse(&shown, &text).map_err(|e| {

@@ -82,9 +82,9 @@ pub fn parse_records(file: &str, text: &str) -> Result<Vec<(usize, ResultRecord)
 /// Reads a JSON Lines file of records, with the line each came from.
 pub fn read_records(path: &Path) -> Result<Vec<(usize, ResultRecord)>, JsonlError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| JsonlError::Io {
+    let text = contend_topo::bounded_read::read_text(path).map_err(|e| JsonlError::Io {
         path: name.clone(),
-        message: format!("cannot read: {e}"),
+        message: format!("cannot read: {}", e.reason()),
     })?;
     parse_records(&name, &text)
 }

@@ -161,8 +161,7 @@ fn tie_tolerance(
         .and_then(|p| p.parent())
         .map(|d| d.join("fit.json"));
     if let Some(fj) = fit_json.filter(|f| f.is_file()) {
-        let text =
-            std::fs::read_to_string(&fj).with_context(|| format!("reading {}", fj.display()))?;
+        let text = contend_topo::bounded_read::read_text(&fj)?;
         let summary: contend_calib::FitSummary = serde_json::from_str(&text)
             .with_context(|| format!("{}: not a calibration's fit.json", fj.display()))?;
         let (mut low, mut high) = (params.clone(), params.clone());
@@ -253,7 +252,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
     let files: Vec<&Path> = a.measurements.iter().map(|p| p.as_path()).collect();
     let mut inputs = vec![];
     for f in &files {
-        let text = std::fs::read(f).with_context(|| format!("reading {}", f.display()))?;
+        let text = contend_topo::bounded_read::read_bytes(f)?;
         inputs.push(serde_json::json!([
             f.display().to_string(),
             fingerprint(&String::from_utf8_lossy(&text))

@@ -207,8 +207,9 @@ fn precheck(scenario: &Path, topology: Option<&str>) -> Result<()> {
     match topology {
         Some("live") => {
             let file = scenario.display().to_string();
-            let text = std::fs::read_to_string(scenario)
-                .map_err(|e| anyhow::anyhow!("{file}: cannot read scenario file: {e}"))?;
+            let text = contend_topo::bounded_read::read_text(scenario).map_err(|e| {
+                anyhow::anyhow!("{file}: cannot read scenario file: {}", e.reason())
+            })?;
             if let Err(e) = text.parse::<toml::Table>() {
                 let at = contend_topo::Location::of_toml_error(&file, &text, &e);
                 bail!("{at}: {}", e.message());

@@ -88,9 +88,9 @@ pub fn topo_import(a: TopoImportArgs) -> Result<()> {
         .files
         .iter()
         .map(|f| {
-            std::fs::read_to_string(f)
-                .with_context(|| format!("reading {}", f.display()))
+            contend_topo::bounded_read::read_text(f)
                 .map(|t| (f.display().to_string(), t))
+                .map_err(anyhow::Error::from)
         })
         .collect::<Result<Vec<_>>>()?;
     let t = contend_topo::import::import_topology(&inputs, a.name.as_deref())?;

@@ -2,7 +2,7 @@
 //! environment (`contend-nccl`), and what an `NCCL_DEBUG=INFO` log says it
 //! decided.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use contend_nccl::{CpuArch, GpuP2p, NcclEnv, NcclVersion, ProcessModel};
 use contend_topo::{Bytes, NodeIdx, shipped};
@@ -72,8 +72,7 @@ pub fn run(cmd: NcclCommand) -> Result<()> {
     match cmd {
         NcclCommand::Explain(a) => explain(a),
         NcclCommand::Log(a) => {
-            let text = std::fs::read_to_string(&a.log)
-                .with_context(|| format!("reading {}", a.log.display()))?;
+            let text = contend_topo::bounded_read::read_text(&a.log)?;
             let log = contend_nccl::log::parse(&a.log.display().to_string(), &text)?;
             println!("{}", serde_json::to_string_pretty(&log)?);
             Ok(())

@@ -115,7 +115,7 @@ fn read_stream<R: DeserializeOwned>(
     command: &str,
     identity: &Value,
 ) -> Result<(Vec<R>, u64)> {
-    let text = std::fs::read_to_string(path)
+    let text = contend_topo::bounded_read::read_text(path)
         .with_context(|| format!("--resume {}: cannot read it", path.display()))?;
     let mut results = vec![];
     let mut good = 0u64;

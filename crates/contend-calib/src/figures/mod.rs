@@ -353,7 +353,7 @@ pub fn parse_figures(file: &str, text: &str) -> Result<FigureFile, CalibError> {
 
 /// Reads and parses a figures file.
 pub fn load_figures(path: &Path) -> Result<FigureFile, CalibError> {
-    let text = std::fs::read_to_string(path).map_err(|e| CalibError::io(path, e))?;
+    let text = contend_topo::bounded_read::read_text(path).map_err(CalibError::Read)?;
     parse_figures(&path.display().to_string(), &text)
 }
 

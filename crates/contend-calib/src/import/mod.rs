@@ -162,10 +162,7 @@ pub fn detect(text: &str) -> Option<Tool> {
 /// Reads one file of any known tool.
 pub fn import_file(path: &Path) -> Result<Imported, CalibError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| CalibError::File {
-        file: name.clone(),
-        message: format!("cannot read: {e}"),
-    })?;
+    let text = contend_topo::bounded_read::read_text(path).map_err(CalibError::Read)?;
     import_text(&name, &text)
 }
 

@@ -480,14 +480,17 @@ impl ModelParams {
 
     pub fn load(path: &std::path::Path) -> Result<ModelParams, ParamsError> {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ParamsError {
-            location: Location {
-                file: name.clone(),
-                line: 0,
-                column: 0,
-                field: None,
-            },
-            message: format!("cannot read params file: {e}"),
+        let text = contend_topo::bounded_read::read_text(path).map_err(|e| {
+            let (line, column) = e.line_column();
+            ParamsError {
+                location: Location {
+                    file: name.clone(),
+                    line,
+                    column,
+                    field: None,
+                },
+                message: format!("cannot read params file: {}", e.reason()),
+            }
         })?;
         ModelParams::from_toml(&name, &text)
     }

@@ -620,9 +620,9 @@ pub fn load_scenario(
     topology_override: Option<Topology>,
 ) -> Result<Scenario, ScenarioError> {
     let name = path.display().to_string();
-    let text = match std::fs::read_to_string(path) {
+    let text = match contend_topo::bounded_read::read_text(path) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(contend_topo::bounded_read::ReadError::Io { .. }) if !path.exists() => {
             return match shipped_scenario(path) {
                 Some((stem, text)) => parse_scenario(
                     &format!("scenarios/{stem}.toml"),
@@ -645,14 +645,15 @@ pub fn load_scenario(
             };
         }
         Err(e) => {
+            let (line, column) = e.line_column();
             return Err(ScenarioError::Invalid {
                 location: Some(Location {
                     file: name,
-                    line: 0,
-                    column: 0,
+                    line,
+                    column,
                     field: None,
                 }),
-                message: format!("cannot read scenario file: {e}"),
+                message: format!("cannot read scenario file: {}", e.reason()),
             });
         }
     };
