@@ -10,7 +10,7 @@
 //!   peer traffic up to the root complex).
 
 use super::pci::{Bdf, gen_of_speed, model_of_device_id};
-use super::{DevKind, Facts, Port, Up, Warning, located, merge};
+use super::{At, DevKind, Facts, Port, Up, Warning, located, merge};
 use crate::error::TopoError;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -55,6 +55,20 @@ fn bracket_at(b: &[u8], p: usize) -> Option<(Option<u16>, u8, usize)> {
     Some((None, u8::from_str_radix(first, 16).ok()?, close))
 }
 
+/// Whether a line starts a drawn tree (its first host bridge).
+fn starts_tree(line: &str) -> bool {
+    let t = line.trim();
+    (t.starts_with("-[") || t.starts_with("-+-[")) && t.contains(']')
+}
+
+/// A class as lspci names it, without `-nn`'s code (`3D controller [0302]`).
+fn class_name(class: &str) -> &str {
+    match class.rsplit_once(" [") {
+        Some((c, code)) if code.ends_with(']') => c.trim(),
+        _ => class.trim(),
+    }
+}
+
 /// Whether a line is part of a drawn tree.
 fn tree_line(t: &str) -> bool {
     let s = t.trim_start();
@@ -78,9 +92,15 @@ fn parse_tree(
     named: &mut bool,
 ) -> Result<usize, TopoError> {
     let mut anchors: BTreeMap<usize, Bus> = BTreeMap::new();
+    // the line (1-based) each device is drawn on: lspci draws one once
+    let mut drawn: BTreeMap<Bdf, usize> = BTreeMap::new();
     let mut i = start;
     while i < lines.len() && tree_line(lines[i]) {
         let line = lines[i];
+        // a second tree right below the first (`lspci -t` then `-tv`)
+        if i > start && starts_tree(line) {
+            break;
+        }
         // the drawing ends where a name starts (two spaces after a device)
         let b = line.as_bytes();
         let mut pending: Option<Bus> = None;
@@ -147,17 +167,40 @@ fn parse_tree(
                     dev,
                     func,
                 };
-                let mut notes = Vec::new();
-                {
-                    let d = facts.device(bdf, file);
-                    merge(
-                        &mut d.up,
-                        bus.owner,
-                        || format!("device {bdf} parent"),
-                        &mut notes,
-                    );
+                if let Some(first) = drawn.insert(bdf, i + 1) {
+                    return Err(located(
+                        file,
+                        i + 1,
+                        format!(
+                            "lspci -t draws device {bdf} twice (lines {first} and {}): two bridges claim bus {:02x} (is the tree edited, or two machines' trees spliced?)",
+                            i + 1,
+                            bdf.bus
+                        ),
+                    ));
                 }
-                facts.warnings.extend(notes);
+                let d = facts.device(bdf, file);
+                match d.up {
+                    None => {
+                        d.up = Some(bus.owner);
+                        d.up_at = Some(At::new(file, i + 1));
+                    }
+                    Some(old) if old != bus.owner => {
+                        let first = d
+                            .up_at
+                            .as_ref()
+                            .map(|a| a.to_string())
+                            .unwrap_or_else(|| "another input".into());
+                        return Err(located(
+                            file,
+                            i + 1,
+                            format!(
+                                "lspci -t draws device {bdf} under {} here, under {old} at {first}: one device has one parent (are the inputs of two machines?)",
+                                bus.owner,
+                            ),
+                        ));
+                    }
+                    Some(_) => {}
+                }
                 last_dev = Some(bdf);
                 p += 4;
                 // a name: the rest of the line after the spaces
@@ -260,12 +303,14 @@ pub(crate) fn scan(
     let mut named = false;
     let mut trees = 0;
     let mut blocks: BTreeSet<Bdf> = BTreeSet::new();
+    // each block's first line and class
+    let mut block_class: BTreeMap<Bdf, (usize, String)> = BTreeMap::new();
     let mut block_gpus: BTreeSet<Bdf> = BTreeSet::new();
     let mut linked = 0;
     let mut i = 0;
     while i < lines.len() {
         let t = lines[i].trim();
-        if (t.starts_with("-[") || t.starts_with("-+-[")) && t.contains(']') {
+        if starts_tree(t) {
             i = parse_tree(file, lines, i, facts, &mut gpus, &mut hosts, &mut named)?;
             trees += 1;
             continue;
@@ -274,6 +319,24 @@ pub(crate) fn scan(
             i += 1;
             continue;
         };
+        // a block per function: the same address heading a block of another
+        // class is two devices on one bus ID
+        match block_class.get(&bdf) {
+            Some((first, c)) if c != class_name(&class) => {
+                return Err(located(
+                    file,
+                    i + 1,
+                    format!(
+                        "lspci lists device {bdf} as a {} here and as a {c} (line {first}): one bus ID names one device (are the inputs of two machines?)",
+                        class_name(&class)
+                    ),
+                ));
+            }
+            Some(_) => {}
+            None => {
+                block_class.insert(bdf, (i + 1, class_name(&class).to_string()));
+            }
+        }
         blocks.insert(bdf);
         let is_gpu = name.contains("NVIDIA")
             && (class.starts_with("VGA compatible controller")

@@ -12,14 +12,10 @@
 //! CPU), payload and read request sizes.
 
 use super::pci::{Bdf, gen_of_speed, model_of_device_id};
-use super::{DevKind, Facts, Port, Up, located, merge};
-use crate::error::Location;
+use super::{At, DevKind, Facts, Port, Up, located, merge};
 use crate::error::TopoError;
 use crate::xml::tags;
-
-fn line_of(text: &str, offset: usize) -> usize {
-    Location::from_offset("", text, offset).line
-}
+use std::collections::BTreeMap;
 
 pub(crate) fn scan(
     file: &str,
@@ -27,6 +23,10 @@ pub(crate) fn scan(
     facts: &mut Facts,
     found: &mut Vec<String>,
 ) -> Result<(), TopoError> {
+    // the line (1-based) of a byte offset: the newlines before it, found by
+    // binary search (every tag is located, so no count from the top)
+    let newlines: Vec<usize> = text.match_indices('\n').map(|(i, _)| i).collect();
+    let line_of = |offset: usize| newlines.partition_point(|&n| n < offset) + 1;
     let mut from = 0;
     let mut systems = 0;
     let mut gpus = 0;
@@ -40,7 +40,7 @@ pub(crate) fn scan(
         let toks = tags(region).map_err(|e| {
             located(
                 file,
-                line_of(text, start + e.offset),
+                line_of(start + e.offset),
                 format!("NCCL topology XML: {}", e.message),
             )
         })?;
@@ -48,17 +48,35 @@ pub(crate) fn scan(
         let mut stack: Vec<(String, Option<Bdf>, usize)> = Vec::new();
         let mut numa: Option<i64> = None;
         let mut gpu_at: Option<Bdf> = None;
+        // the line of each bus ID's `<pci>`, and of each one's `<gpu>`
+        let mut pci_line: BTreeMap<Bdf, usize> = BTreeMap::new();
+        let mut gpu_line: BTreeMap<Bdf, usize> = BTreeMap::new();
+        // the open `<pci>`s, outermost first, and how many of each bus ID
+        // (the stack's, kept so that no tag scans the stack)
+        let mut pci_path: Vec<Bdf> = Vec::new();
+        let mut open_pci: BTreeMap<Bdf, usize> = BTreeMap::new();
         for t in &toks {
             let at = start + t.offset;
-            let loc = |m: String| located(file, line_of(text, at), m);
+            let here = line_of(at);
+            let loc = |m: String| located(file, here, m);
             if t.closing {
                 match stack.pop() {
-                    Some((name, _, _)) if name == t.name => {}
+                    Some((name, b, _)) if name == t.name => {
+                        if let Some(b) = b
+                            && let Some(n) = open_pci.get_mut(&b)
+                        {
+                            pci_path.pop();
+                            *n -= 1;
+                            if *n == 0 {
+                                open_pci.remove(&b);
+                            }
+                        }
+                    }
                     Some((name, _, open)) => {
                         return Err(loc(format!(
                             "</{}> closes <{name}> (opened at line {})",
                             t.name,
-                            line_of(text, open)
+                            line_of(open)
                         )));
                     }
                     None => return Err(loc(format!("</{}> closes nothing", t.name))),
@@ -68,10 +86,7 @@ pub(crate) fn scan(
                 }
                 continue;
             }
-            let parent_pci = stack
-                .iter()
-                .rev()
-                .find_map(|(n, b, _)| (n == "pci").then_some(*b).flatten());
+            let parent_pci = pci_path.last().copied();
             match t.name.as_str() {
                 "system" => systems += 1,
                 "cpu" => {
@@ -107,12 +122,22 @@ pub(crate) fn scan(
                         t.get(k)
                             .and_then(|v| u16::from_str_radix(v.trim_start_matches("0x"), 16).ok())
                     };
+                    // NCCL writes a device once per dump; nested in itself
+                    // it is a loop, which the walk up the tree reports
+                    if let Some(first) = pci_line.insert(bdf, here)
+                        && !open_pci.contains_key(&bdf)
+                    {
+                        return Err(loc(format!(
+                            "pci busid {bdf} appears twice in this NCCL topology XML (first at line {first}): a bus ID names one device (is the dump edited, or two spliced?)"
+                        )));
+                    }
                     let mut notes = Vec::new();
                     let d = facts.device(bdf, file);
                     d.xml_up = Some(match parent_pci {
                         Some(p) => Up::Bridge(p),
                         None => Up::Numa(numa.unwrap_or(-1)),
                     });
+                    d.xml_up_at = Some(At::new(file, here));
                     if class.starts_with("0x0604") {
                         d.kind = Some(DevKind::Bridge);
                         d.port.get_or_insert(Port::NcclSwitch);
@@ -147,6 +172,11 @@ pub(crate) fn scan(
                     let Some(bdf) = parent_pci else {
                         return Err(loc("<gpu> outside a <pci>".into()));
                     };
+                    if let Some(first) = gpu_line.insert(bdf, here) {
+                        return Err(loc(format!(
+                            "a second <gpu> on pci busid {bdf} (the first at line {first}): two GPUs cannot share one bus ID"
+                        )));
+                    }
                     gpus += 1;
                     gpu_at = Some(bdf);
                     let d = facts.device(bdf, file);
@@ -177,24 +207,25 @@ pub(crate) fn scan(
                 _ => {}
             }
             if !t.self_closing {
-                stack.push((
-                    t.name.clone(),
-                    if t.name == "pci" {
-                        Bdf::parse(t.get("busid").unwrap_or(""))
-                    } else {
-                        None
-                    },
-                    at,
-                ));
+                let bdf = if t.name == "pci" {
+                    Bdf::parse(t.get("busid").unwrap_or(""))
+                } else {
+                    None
+                };
+                if let Some(b) = bdf {
+                    pci_path.push(b);
+                    *open_pci.entry(b).or_default() += 1;
+                }
+                stack.push((t.name.clone(), bdf, at));
             }
         }
         if let Some((name, _, open)) = stack.last() {
             return Err(located(
                 file,
-                line_of(text, text.len()),
+                line_of(text.len()),
                 format!(
                     "NCCL topology XML ends inside <{name}> (opened at line {}): is the dump cut?",
-                    line_of(text, *open)
+                    line_of(*open)
                 ),
             ));
         }

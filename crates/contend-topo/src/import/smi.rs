@@ -124,6 +124,40 @@ pub(crate) fn add_cuda(
     }
 }
 
+/// What every `topo -m` matrix is: `X` on its diagonal and only there,
+/// and the same relation both ways (a path between two GPUs is one path).
+/// Row `r` is at line `head_line + 1 + r`.
+fn check_matrix(file: &str, head_line: usize, cells: &[Vec<Rel>]) -> Result<(), TopoError> {
+    for (r, row) in cells.iter().enumerate() {
+        for (c, rel) in row.iter().enumerate() {
+            let here = |m: String| located(file, head_line + 1 + r, m);
+            if r == c && *rel != Rel::Me {
+                return Err(here(format!(
+                    "nvidia-smi topo -m cell GPU{r}→GPU{r} is {}: a GPU's own cell is `X`",
+                    rel.name()
+                )));
+            }
+            if r != c && *rel == Rel::Me {
+                return Err(here(format!(
+                    "nvidia-smi topo -m cell GPU{r}→GPU{c} is `X`, which only a GPU's own cell is"
+                )));
+            }
+            if c < r
+                && let Some(back) = cells.get(c).and_then(|x| x.get(r))
+                && back != rel
+            {
+                return Err(here(format!(
+                    "nvidia-smi topo -m is not symmetric: GPU{r}→GPU{c} is {}, but GPU{c}→GPU{r} is {} (line {}): one path joins two GPUs",
+                    rel.name(),
+                    back.name(),
+                    head_line + 1 + c
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 pub(crate) fn scan(
     file: &str,
     lines: &[&str],
@@ -154,6 +188,17 @@ pub(crate) fn scan(
                                     "row {l} of the nvidia-smi matrix has {} of its {} cells (is the paste cut?)",
                                     toks.len() - 1,
                                     labels.len()
+                                ),
+                            ));
+                        }
+                        let width = labels.len() + extra.len();
+                        if toks.len() > 1 + width {
+                            return Err(located(
+                                file,
+                                j + 1,
+                                format!(
+                                    "row {l} of the nvidia-smi matrix has {} cells, its header (line {head_line}) {width}: an extra column (is the paste edited, or two tables joined?)",
+                                    toks.len() - 1,
                                 ),
                             ));
                         }
@@ -211,6 +256,7 @@ pub(crate) fn scan(
                     }
                     cells.push(out);
                 }
+                check_matrix(file, head_line, &cells)?;
                 let numa_col = extra.iter().position(|c| c == "NUMA Affinity");
                 let numa = tails
                     .iter()

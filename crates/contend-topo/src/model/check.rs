@@ -1,8 +1,9 @@
 //! The rules every node and link is held to when a topology is built:
 //! each number inside its limit, each link kind between the node kinds it
 //! can join; and those the whole topology is held to once built: PCIe a
-//! forest, every GPU reaching every GPU and host memory. Errors name the
-//! file, line and field.
+//! forest, every GPU reaching every GPU and every host memory (and a
+//! topology with no host memory is one whose GPUs reach none). Errors name
+//! the file, line and field.
 
 use super::{CollapseSpec, LinkKind, NodeId, NodeIdx, NodeKind, Topology};
 use crate::error::{Location, TopoError, TopoErrorKind};
@@ -321,12 +322,23 @@ impl Topology {
         Ok(())
     }
 
-    /// CORRECTNESS: every GPU reaches every other GPU and every host memory.
+    /// CORRECTNESS: every GPU reaches every other GPU and every host memory,
+    /// and there is one (a GPU's buffers are staged and fed from it).
     /// One search per GPU (the rule of [`Topology::route`]: endpoints never
     /// forward), so a topology at the size limits is checked in milliseconds.
     pub(super) fn check_reachability(&self, locs: &[Option<Location>]) -> Result<(), TopoError> {
         let gpus = self.gpus();
         let mems: Vec<NodeIdx> = self.host_memories();
+        // with no host memory at all, every GPU reaches none: the first is named
+        if let (Some(&g), true) = (gpus.first(), mems.is_empty()) {
+            return Err(TopoError::at(
+                locs[g.0 as usize].clone(),
+                TopoErrorKind::Invalid(format!(
+                    "`{}` reaches no host memory: the topology has no `host_memory` node (add one, joined by a `memory` link to a root complex or cpu_interconnect)",
+                    self.node(g).id.0
+                )),
+            ));
+        }
         for &g in &gpus {
             let reach = self.reachable_from(g);
             for &h in gpus.iter().chain(mems.iter()) {

@@ -1,7 +1,7 @@
 //! The GPUs the inputs name (by bus ID where any input gives one), and
 //! each one's PCIe chain from the tree (lspci) or NCCL's XML.
 
-use super::{Gpu, Root, Warnings, up_of};
+use super::{Gpu, Root, Warnings};
 use crate::error::{TopoError, TopoErrorKind};
 use crate::import::pci::{Bdf, datasheet, model_of_device_id, model_of_lspci_name};
 use crate::import::{DevKind, Facts, Port, Up, Warning};
@@ -122,6 +122,7 @@ pub(super) fn gpus(
             cc: d.and_then(|d| d.cc).or(sheet.map(|s| s.cc)),
             numa,
             switches: vec![],
+            bridges: vec![],
             root: None,
             port: None,
         });
@@ -130,31 +131,24 @@ pub(super) fn gpus(
 }
 
 /// Each GPU's switches (nearest first), root and NUMA node from its chain
-/// of bridges.
-pub(super) fn chains(gpus: &mut [Gpu], facts: &Facts, bdfs: &[Bdf], w: &mut Warnings) {
+/// of bridges ([`Facts::ancestry_until`], the one walk up the tree).
+pub(super) fn chains(
+    gpus: &mut [Gpu],
+    facts: &Facts,
+    bdfs: &[Bdf],
+    w: &mut Warnings,
+) -> Result<(), TopoError> {
     let dev = |b: &Bdf| facts.devices.get(b);
     for g in gpus.iter_mut() {
         let Some(b) = g.bdf else { continue };
-        let mut chain: Vec<Bdf> = Vec::new();
-        let mut cur = b;
-        let mut end = None;
-        for _ in 0..64 {
-            match dev(&cur).and_then(up_of) {
-                Some(Up::Bridge(p)) => {
-                    chain.push(p);
-                    cur = p;
-                }
-                Some(Up::Host(d, bus)) => {
-                    end = Some(Root::Host(d, bus));
-                    break;
-                }
-                Some(Up::Numa(n)) => {
-                    end = Some(Root::Numa(n, 0));
-                    break;
-                }
-                None => break,
-            }
-        }
+        let up = facts.ancestry_until(b, |_| false)?;
+        let chain = up.bridges;
+        let end = match up.top {
+            Some(Up::Host(d, bus)) => Some(Root::Host(d, bus)),
+            Some(Up::Numa(n)) => Some(Root::Numa(n, 0)),
+            Some(Up::Bridge(_)) | None => None,
+        };
+        g.bridges = chain.clone();
         if end.is_none() {
             if !chain.is_empty() {
                 w.add(
@@ -196,6 +190,7 @@ pub(super) fn chains(gpus: &mut [Gpu], facts: &Facts, bdfs: &[Bdf], w: &mut Warn
                 });
         }
     }
+    Ok(())
 }
 
 fn gpus_index(bdfs: &[Bdf], b: Bdf) -> usize {

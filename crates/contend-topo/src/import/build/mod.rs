@@ -52,6 +52,8 @@ struct Gpu {
     numa: Option<i64>,
     /// Switches above it, nearest first (their key bridges).
     switches: Vec<Bdf>,
+    /// Every bridge above it, nearest first.
+    bridges: Vec<Bdf>,
     root: Option<Root>,
     /// The bridge port right above it (for the link's far end).
     port: Option<Bdf>,
@@ -101,7 +103,7 @@ impl Ctx<'_> {
 
 /// The bridge above a device: from the tree (lspci) or NCCL's XML.
 fn up_of(d: &Device) -> Option<Up> {
-    d.up.or(d.xml_up)
+    d.parent().map(|(u, _)| u)
 }
 
 pub(crate) fn build(
@@ -111,8 +113,9 @@ pub(crate) fn build(
     name: Option<&str>,
 ) -> Result<ImportedTopology, TopoError> {
     let mut w = Warnings(Default::default(), std::mem::take(&mut facts.warnings));
+    facts.check_tree()?;
     let (bdfs, mut gpus) = gpus::gpus(&mut facts, sources, &mut w)?;
-    gpus::chains(&mut gpus, &facts, &bdfs, &mut w);
+    gpus::chains(&mut gpus, &facts, &bdfs, &mut w)?;
     let synth = inferred::infer(&mut gpus, &facts, &mut w);
     let roots = Roots::of(&gpus, &facts, &mut w);
     let sw = Switches::of(&gpus);

@@ -150,20 +150,10 @@ fn gpu_links(cx: &Ctx<'_>, file: &mut TopologyFile, w: &mut Warnings, acs: &mut 
                 (256, 512)
             }
         };
-        let mut path = g.bdf.into_iter().collect::<Vec<_>>();
-        let mut cur = g.bdf;
-        while let Some(b) = cur {
-            cur = match dev(&b).and_then(up_of) {
-                Some(Up::Bridge(p)) => {
-                    path.push(p);
-                    Some(p)
-                }
-                _ => None,
-            };
-        }
-        for b in path {
-            if dev(&b).and_then(|d| d.acs_redirect) == Some(true) {
-                acs.insert(b);
+        // the GPU and the bridges above it (walked once, in `gpus::chains`)
+        for b in g.bdf.iter().chain(g.bridges.iter()) {
+            if dev(b).and_then(|d| d.acs_redirect) == Some(true) {
+                acs.insert(*b);
             }
         }
         file.link
