@@ -22,6 +22,27 @@ pub enum CalibError {
         location: contend_topo::Location,
         message: String,
     },
+    /// A row inside a tool's table that does not parse: `file:line:column:
+    /// message` (the column of the token, when one is at fault), saying
+    /// which column of the table and what was expected.
+    #[error("{}: {message}", place(.file, *.line, *.column))]
+    Row {
+        file: String,
+        line: usize,
+        column: Option<usize>,
+        message: String,
+    },
+    /// A measured value no machine can produce (a rate above the fastest
+    /// link, a time below the floor, zero, negative, not a finite number):
+    /// `file:line:column: impossible measurement: what it is and why`
+    /// (the rule: [`crate::measure::physics`]).
+    #[error("{}: impossible measurement: {message}", place(.file, *.line, *.column))]
+    Impossible {
+        file: String,
+        line: usize,
+        column: Option<usize>,
+        message: String,
+    },
     /// The simulated twin of a measurement could not be built or run.
     #[error("{file}:{line}: simulated twin: {message}")]
     Twin {
@@ -42,6 +63,14 @@ pub enum CalibError {
     /// Drawing a chart failed.
     #[error("chart {path}: {message}")]
     Chart { path: String, message: String },
+}
+
+/// `file:line:column`, or `file:line` when the column is not known.
+fn place(file: &str, line: usize, column: Option<usize>) -> String {
+    match column {
+        Some(c) => format!("{file}:{line}:{c}"),
+        None => format!("{file}:{line}"),
+    }
 }
 
 impl CalibError {

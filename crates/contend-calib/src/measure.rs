@@ -3,6 +3,8 @@
 //! from and classified (microbenchmark to fit on, allreduce or verify step
 //! to hold out). Bad input is an error naming `file:line`; nothing is
 //! skipped silently, so a fit never runs on data that failed a check.
+//! What other tools measured passes [`physics`] twice: at import against
+//! any machine, and here against the links of the topology's box.
 
 use crate::error::CalibError;
 use contend_topo::{NodeKind, Topology};
@@ -18,6 +20,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 mod check;
+pub mod physics;
 use check::{check_machine, check_numbers, gpu_of, target_of};
 
 /// An allreduce algorithm as measured: one of contend's kernels, or NCCL.
@@ -316,6 +319,17 @@ pub fn classify(
             message,
         };
         let (kind, role) = classify_one(&r, topo).map_err(err)?;
+        // the physics again, against this box's own links
+        if physics::applies(&r) {
+            physics::check_record(&r, physics::Bounds::Box(topo)).map_err(|message| {
+                CalibError::Impossible {
+                    file: file.to_string(),
+                    line,
+                    column: None,
+                    message,
+                }
+            })?;
+        }
         out.push(Measurement {
             file: file.to_string(),
             line,

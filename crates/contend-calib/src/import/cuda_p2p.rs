@@ -151,6 +151,61 @@ pub fn import(file: &str, text: &str) -> Result<Imported, CalibError> {
             cols = Some((first.to_string(), c));
             continue;
         }
+        // inside a matrix (its title read), a line that starts like a row
+        // must be one: which column, what was expected
+        let row_like = toks
+            .first()
+            .is_some_and(|x| x.starts_with(|c: char| c.is_ascii_digit()));
+        if let Some((_, title_line, title)) = &cur
+            && (row_like || cols.is_some())
+            && let Some((col, ch)) = super::control_char(raw)
+        {
+            return Err(super::row_error(
+                file,
+                n,
+                Some(col),
+                format!(
+                    "a control character (U+{:04X}) inside the matrix `{title}` (line {title_line}): no tool prints one in a row (a corrupt line)",
+                    ch as u32
+                ),
+            ));
+        }
+        if row_like && let Some(first) = toks.first() {
+            let at = Some(super::column(raw, first));
+            match (&cur, &cols, first.parse::<usize>()) {
+                (Some((_, _, title)), Some(_), Err(_)) => {
+                    return Err(super::row_error(
+                        file,
+                        n,
+                        at,
+                        format!(
+                            "`{first}` (column 1 of a row of `{title}`) is not a device number: a row starts with its GPU"
+                        ),
+                    ));
+                }
+                (Some((_, title_line, title)), None, _) => {
+                    return Err(super::row_error(
+                        file,
+                        n,
+                        at,
+                        format!(
+                            "a matrix row of `{title}` (line {title_line}) before its column header (`D\\D 0 1 ...`, or `GPU 0 1 ...` for latency)"
+                        ),
+                    ));
+                }
+                (None, Some((label, _)), _) => {
+                    return Err(super::row_error(
+                        file,
+                        n,
+                        at,
+                        format!(
+                            "a matrix row under a `{label}` column header with no title above it naming its test (`Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)` ...)"
+                        ),
+                    ));
+                }
+                _ => {}
+            }
+        }
         if let (Some((sec, title_line, title)), Some((label, c))) = (&cur, &cols)
             && let Some(first) = toks.first()
             && let Ok(row) = first.parse::<usize>()
@@ -174,10 +229,39 @@ pub fn import(file: &str, text: &str) -> Result<Imported, CalibError> {
                     continue;
                 }
                 let Some(value) = gbps(v) else {
-                    return Err(err(format!(
-                        "`{v}` (row {row}, column {col} of `{title}`) is not a positive number"
-                    )));
+                    return Err(super::row_error(
+                        file,
+                        n,
+                        Some(super::column(raw, v)),
+                        format!(
+                            "`{v}` (row {row}, column {col} of `{title}`) is not a positive number"
+                        ),
+                    ));
                 };
+                // the physics: each stream's rate (a bidirectional cell
+                // sums two, one each way); latency cells are times
+                if *sec != Section::Latency {
+                    let (per, note) = if matches!(sec, Section::BidiEnabled | Section::BidiDisabled)
+                    {
+                        (value / 2.0, ", half of the bidirectional sum")
+                    } else {
+                        (value, "")
+                    };
+                    crate::measure::physics::stream_rate(
+                        per,
+                        &format!("gpu{row}"),
+                        &format!("gpu{col}"),
+                        crate::measure::physics::Bounds::AnyBox,
+                    )
+                    .map_err(|m| {
+                        super::impossible(
+                            file,
+                            n,
+                            Some(super::column(raw, v)),
+                            format!("`{v}` (row {row}, column {col} of `{title}`{note}): {m}"),
+                        )
+                    })?;
+                }
                 let why = if *sec == Section::Latency {
                     Some(if label == "CPU" {
                         "the CPU rows: the host's time to enqueue a copy"
@@ -259,9 +343,11 @@ pub fn import(file: &str, text: &str) -> Result<Imported, CalibError> {
             *out.noise.entry("other text".into()).or_default() += 1;
         }
         // a matrix ends at the first text that is neither a row nor blank
-        // (the test's NOTE, a closing fence, what was pasted after it)
-        if !t.is_empty() {
+        // (the test's NOTE, a closing fence, what was pasted after it),
+        // and with it its test
+        if !t.is_empty() && cols.is_some() {
             cols = None;
+            cur = None;
         }
     }
     // one entry per matrix and reason

@@ -11,6 +11,17 @@
 //! does not turn into a record is listed with its line and the reason
 //! ([`Skip`]); a line that looks like the tool's but does not parse is an
 //! error naming the file and line.
+//!
+//! Inside a table — between its header and its end — a line that starts
+//! like one of the table's rows (a number, or `GPU n` for p2pmark) and does
+//! not parse is an error naming the file, line and column and what was
+//! expected ([`CalibError::Row`]); other text there (a line another
+//! process wrote into the output) is listed as skipped with its line. A
+//! NUL byte anywhere is an error: no tool prints one. Every figure passes
+//! one physics check ([`crate::measure::physics`]): a rate above the
+//! fastest link, a time below 0.1 µs, a zero, negative or non-finite value
+//! is an error naming where it is and why it is impossible
+//! ([`CalibError::Impossible`]).
 
 mod clean;
 pub mod cuda_p2p;
@@ -168,6 +179,16 @@ pub fn import_file(path: &Path) -> Result<Imported, CalibError> {
 
 /// Reads one file's text (`file` names it in errors).
 pub fn import_text(file: &str, text: &str) -> Result<Imported, CalibError> {
+    // no tool prints a NUL byte: a file holding one is corrupt or binary
+    if let Some(at) = text.find('\0') {
+        let loc = contend_topo::Location::from_offset(file, text, at);
+        return Err(CalibError::Row {
+            file: file.to_string(),
+            line: loc.line,
+            column: Some(loc.column),
+            message: "a NUL byte: no tool contend reads prints one, so the file is corrupt or binary (the line's figures cannot be trusted)".into(),
+        });
+    }
     let tool = detect(text).ok_or_else(|| CalibError::File {
         file: file.to_string(),
         message: "not the output of a tool contend reads (contend's JSON Lines, nccl-tests text or -J JSON, p2pBandwidthLatencyTest, nvbandwidth, p2pmark)".into(),
@@ -184,6 +205,19 @@ pub fn import_text(file: &str, text: &str) -> Result<Imported, CalibError> {
         Tool::Nvbandwidth => nvbandwidth::import(file, text)?,
         Tool::P2pmark => p2pmark::import(file, text)?,
     };
+    // every figure an importer made, against what any machine can do (the
+    // importers check their cells as they read them; this catches the rest)
+    for (line, r) in &out.records {
+        if crate::measure::physics::applies(r) {
+            crate::measure::physics::check_record(r, crate::measure::physics::Bounds::AnyBox)
+                .map_err(|message| CalibError::Impossible {
+                    file: file.to_string(),
+                    line: *line,
+                    column: None,
+                    message,
+                })?;
+        }
+    }
     if out.records.is_empty() {
         let why = out
             .skipped
@@ -206,6 +240,59 @@ pub fn import_text(file: &str, text: &str) -> Result<Imported, CalibError> {
         });
     }
     Ok(out)
+}
+
+/// The 1-based character column of `tok` in `raw`, the line as the file
+/// holds it (`tok` a slice of it, as the importers' tokens are; else its
+/// first occurrence, else 1).
+pub(crate) fn column(raw: &str, tok: &str) -> usize {
+    let off = (tok.as_ptr() as usize).wrapping_sub(raw.as_ptr() as usize);
+    let off = if off <= raw.len() && raw.is_char_boundary(off) {
+        off
+    } else {
+        raw.find(tok).unwrap_or(0)
+    };
+    raw[..off].chars().count() + 1
+}
+
+/// The first control character of a line that is not whitespace (a
+/// tab, a carriage return are), with its 1-based column: no tool prints
+/// one inside a table.
+pub(crate) fn control_char(raw: &str) -> Option<(usize, char)> {
+    raw.chars()
+        .enumerate()
+        .find(|(_, c)| c.is_control() && !c.is_whitespace())
+        .map(|(k, c)| (k + 1, c))
+}
+
+/// A line of a table's body that does not parse: `file:line:column`.
+pub(crate) fn row_error(
+    file: &str,
+    line: usize,
+    column: Option<usize>,
+    message: String,
+) -> CalibError {
+    CalibError::Row {
+        file: file.to_string(),
+        line,
+        column,
+        message,
+    }
+}
+
+/// An impossible figure: `file:line:column`.
+pub(crate) fn impossible(
+    file: &str,
+    line: usize,
+    column: Option<usize>,
+    message: String,
+) -> CalibError {
+    CalibError::Impossible {
+        file: file.to_string(),
+        line,
+        column,
+        message,
+    }
 }
 
 /// What one file holds, for people (`contend import`).

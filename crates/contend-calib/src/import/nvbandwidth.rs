@@ -74,6 +74,7 @@ fn take_row(
     cols: &Option<Vec<usize>>,
     n: usize,
     toks: &[String],
+    at: &[usize],
     file: &str,
 ) -> Result<(), CalibError> {
     let err = |message: String| CalibError::Record {
@@ -107,15 +108,36 @@ fn take_row(
             continue;
         }
         let value = gbps(v).ok_or_else(|| {
-            err(format!(
-                "`{v}` (row {row}, column {col} of `{ti}`) is not a positive number"
-            ))
+            super::row_error(
+                file,
+                n,
+                at.get(k + 1).copied(),
+                format!("`{v}` (row {row}, column {col} of `{ti}`) is not a positive number"),
+            )
         })?;
         let (from, to) = if gpu_rows {
             (row, End::Gpu(col))
         } else {
             (col, End::Host)
         };
+        let to_id = match to {
+            End::Gpu(j) => format!("gpu{j}"),
+            End::Host => "host".to_string(),
+        };
+        crate::measure::physics::stream_rate(
+            value,
+            &format!("gpu{from}"),
+            &to_id,
+            crate::measure::physics::Bounds::AnyBox,
+        )
+        .map_err(|m| {
+            super::impossible(
+                file,
+                n,
+                at.get(k + 1).copied(),
+                format!("`{v}` (row {row}, column {col} of `{ti}`): {m}"),
+            )
+        })?;
         figures.push((
             n,
             Figure {
@@ -144,8 +166,10 @@ pub fn import(file: &str, text: &str) -> Result<Imported, CalibError> {
     let mut title: Option<String> = None;
     let mut cols: Option<Vec<usize>> = None;
     let mut figures: Vec<(usize, Figure, Option<String>)> = vec![];
-    // matrix rows before anything named their test (waiting for `SUM`)
-    let mut unnamed: Vec<(usize, Vec<String>)> = vec![];
+    // matrix rows before anything named their test (waiting for `SUM`),
+    // with their tokens' columns
+    type Pending = (usize, Vec<String>, Vec<usize>);
+    let mut unnamed: Vec<Pending> = vec![];
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
         let t = strip_launcher(raw).trim();
@@ -226,7 +250,7 @@ pub fn import(file: &str, text: &str) -> Result<Imported, CalibError> {
             if test.is_none() && !name.is_empty() {
                 let rows = std::mem::take(&mut unnamed);
                 test = Some((n, name));
-                for (rn, toks) in rows {
+                for (rn, toks, at) in rows {
                     take_row(
                         &mut out,
                         &mut figures,
@@ -235,6 +259,7 @@ pub fn import(file: &str, text: &str) -> Result<Imported, CalibError> {
                         &cols,
                         rn,
                         &toks,
+                        &at,
                         file,
                     )?;
                 }
@@ -245,6 +270,25 @@ pub fn import(file: &str, text: &str) -> Result<Imported, CalibError> {
             continue;
         }
         let toks: Vec<&str> = t.split_whitespace().collect();
+        // inside a table (its title read, `SUM` not yet): a line that
+        // starts like the column header or a row must be one
+        let row_like = toks
+            .first()
+            .is_some_and(|x| x.starts_with(|c: char| c.is_ascii_digit()));
+        if let Some(ti) = &title
+            && (row_like || cols.is_some())
+            && let Some((col, ch)) = super::control_char(raw)
+        {
+            return Err(super::row_error(
+                file,
+                n,
+                Some(col),
+                format!(
+                    "a control character (U+{:04X}) inside the table `{ti}`: no tool prints one in a row (a corrupt line)",
+                    ch as u32
+                ),
+            ));
+        }
         if title.is_some()
             && cols.is_none()
             && !toks.is_empty()
@@ -253,11 +297,36 @@ pub fn import(file: &str, text: &str) -> Result<Imported, CalibError> {
             cols = Some(toks.iter().map(|x| x.parse().unwrap_or(0)).collect());
             continue;
         }
+        if let Some(ti) = &title
+            && row_like
+        {
+            let first = toks[0];
+            let bad = toks.iter().find(|x| x.parse::<usize>().is_err());
+            let (at, message) = match (&cols, bad) {
+                (None, Some(b)) => (
+                    super::column(raw, b),
+                    format!(
+                        "`{b}` in the column header of `{ti}`: the line under the title lists the column indices (`0 1 2 ...`)"
+                    ),
+                ),
+                (Some(_), _) if first.parse::<usize>().is_err() => (
+                    super::column(raw, first),
+                    format!(
+                        "`{first}` (column 1 of a row of `{ti}`) is not a device number: a row starts with its GPU (or `0` for the host)"
+                    ),
+                ),
+                _ => (0, String::new()),
+            };
+            if !message.is_empty() {
+                return Err(super::row_error(file, n, Some(at), message));
+            }
+        }
         if title.is_some()
             && cols.is_some()
             && toks.first().is_some_and(|x| x.parse::<usize>().is_ok())
         {
             let owned: Vec<String> = toks.iter().map(|x| x.to_string()).collect();
+            let at: Vec<usize> = toks.iter().map(|x| super::column(raw, x)).collect();
             if test.is_some() {
                 take_row(
                     &mut out,
@@ -267,11 +336,28 @@ pub fn import(file: &str, text: &str) -> Result<Imported, CalibError> {
                     &cols,
                     n,
                     &owned,
+                    &at,
                     file,
                 )?;
             } else {
-                unnamed.push((n, owned));
+                unnamed.push((n, owned, at));
             }
+            continue;
+        }
+        // other text inside a table whose rows are read: listed
+        if let Some(ti) = &title
+            && !t.is_empty()
+            && noise(t).is_none()
+            && test.as_ref().is_none_or(|(_, name)| test_op(name).is_ok())
+        {
+            out.skip(
+                n,
+                format!("text inside the table `{ti}`"),
+                format!(
+                    "not a row of the table and not nvbandwidth's (`{}`)",
+                    t.chars().take(60).collect::<String>()
+                ),
+            );
             continue;
         }
         if let Some(kind) = noise(t) {

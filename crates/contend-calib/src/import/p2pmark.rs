@@ -77,7 +77,7 @@ struct Block {
 pub fn import(file: &str, text: &str) -> Result<Imported, CalibError> {
     let mut scan = Scan::new(file);
     for (i, raw) in text.lines().enumerate() {
-        scan.line(i + 1, strip_launcher(raw).trim())?;
+        scan.line(i + 1, raw, strip_launcher(raw).trim())?;
     }
     scan.finish()
 }
@@ -141,17 +141,66 @@ impl<'a> Scan<'a> {
         }
     }
 
-    /// Line `n` (trimmed, launcher prefix gone).
-    fn line(&mut self, n: usize, t: &str) -> Result<(), CalibError> {
+    /// Line `n` (`t`: `raw` trimmed, launcher prefix gone).
+    fn line(&mut self, n: usize, raw: &str, t: &str) -> Result<(), CalibError> {
         let file = self.file;
         let err = |message: String| CalibError::Record {
             file: file.to_string(),
             line: n,
             message,
         };
+        // a figure through the physics check: the token, what it is
+        let rate = |tok: &str, what: String| -> Result<f64, CalibError> {
+            let at = Some(super::column(raw, tok));
+            let v = gbps(tok).ok_or_else(|| {
+                super::row_error(file, n, at, format!("`{tok}` ({what}) is not a rate"))
+            })?;
+            crate::measure::physics::stream_rate(
+                v,
+                "gpu0",
+                "gpu1",
+                crate::measure::physics::Bounds::AnyBox,
+            )
+            .map_err(|m| super::impossible(file, n, at, format!("`{tok}` ({what}): {m}")))?;
+            Ok(v)
+        };
         let toks: Vec<&str> = t.split_whitespace().collect();
+        // inside a section of rows, a line that starts like one (`GPU n`)
+        // must be one
+        let row_section = matches!(
+            self.sec,
+            Section::Sequential | Section::OneToAll | Section::AllToAll
+        );
+        let gpu_like = toks.first() == Some(&"GPU");
+        if (gpu_like || (row_section && toks.first() == Some(&"Dst->")))
+            && let Some((col, ch)) = super::control_char(raw)
+        {
+            return Err(super::row_error(
+                file,
+                n,
+                Some(col),
+                format!(
+                    "a control character (U+{:04X}) in a row of p2pmark's output: no tool prints one (a corrupt line)",
+                    ch as u32
+                ),
+            ));
+        }
+        if row_section && gpu_like && gpu_row(&toks).is_none() {
+            let tok = toks.get(1).copied().unwrap_or("");
+            return Err(super::row_error(
+                file,
+                n,
+                Some(super::column(raw, toks.get(1).copied().unwrap_or(toks[0]))),
+                format!(
+                    "`GPU {tok}`: a row of this section starts with `GPU n` (n a GPU number below {MAX_GPUS})"
+                ),
+            ));
+        }
         // a ring block ends at the first line that is not one of its own
         let ring_line = ring_stream(&toks, &err)?;
+        if let Some((a, b, _)) = ring_line {
+            rate(toks[5], format!("the ring stream GPU {a} -> GPU {b}"))?;
+        }
         if ring_line.is_none()
             && let Some(b) = self.ring.take()
         {
@@ -198,10 +247,32 @@ impl<'a> Scan<'a> {
             .and_then(|x| x.strip_prefix('+'))
             .and_then(|x| x.trim_end_matches(':').parse::<usize>().ok())
         {
+            // the mean: the first number after the pairs
+            if let Some(avg) = toks[1..]
+                .iter()
+                .find(|x| x.trim_start_matches('(').parse::<f64>().is_ok())
+            {
+                rate(
+                    avg.trim_start_matches('('),
+                    format!("the mean per-GPU rate of probe round +{k}"),
+                )?;
+            }
             return self.probe(n, k, &toks, &err);
         }
         match self.sec {
-            Section::Sequential => self.sequential(n, t, &toks, &err)?,
+            Section::Sequential => {
+                if let Some(row) = gpu_row(&toks) {
+                    for (k, v) in toks.iter().enumerate().skip(2) {
+                        if *v != "-" {
+                            rate(
+                                v,
+                                format!("GPU {row}'s cell {} of the sequential matrix", k - 1),
+                            )?;
+                        }
+                    }
+                }
+                self.sequential(n, t, &toks, &err)?
+            }
             Section::OneToAll => {
                 let split = t
                     .split_once("reads from all peers:")
@@ -212,17 +283,35 @@ impl<'a> Scan<'a> {
                     });
                 match (gpu_row(&toks), split) {
                     (Some(r), Some((v, d))) => {
-                        let v = gbps(v.trim().trim_end_matches("GB/s").trim())
-                            .ok_or_else(|| err(format!("`{v}` is not a rate")))?;
+                        let tok = v.split_whitespace().next().unwrap_or("");
+                        let v = rate(tok, format!("GPU {r}'s total over all peers"))?;
                         self.one_to_all.push((n, r, v, d));
+                    }
+                    (Some(r), None) => {
+                        return Err(super::row_error(
+                            file,
+                            n,
+                            None,
+                            format!(
+                                "GPU {r}'s row: expected `GPU {r} reads from all peers: X GB/s` (or `writes to all peers:`)"
+                            ),
+                        ));
                     }
                     _ => count(&mut self.out, t),
                 }
             }
             Section::AllToAll => match (gpu_row(&toks), toks.get(2)) {
                 (Some(r), Some(v)) if toks.get(3) == Some(&"GB/s") => {
-                    let v = gbps(v).ok_or_else(|| err(format!("`{v}` is not a rate")))?;
+                    let v = rate(v, format!("GPU {r}'s rate to all peers"))?;
                     self.per_gpu.push((n, r, v));
+                }
+                (Some(r), _) => {
+                    return Err(super::row_error(
+                        file,
+                        n,
+                        None,
+                        format!("GPU {r}'s row: expected `GPU {r}: X GB/s`"),
+                    ));
                 }
                 _ => count(&mut self.out, t),
             },

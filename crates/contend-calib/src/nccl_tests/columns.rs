@@ -158,74 +158,142 @@ pub(super) struct Row {
 pub(super) fn parse_row(
     file: &str,
     line: usize,
+    raw: &str,
     cols: &Columns,
     f: &[&str],
 ) -> Result<Row, CalibError> {
-    let err = |message: String| CalibError::Record {
-        file: file.to_string(),
-        line,
-        message,
+    // `k`: the token at fault (its column in the file and in the table)
+    let err = |k: Option<usize>, message: String| {
+        crate::import::row_error(
+            file,
+            line,
+            k.and_then(|k| f.get(k))
+                .map(|t| crate::import::column(raw, t)),
+            message,
+        )
     };
+    let impossible = |k: usize, message: String| {
+        crate::import::impossible(
+            file,
+            line,
+            f.get(k).map(|t| crate::import::column(raw, t)),
+            message,
+        )
+    };
+    let size = f[0].parse::<u64>().map_err(|_| {
+        err(
+            Some(0),
+            format!(
+                "size `{}` (column 1 of the table) is not a byte count: a row of the table under line {} starts with its size in bytes",
+                f[0], cols.line
+            ),
+        )
+    })?;
+    let count = match f.get(1) {
+        Some(c) => c.parse::<u64>().map_err(|_| {
+            err(
+                Some(1),
+                format!("count `{c}` (column 2 of the table) is not an element count"),
+            )
+        })?,
+        None => 0,
+    };
+    if let Some(t) = f.get(2)
+        && !TYPES.iter().any(|x| x.0 == *t)
+    {
+        return Err(err(
+            Some(2),
+            format!(
+                "type `{t}` (column 3 of the table) is not one nccl-tests prints (expected one of: {})",
+                TYPES.iter().map(|x| x.0).collect::<Vec<_>>().join(", ")
+            ),
+        ));
+    }
     if f.len() != cols.tokens {
-        return Err(err(format!(
-            "expected {} columns as the header on line {} names them, found {}: a truncated or cut row",
-            cols.tokens,
-            cols.line,
-            f.len()
-        )));
+        return Err(err(
+            None,
+            format!(
+                "expected {} columns as the header on line {} names them, found {}: a truncated or cut row",
+                cols.tokens,
+                cols.line,
+                f.len()
+            ),
+        ));
     }
     let num = |k: usize, what: &str| -> Result<f64, CalibError> {
         f[k].parse::<f64>()
             .ok()
             .filter(|x| x.is_finite() && *x >= 0.0)
             .ok_or_else(|| {
-                err(format!(
-                    "{what} `{}` (column {}) is not a number",
-                    f[k],
-                    k + 1
-                ))
+                err(
+                    Some(k),
+                    format!(
+                        "{what} `{}` (column {} of the table) is not a number",
+                        f[k],
+                        k + 1
+                    ),
+                )
             })
     };
-    let size = f[0]
-        .parse::<u64>()
-        .map_err(|_| err(format!("size `{}` is not a byte count", f[0])))?;
-    let count = f[1]
-        .parse::<u64>()
-        .map_err(|_| err(format!("count `{}` is not an element count", f[1])))?;
+    // a time (µs) or a printed rate, through the physics check
+    let time = |k: usize, what: &str| -> Result<f64, CalibError> {
+        let us = num(k, what)?;
+        // an allreduce of 0 bytes is skipped (NCCL times nothing)
+        if size > 0 {
+            crate::measure::physics::time_us(&format!("{what} (column {})", k + 1), us)
+                .map_err(|m| impossible(k, m))?;
+        }
+        Ok(us)
+    };
+    let rate = |k: usize, what: &str| -> Result<f64, CalibError> {
+        let v = num(k, what)?;
+        crate::measure::physics::derived_rate(&format!("{what} (column {})", k + 1), v)
+            .map_err(|m| impossible(k, m))?;
+        Ok(v)
+    };
     let &(ty, tsize, dtype) = TYPES
         .iter()
         .find(|t| t.0 == f[2])
-        .ok_or_else(|| err(format!("unknown nccl-tests type `{}`", f[2])))?;
+        .ok_or_else(|| err(Some(2), format!("unknown nccl-tests type `{}`", f[2])))?;
     let redop = cols.redop.map_or("none".to_string(), |k| f[k].to_string());
     let root = match cols.root {
-        Some(k) => Some(
-            f[k].parse::<i64>()
-                .map_err(|_| err(format!("root `{}` is not a rank", f[k])))?,
-        ),
+        Some(k) => Some(f[k].parse::<i64>().map_err(|_| {
+            err(
+                Some(k),
+                format!("root `{}` (column {}) is not a rank", f[k], k + 1),
+            )
+        })?),
         None => None,
     };
     let perf = |g: &Group| -> Result<Perf, CalibError> {
-        let time_us = num(g.time, "time")?;
+        let time_us = time(g.time, "time")?;
         let (wrong, error) = match g.check {
             None => (None, None),
             Some((k, _)) if f[k] == "N/A" => (None, None),
             Some((k, Check::Wrong)) => {
                 let w = num(k, "#wrong")?;
                 if w.fract() != 0.0 {
-                    return Err(err(format!("#wrong `{}` is not a count", f[k])));
+                    return Err(err(
+                        Some(k),
+                        format!("#wrong `{}` (column {}) is not a count", f[k], k + 1),
+                    ));
                 }
                 (Some(w as u64), None)
             }
             Some((k, Check::Error)) => (None, Some(num(k, "error")?)),
         };
         let per_iter = match g.per_iter {
-            Some(k) => Some((num(k, "i_min")?, num(k + 1, "i_max")?, num(k + 2, "i_p99")?)),
+            Some(k) => Some((
+                time(k, "i_min")?,
+                time(k + 1, "i_max")?,
+                time(k + 2, "i_p99")?,
+            )),
             None => None,
         };
         Ok(Perf {
             time_us,
-            algbw: num(g.algbw, "algbw")?,
-            busbw: num(g.busbw, "busbw")?,
+            algbw: rate(g.algbw, "algbw")?,
+            busbw: rate(g.busbw, "busbw")?,
             wrong,
             error,
             per_iter,

@@ -17,6 +17,7 @@
 use super::{Columns, Context, Device, Perf, Row, Run, Session, TYPES, finish, nccl_code};
 use crate::error::CalibError;
 use crate::import::{Imported, Tool};
+use crate::measure::physics;
 use contend_topo::Location;
 use contend_workload::{LaunchMode, Measured, ResultRecord, WorkloadKind};
 use serde_json::{Value, json};
@@ -193,19 +194,28 @@ pub fn import_nccl_tests_json(file: &str, text: &str) -> Result<Imported, CalibE
                 }
                 _ => None,
             };
+            // the physics check, naming the field
+            let impossible = |path: String, m: String| {
+                crate::import::impossible(file, line, None, format!("field `{path}`: {m}"))
+            };
+            let time_us = num(
+                p.get(tkey).unwrap_or(&Value::Null),
+                f(&format!("{key}.{tkey}")),
+            )?;
+            if size > 0 {
+                physics::time_us("time", time_us)
+                    .map_err(|m| impossible(f(&format!("{key}.{tkey}")), m))?;
+            }
+            let rate = |k: &str| -> Result<f64, CalibError> {
+                let path = f(&format!("{key}.{k}"));
+                let v = num(p.get(k).unwrap_or(&Value::Null), path.clone())?;
+                physics::derived_rate(k, v).map_err(|m| impossible(path, m))?;
+                Ok(v)
+            };
             Ok(Some(Perf {
-                time_us: num(
-                    p.get(tkey).unwrap_or(&Value::Null),
-                    f(&format!("{key}.{tkey}")),
-                )?,
-                algbw: num(
-                    p.get("alg_bw").unwrap_or(&Value::Null),
-                    f(&format!("{key}.alg_bw")),
-                )?,
-                busbw: num(
-                    p.get("bus_bw").unwrap_or(&Value::Null),
-                    f(&format!("{key}.bus_bw")),
-                )?,
+                time_us,
+                algbw: rate("alg_bw")?,
+                busbw: rate("bus_bw")?,
                 wrong,
                 error: None,
                 per_iter,

@@ -226,6 +226,21 @@ fn looks_like_row(f: &[&str]) -> bool {
         && f.get(2).is_none_or(|t| TYPES.iter().any(|x| x.0 == *t))
 }
 
+/// Whether a token starts like a number (a row's size column).
+fn starts_like_number(t: &str) -> bool {
+    let t = t.strip_prefix(['-', '+']).unwrap_or(t);
+    t.starts_with(|c: char| c.is_ascii_digit() || c == '.')
+}
+
+/// The start of a line, for a message.
+fn excerpt(line: &str) -> String {
+    let mut e: String = line.chars().take(60).collect();
+    if e.len() < line.len() {
+        e.push_str("...");
+    }
+    e
+}
+
 /// The collective a table's rows are, when nothing named it.
 fn infer_collective(row: &Row, ranks: usize) -> &'static str {
     let elems = row.count.saturating_mul(row.tsize);
@@ -246,6 +261,9 @@ pub fn import_nccl_tests(file: &str, text: &str) -> Result<Imported, CalibError>
     let mut s = Session::default();
     let mut run: Option<Run> = None;
     let mut table: Option<(Columns, Vec<(usize, Row)>)> = None;
+    // between a table's header and its footer (`# Out of bounds values`,
+    // `# Avg bus bandwidth`): a line there that starts like a row must be one
+    let mut in_body = false;
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
         let line = strip_launcher(raw).trim();
@@ -295,12 +313,15 @@ pub fn import_nccl_tests(file: &str, text: &str) -> Result<Imported, CalibError>
                     }
                 }
             } else if let Some(name) = c.strip_prefix("Collective test starting:") {
+                in_body = false;
                 finish(file, &mut out, &cx, &s, run.as_ref(), table.take())?;
                 s.pending_collective = Some(name.trim().to_string());
             } else if toks.first() == Some(&"size") && toks.contains(&"count") {
                 finish(file, &mut out, &cx, &s, run.as_ref(), table.take())?;
                 table = Some((parse_header(file, n, &toks)?, vec![]));
+                in_body = true;
             } else if toks.first() == Some(&"nThread") {
+                in_body = false;
                 finish(file, &mut out, &cx, &s, run.as_ref(), table.take())?;
                 let get = |k: &str| {
                     toks.iter()
@@ -354,8 +375,11 @@ pub fn import_nccl_tests(file: &str, text: &str) -> Result<Imported, CalibError>
                     pci,
                     name,
                 });
+            } else if c.starts_with("Avg bus bandwidth") {
+                in_body = false;
             } else if let Some(rest) = c.strip_prefix("Out of bounds values :") {
                 // the footer of the table above
+                in_body = false;
                 let bad = rest
                     .split_whitespace()
                     .next()
@@ -377,10 +401,22 @@ pub fn import_nccl_tests(file: &str, text: &str) -> Result<Imported, CalibError>
             continue;
         }
         let f: Vec<&str> = line.split_whitespace().collect();
+        if in_body && let Some((col, ch)) = crate::import::control_char(raw) {
+            return Err(crate::import::row_error(
+                file,
+                n,
+                Some(col),
+                format!(
+                    "a control character (U+{:04X}) inside the table under line {}: no tool prints one in a row (a corrupt line)",
+                    ch as u32,
+                    table.as_ref().map_or(0, |t| t.0.line)
+                ),
+            ));
+        }
         if looks_like_row(&f) {
             match table.as_mut() {
                 Some((cols, rows)) => {
-                    let row = parse_row(file, n, cols, &f)?;
+                    let row = parse_row(file, n, raw, cols, &f)?;
                     rows.push((n, row));
                 }
                 None => {
@@ -391,6 +427,26 @@ pub fn import_nccl_tests(file: &str, text: &str) -> Result<Imported, CalibError>
                 }
             }
             continue;
+        }
+        if in_body && let Some((cols, rows)) = table.as_mut() {
+            // a row that does not parse: which column, what was expected
+            if f.first().is_some_and(|t| starts_like_number(t)) {
+                let row = parse_row(file, n, raw, cols, &f)?;
+                rows.push((n, row));
+                continue;
+            }
+            // text another process wrote into the table: listed
+            if !line.contains("_perf") {
+                out.skip(
+                    n,
+                    format!("text inside the table under line {}", cols.line),
+                    format!(
+                        "not a row of the table and not nccl-tests' (`{}`)",
+                        excerpt(line)
+                    ),
+                );
+                continue;
+            }
         }
         // a command pasted without a prompt, or text that is not the tool's
         if line.contains("_perf") {
@@ -502,6 +558,14 @@ fn finish(
         ..Machine::default()
     });
     for (n, row) in rows {
+        if row.size == 0 {
+            out.skip(
+                n,
+                "0 B row",
+                "an allreduce of 0 bytes: NCCL returns without moving data, so there is nothing to time",
+            );
+            continue;
+        }
         if row.redop == "none"
             || row.root.is_some_and(|r| r != -1)
             || row.count.checked_mul(row.tsize) != Some(row.size)
