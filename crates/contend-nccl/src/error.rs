@@ -41,9 +41,9 @@ pub enum NcclError {
     )]
     NoPciePath { node: String },
     #[error(
-        "no compute capability for GPU model `{model}`: set it (HostFacts::compute_capability, `--cc 90` on the command line)"
+        "the compute capability of GPU `{gpu}` (model `{model}`) is unknown, and NCCL's rules depend on it: name the GPU's model in the topology (`model = \"H100\"`, `\"RTX PRO 6000 Blackwell\"`; `contend topo import` writes it)"
     )]
-    UnknownComputeCapability { model: String },
+    UnknownComputeCapability { gpu: String, model: String },
     #[error("GPUs of different compute capabilities ({min} and {max}) are not replicated")]
     MixedComputeCapability { min: u32, max: u32 },
     #[error("NCCL_GRAPH_FILE {file}: {message}")]

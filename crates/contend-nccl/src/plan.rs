@@ -381,12 +381,13 @@ pub fn plan(
     // Graphs: from NCCL_GRAPH_FILE, else the search.
     let mut from_file: (Option<SearchGraph>, Option<SearchGraph>) = (None, None);
     if let Some(file) = &env.graph_file {
-        let text = contend_topo::bounded_read::read_text(std::path::Path::new(file)).map_err(|e| {
-            NcclError::GraphFile {
-                file: file.clone(),
-                message: e.reason(),
-            }
-        })?;
+        let text =
+            contend_topo::bounded_read::read_text(std::path::Path::new(file)).map_err(|e| {
+                NcclError::GraphFile {
+                    file: file.clone(),
+                    message: e.reason(),
+                }
+            })?;
         let graphs = graph_file::parse(&text).map_err(|m| NcclError::GraphFile {
             file: file.clone(),
             message: m,

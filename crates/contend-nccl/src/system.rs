@@ -330,6 +330,7 @@ pub(crate) fn build(
             Some(c) => c,
             None => compute_capability_of(&spec.model).ok_or_else(|| {
                 NcclError::UnknownComputeCapability {
+                    gpu: topo.node(g).id.to_string(),
                     model: spec.model.clone(),
                 }
             })?,

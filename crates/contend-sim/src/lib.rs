@@ -70,6 +70,7 @@ mod collapse;
 mod credits;
 mod cross_socket;
 mod engine;
+pub mod estimate;
 mod fabric;
 mod flag_batch;
 mod flags;

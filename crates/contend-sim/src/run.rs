@@ -41,7 +41,7 @@ pub struct RunSpec {
 }
 
 impl RunSpec {
-    fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         format!(
             "{} {} {}{}",
             self.algorithm.map_or("transfer", |a| a.name()),

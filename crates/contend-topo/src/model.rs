@@ -340,6 +340,9 @@ pub struct Topology {
     pub(crate) nodes: Vec<Node>,
     pub(crate) links: Vec<Link>,
     pub(crate) by_id: BTreeMap<NodeId, NodeIdx>,
+    /// Where each node was written (file, line, column), where it came from
+    /// a file: for errors found later, by what reads the topology.
+    pub(crate) node_locs: Vec<Option<Location>>,
 }
 
 /// Input to [`Topology::new`]: nodes and links by id, each with an optional
@@ -488,14 +491,25 @@ impl Topology {
             nodes,
             links,
             by_id,
+            node_locs: Vec::new(),
         };
         topo.check_pcie_forest(&link_locs)?;
         topo.check_reachability(&locs)?;
-        Ok(topo)
+        Ok(Topology {
+            node_locs: locs,
+            ..topo
+        })
     }
 
     pub fn node(&self, i: NodeIdx) -> &Node {
         &self.nodes[i.0 as usize]
+    }
+    /// Where node `i` was written, with `field` named: an error about the
+    /// node found after loading points at the user's file.
+    pub fn node_location(&self, i: NodeIdx, field: &str) -> Option<Location> {
+        let mut l = self.node_locs.get(i.0 as usize)?.clone()?;
+        l.field = Some(field.into());
+        Some(l)
     }
     pub fn link(&self, i: LinkIdx) -> &Link {
         &self.links[i.0 as usize]

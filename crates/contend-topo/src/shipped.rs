@@ -43,10 +43,11 @@ pub fn text(stem: &str) -> Option<&'static str> {
 }
 
 /// A topology named on a command line: a file path, else the stem of a
-/// shipped topology. An error lists the shipped names.
+/// shipped topology. A path that exists is read as a file (a folder, FIFO
+/// or device is refused as one); an unknown name lists the shipped names.
 pub fn resolve(name: &str) -> Result<Topology, TopoError> {
     let p = std::path::Path::new(name);
-    if p.is_file() {
+    if p.exists() {
         return crate::load_topology(p);
     }
     match get(name) {

@@ -532,7 +532,15 @@ fn a_malformed_or_missing_table_fails_init_with_its_place() {
         "format = \"contend-nccl-tuner-table/1\"\n[[comm]\n",
     );
     let missing = path.with_file_name("missing.toml");
-    for (p, code, says) in [
+    // a FIFO blocked NCCL's init forever, /dev/zero grew the host to 14.5 GB
+    let fifo = path.with_file_name("table-fifo");
+    let _ = std::fs::remove_file(&fifo);
+    let have_fifo = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success());
+    let zero = PathBuf::from("/dev/zero");
+    let mut cases = vec![
         (&path, 5, format!("{}:{line}:", path.display())),
         (&path, 5, "(field `channels`)".to_string()),
         (&broken, 5, format!("{}:2:", broken.display())),
@@ -541,12 +549,27 @@ fn a_malformed_or_missing_table_fails_init_with_its_place() {
             2,
             format!("cannot read the table {}", missing.display()),
         ),
-    ] {
+    ];
+    if zero.exists() {
+        cases.push((&zero, 2, "/dev/zero (CONTEND_TUNER_TABLE): ".to_string()));
+        cases.push((&zero, 2, "not a regular file".to_string()));
+    }
+    if have_fifo {
+        cases.push((&fifo, 2, "not a regular file".to_string()));
+    }
+    for (p, code, says) in cases {
+        let t0 = std::time::Instant::now();
         set_table(Some(p));
         lines();
         let mut c = constants();
         let (rc, ctx) = init_v5(s, 4, &mut c);
         assert_eq!(rc, code, "{}", p.display());
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(2),
+            "{} took {:?}",
+            p.display(),
+            t0.elapsed()
+        );
         assert!(ctx.is_null(), "no context on failure");
         assert_eq!(
             c.base_latencies,

@@ -51,13 +51,15 @@ pub use lower::{
 };
 pub use program::{Access, Engine, MemLoc, Notify, Op, Phase, Program, Rank};
 pub use record::{
-    AggregateFacts, Binding, Extra, GroupTag, ImportFacts, KernelFacts, LinkUse, Machine, Measured,
-    NcclFacts, Resource, ResultRecord, SimFacts, Source, Stats, StreamFacts, TimingFacts, Way,
+    AggregateFacts, BadResult, Binding, Extra, GroupTag, ImportFacts, KernelFacts, LinkUse,
+    Machine, Measured, NcclFacts, Quantity, Resource, ResultRecord, SimFacts, Source, Stats,
+    StreamFacts, TimingFacts, Way,
 };
 pub use ring::RingSteps;
 pub use scenario::{
-    AlgorithmConfig, DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME, KernelConfig, NcclSetup, Pattern,
-    PatternStreams, Scenario, ScenarioError, ScenarioSpec, Shape, Stream, VerifyStep, Workload,
-    default_scenario, load_scenario, parse_scenario, shipped_scenario_names,
+    AlgorithmConfig, BelowOneElement, DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME, KernelConfig,
+    NcclSetup, Pattern, PatternStreams, Scenario, ScenarioError, ScenarioSpec, Shape, Stream,
+    VerifyStep, Workload, at_least_one_element, default_scenario, load_scenario, parse_scenario,
+    shipped_scenario_names,
 };
 pub use skew::Skew;

@@ -16,6 +16,9 @@ pub const MAX_FACTOR: u64 = 1024;
 /// Most collectives one run simulates back to back (repeats, or the
 /// allreduces of a verify step).
 pub const MAX_COLLECTIVES: u64 = 100_000;
+/// Most collectives of one run over all its sizes (sizes times repeats):
+/// each keeps its time in the run's records, and every one is simulated.
+pub const MAX_RUN_COLLECTIVES: u64 = 1_000_000;
 /// Longest compute gap between two collectives, largest skew parameter,
 /// and latest start of a transfer stream (`start_us`): 1 s.
 pub const MAX_GAP: Picos = Picos(1_000_000_000_000);

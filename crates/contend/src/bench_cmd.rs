@@ -54,6 +54,8 @@ pub(crate) fn run(a: BenchArgs) -> Result<()> {
         params: a.params.clone(),
         fidelity: vec![],
         no_collapse: false,
+        // bench times long runs on purpose: no budget
+        force: true,
     };
     let (sc, params, _) = load(a.scenario.as_deref(), &model)?;
     let fidelities: Vec<Fidelity> = if a.fidelity.is_empty() {

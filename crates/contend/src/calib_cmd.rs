@@ -360,6 +360,18 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
     for s in &summary.skipped {
         println!("not simulated: {s}");
     }
+    // what the importers read and left out of other tools' output (text
+    // inside a table, tests without a twin), each with its line
+    for f in files
+        .iter()
+        .filter(|f| f.extension().is_none_or(|e| e != "jsonl"))
+    {
+        if let Ok(i) = contend_calib::import::import_file(f) {
+            for k in &i.skipped {
+                println!("not read: {}:{}: {}: {}", i.file, k.line, k.what, k.why);
+            }
+        }
+    }
     println!("wrote {} and {}", pp.display(), fp.display());
     Ok(())
 }

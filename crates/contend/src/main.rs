@@ -1,6 +1,7 @@
 //! `contend`: predict and measure allreduce under PCIe contention.
 
 mod bench_cmd;
+mod budget;
 mod calib_cmd;
 mod hw_cmd;
 mod import_cmd;
@@ -17,10 +18,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use contend_sim::{ModelParams, Run, RunSpec, runs_of, simulate_one};
 use contend_topo::{Bytes, Topology, render_tree, shipped};
 use contend_workload::{Algorithm, Fidelity, Scenario, Workload, default_scenario, load_scenario};
-use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use stream::{Journal, StreamArgs, fingerprint};
+use stream::{Jobs, Journal, RunLine, StreamArgs, fingerprint, label};
 
 #[derive(Parser, Debug)]
 #[command(name = "contend", version, about = "Predict and measure allreduce under PCIe contention", long_about = None)]
@@ -91,6 +91,10 @@ struct ModelOpts {
     /// were fixed (sets `platform.collapse = false` over the params).
     #[arg(long)]
     no_collapse: bool,
+    /// Run even when the runs' estimated work passes the budget (about ten
+    /// seconds on two cores; the error says the estimate).
+    #[arg(long)]
+    force: bool,
 }
 
 /// NCCL's release and environment for the `nccl` algorithm, over the scenario's `[nccl]`.
@@ -296,26 +300,6 @@ fn dedup<T: PartialEq>(it: impl Iterator<Item = T>) -> Vec<T> {
     v
 }
 
-/// One finished simulation as a stream holds it: which run (its index in
-/// the run list and its label, checked on a resume) and what it produced.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-struct RunLine {
-    job: usize,
-    run: String,
-    records: Vec<contend_workload::ResultRecord>,
-    note: Option<String>,
-}
-
-fn label(spec: &RunSpec) -> String {
-    format!(
-        "{} {} {}{}",
-        spec.algorithm.map_or("transfer", |a| a.name()),
-        spec.placement,
-        spec.fidelity,
-        spec.size.map(|b| format!(" {b}")).unwrap_or_default()
-    )
-}
-
 /// What decides a simulation run's results: a resume must match it.
 fn run_identity(sc: &Scenario, params: &ModelParams, specs: &[RunSpec]) -> serde_json::Value {
     let mut sizes: Vec<u64> = specs.iter().filter_map(|s| s.size.map(|b| b.0)).collect();
@@ -333,59 +317,34 @@ fn run_identity(sc: &Scenario, params: &ModelParams, specs: &[RunSpec]) -> serde
     })
 }
 
-/// A run rebuilt from its stream line (what the outputs read: spec, records, note).
-fn run_of(spec: RunSpec, l: RunLine) -> Run {
-    Run {
-        spec,
-        records: l.records,
-        utilisation: vec![],
-        timeline: vec![],
-        note: l.note,
-    }
-}
-
 /// The runs of `lines` in the order of `specs` (those done).
 fn runs_in_order(specs: &[RunSpec], lines: &[RunLine]) -> Vec<Run> {
     let mut by_job: Vec<Option<&RunLine>> = vec![None; specs.len()];
     for l in lines {
-        if let Some(slot) = by_job.get_mut(l.job) {
+        if let Some(slot) = by_job.get_mut(l.job()) {
             *slot = Some(l);
         }
     }
     by_job
         .into_iter()
         .enumerate()
-        .filter_map(|(i, l)| l.map(|l| run_of(specs[i], l.clone())))
+        .filter_map(|(i, l)| l.map(|l| l.to_run(specs[i])))
         .collect()
 }
 
-/// Runs simulations in parallel, each streamed to `journal` as it ends
-/// (those it resumed are not run again), with a progress bar; the runs in
-/// the order of `specs`.
+/// Runs simulations in parallel, each checked as a job of `jobs` and
+/// streamed to `journal` as it ends (those it resumed, checked when read,
+/// are not run again), with a progress bar; the runs in the order of `specs`.
 fn run_all(
     sc: &Scenario,
     params: &ModelParams,
     specs: &[RunSpec],
+    jobs: &Jobs,
     journal: &Arc<Journal<RunLine>>,
 ) -> Result<Vec<Run>> {
     let mut done: Vec<Option<RunLine>> = vec![None; specs.len()];
     for l in journal.resumed() {
-        let Some(spec) = specs.get(l.job) else {
-            bail!(
-                "--resume: run {} is not one of this run's {}",
-                l.job,
-                specs.len()
-            );
-        };
-        if l.run != label(spec) {
-            bail!(
-                "--resume: run {} is `{}` in the file, `{}` now",
-                l.job,
-                l.run,
-                label(spec)
-            );
-        }
-        let job = l.job;
+        let job = l.job();
         done[job] = Some(l);
     }
     let pending: Vec<usize> = (0..specs.len()).filter(|&i| done[i].is_none()).collect();
@@ -395,34 +354,26 @@ fn run_all(
         &pending,
         |&i| work_estimate(sc, &specs[i]),
         |&i| {
-            let r = simulate_one(sc, params, specs[i]);
-            if let Ok(run) = &r {
-                journal.record(RunLine {
-                    job: i,
-                    run: label(&specs[i]),
-                    records: run.records.clone(),
-                    note: run.note.clone(),
-                });
-                bar.done(i, run.record().events.unwrap_or(0));
+            // checked before it is streamed or printed
+            let r = simulate_one(sc, params, specs[i])
+                .map_err(anyhow::Error::from)
+                .and_then(|run| Ok((jobs.line(i, &run)?, run.record().events)));
+            if let Ok((line, events)) = &r {
+                journal.record(line.clone());
+                bar.done(i, events.unwrap_or(0));
             }
-            r
+            r.map(|(line, _)| line)
         },
     );
     bar.finish();
     for (k, r) in pending.iter().zip(out) {
-        let run = r?;
-        done[*k] = Some(RunLine {
-            job: *k,
-            run: label(&specs[*k]),
-            records: run.records,
-            note: run.note,
-        });
+        done[*k] = Some(r?);
     }
     journal.finish()?;
     Ok(specs
         .iter()
         .zip(done)
-        .map(|(s, l)| run_of(*s, l.expect("every run done")))
+        .map(|(s, l)| l.expect("every run done").to_run(*s))
         .collect())
 }
 
@@ -481,6 +432,7 @@ fn simulate(a: SimulateArgs) -> Result<()> {
     let (sc, params, fids) = load(a.scenario.as_deref(), &a.model)?;
     let sc = a.nccl.apply(sc)?;
     let specs = runs_of(&sc, &fids);
+    budget::check(&sc, &params, &specs, a.model.force)?;
     let format = a.format;
     run_journaled(
         "simulate",
@@ -505,20 +457,22 @@ fn run_journaled(
     jsonl: bool,
     output: impl Fn(&Scenario, &[Run]) -> Result<String> + Clone + Send + Sync + 'static,
 ) -> Result<()> {
-    let journal = Journal::open(
+    let mut jobs = Jobs::new(sc, specs);
+    let journal = Journal::open_checked(
         command,
         run_identity(sc, params, specs),
         Some(specs.len()),
         "runs",
         stream,
         jsonl,
+        &mut |line, l: &RunLine| jobs.accept(line, l),
     )?;
     let render = {
         let (sc, specs, output) = (sc.clone(), specs.to_vec(), output.clone());
         move |lines: &[RunLine]| output(&sc, &runs_in_order(&specs, lines)).unwrap_or_default()
     };
     journal.on_signal(render);
-    let runs = run_all(sc, params, specs, &journal)?;
+    let runs = run_all(sc, params, specs, &jobs, &journal)?;
     print!("{}", output(sc, &runs)?);
     Ok(())
 }
@@ -540,6 +494,14 @@ fn sweep(a: SweepArgs) -> Result<()> {
         contend_workload::size_list(&a.sizes)
     }
     .map_err(|e| anyhow::anyhow!("--{}: {e}", e.field))?;
+    // a sweep's allreduces are bf16: none below one element
+    let dtype = contend_workload::Dtype::Bf16;
+    contend_workload::at_least_one_element(&sizes, dtype).map_err(|e| {
+        anyhow::anyhow!(
+            "--{}: {e}",
+            if a.sizes.is_empty() { "from" } else { "sizes" }
+        )
+    })?;
     let Some((gap, skew)) = sc.workload().gap_and_skew() else {
         bail!(
             "{}: a sweep needs a collective scenario, not a transfer scenario",
@@ -552,7 +514,7 @@ fn sweep(a: SweepArgs) -> Result<()> {
     };
     let sc = sc.with_workload(Workload::Allreduce {
         sizes,
-        dtype: contend_workload::Dtype::Bf16,
+        dtype,
         repeats: 3,
         gap,
         skew,
@@ -563,6 +525,7 @@ fn sweep(a: SweepArgs) -> Result<()> {
         fids
     };
     let specs = runs_of(&sc, &fids);
+    budget::check(&sc, &params, &specs, a.model.force)?;
     let format = a.format;
     run_journaled(
         "sweep",

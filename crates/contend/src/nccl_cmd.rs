@@ -105,7 +105,13 @@ fn explain(a: ExplainArgs) -> Result<()> {
         }
         v
     };
-    let plan = contend_nccl::plan(&topo, &ranks, &env, a.nccl_version)?;
+    let plan = contend_nccl::plan(&topo, &ranks, &env, a.nccl_version).map_err(|e| match e {
+        // this command, unlike a scenario, can be told the capability
+        contend_nccl::NcclError::UnknownComputeCapability { .. } => {
+            anyhow::anyhow!("{}: {e}, or pass --cc (90 for H100/H200)", a.topology)
+        }
+        e => e.into(),
+    })?;
     match a.format {
         Format::Text => print!("{}", contend_nccl::explain(&plan, &a.sizes)),
         Format::Json => {

@@ -116,10 +116,11 @@ fn interrupted_then_resumed(args: &[&str], stream: &Path, ready: &dyn Fn(&str) -
 
 #[test]
 fn an_interrupted_sweep_resumes_to_the_same_table() {
-    // 1 B to 64 MiB: the 1 B–4 GiB sweep's shape (every algorithm, sizes
-    // from latency- to bandwidth-bound, the largest run first) in seconds
+    // 2 B (one bf16 element) to 64 MiB: the 2 B–4 GiB sweep's shape (every
+    // algorithm, sizes from latency- to bandwidth-bound, the largest run
+    // first) in seconds
     let f = tmp("sweep.jsonl");
-    let args = ["sweep", "--from", "1B", "--to", "64MiB"];
+    let args = ["sweep", "--from", "2B", "--to", "64MiB"];
     let (whole, resumed) = interrupt_and_resume(&args, &f, 3);
     assert!(whole.contains("winner"), "{whole}");
     assert_eq!(whole, resumed);
@@ -127,7 +128,7 @@ fn an_interrupted_sweep_resumes_to_the_same_table() {
     let other = contend(&[
         "sweep",
         "--from",
-        "1B",
+        "2B",
         "--to",
         "32MiB",
         "--resume",

@@ -77,8 +77,11 @@ macro_rules! string_serde {
     };
 }
 
+mod check;
 mod facts;
 mod name;
+
+pub use check::{BadResult, Quantity};
 
 pub use facts::{
     AggregateFacts, Binding, Extra, GroupTag, ImportFacts, KernelFacts, LinkUse, Machine,

@@ -28,6 +28,7 @@ pub use self::toml::{
     DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME, default_scenario, load_scenario, parse_scenario,
     shipped_scenario_names,
 };
+pub use self::validate::{BelowOneElement, at_least_one_element};
 
 /// A scenario that cannot be used, and where.
 #[derive(Debug, Error)]
@@ -37,7 +38,7 @@ pub enum ScenarioError {
         location: Option<Location>,
         message: String,
     },
-    #[error("{0}")]
+    #[error(transparent)]
     Topology(#[from] TopoError),
     #[error("{location}: in the topology it names: {topo}")]
     InTopology { location: Location, topo: TopoError },
@@ -300,7 +301,7 @@ impl Scenario {
     /// Checks `spec` and builds the scenario; an error names the field.
     pub fn new(spec: ScenarioSpec) -> Result<Scenario, ScenarioError> {
         validate::check(&spec).map_err(|e| e.unlocated(&spec.name))?;
-        let plan = nccl::plan(&spec).map_err(|e| e.unlocated(&spec.name))?;
+        let plan = nccl::plan(&spec).map_err(|e| e.into_error(|f| f.unlocated(&spec.name)))?;
         Ok(Scenario::from_checked(spec, plan))
     }
 
@@ -337,7 +338,7 @@ impl Scenario {
         };
         validate::check(&spec).map_err(|e| e.unlocated(&spec.name))?;
         let plan = nccl::plan_reusing(&spec, self.nccl_plan.as_ref())
-            .map_err(|e| e.unlocated(&spec.name))?;
+            .map_err(|e| e.into_error(|f| f.unlocated(&spec.name)))?;
         Ok(Scenario::from_checked(spec, plan))
     }
 

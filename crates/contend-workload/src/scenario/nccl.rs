@@ -6,9 +6,10 @@
 //! field that says so.
 
 use super::validate::FieldError;
-use super::{ScenarioSpec, Workload};
+use super::{ScenarioError, ScenarioSpec, Workload};
 use crate::kinds::Algorithm;
 use contend_nccl::{NcclEnv, NcclError, NcclPlan, NcclVersion};
+use contend_topo::{TopoError, TopoErrorKind};
 use std::sync::Arc;
 
 /// The `[nccl]` table: the NCCL release whose rules the `nccl` algorithm
@@ -33,18 +34,53 @@ impl NcclSetup {
     }
 }
 
-/// The field a failed plan is reported at.
-fn field_of(e: &NcclError) -> &'static str {
-    match e {
-        NcclError::GraphFile { .. } => "nccl.NCCL_GRAPH_FILE",
-        _ => "nccl",
+/// Why NCCL's plan failed: something the scenario says (at its field), or
+/// something of the topology it runs on (at the node in the topology's
+/// file: a GPU whose model is not known).
+#[derive(Debug)]
+pub(crate) enum PlanFailure {
+    Field(FieldError),
+    Topology(TopoError),
+}
+
+impl PlanFailure {
+    /// Located in the scenario by `locate` (a scenario's own field), or in
+    /// the topology's file.
+    pub(crate) fn into_error(
+        self,
+        locate: impl FnOnce(FieldError) -> ScenarioError,
+    ) -> ScenarioError {
+        match self {
+            PlanFailure::Field(f) => locate(f),
+            PlanFailure::Topology(t) => ScenarioError::Topology(t),
+        }
     }
+}
+
+/// Where a failed plan is reported.
+fn failure_of(s: &ScenarioSpec, e: NcclError) -> PlanFailure {
+    let message = format!("NCCL's decisions for these ranks: {e}");
+    let field = match &e {
+        NcclError::GraphFile { .. } => "nccl.NCCL_GRAPH_FILE",
+        NcclError::UnknownComputeCapability { gpu, .. } => {
+            let at = s
+                .topology
+                .lookup(gpu)
+                .and_then(|g| s.topology.node_location(g, "model"));
+            return PlanFailure::Topology(TopoError::at(at, TopoErrorKind::Invalid(message)));
+        }
+        _ => "nccl",
+    };
+    PlanFailure::Field(FieldError {
+        field: field.to_string(),
+        message,
+    })
 }
 
 /// NCCL's plan for the scenario's ranks when it runs the `nccl` algorithm
 /// (`None` otherwise), checked to leave an algorithm and protocol for every
 /// size the workload runs.
-pub(crate) fn plan(s: &ScenarioSpec) -> Result<Option<Arc<NcclPlan>>, FieldError> {
+pub(crate) fn plan(s: &ScenarioSpec) -> Result<Option<Arc<NcclPlan>>, PlanFailure> {
     plan_reusing(s, None)
 }
 
@@ -54,7 +90,7 @@ pub(crate) fn plan(s: &ScenarioSpec) -> Result<Option<Arc<NcclPlan>>, FieldError
 pub(crate) fn plan_reusing(
     s: &ScenarioSpec,
     known: Option<&Arc<NcclPlan>>,
-) -> Result<Option<Arc<NcclPlan>>, FieldError> {
+) -> Result<Option<Arc<NcclPlan>>, PlanFailure> {
     // transfers run no algorithm
     if !s.algorithms.contains(&Algorithm::Nccl) || matches!(s.workload, Workload::Transfer { .. }) {
         return Ok(None);
@@ -62,12 +98,8 @@ pub(crate) fn plan_reusing(
     let p = match known {
         Some(p) => Arc::clone(p),
         None => Arc::new(
-            contend_nccl::plan(&s.topology, &s.ranks, &s.nccl.env, s.nccl.version).map_err(
-                |e| FieldError {
-                    field: field_of(&e).to_string(),
-                    message: format!("NCCL's decisions for these ranks: {e}"),
-                },
-            )?,
+            contend_nccl::plan(&s.topology, &s.ranks, &s.nccl.env, s.nccl.version)
+                .map_err(|e| failure_of(s, e))?,
         ),
     };
     if s.ranks.len() > 1 {
@@ -85,13 +117,13 @@ pub(crate) fn plan_reusing(
             } else {
                 "nccl.NCCL_ALGO"
             };
-            return Err(FieldError {
+            return Err(PlanFailure::Field(FieldError {
                 field: field.into(),
                 message: format!(
                     "NCCL has no algorithm and protocol left for an allreduce of {b}: \
                      NCCL_ALGO/NCCL_PROTO disable every one NCCL could run here"
                 ),
-            });
+            }));
         }
     }
     Ok(Some(p))

@@ -4,14 +4,15 @@
 //! TOML loader maps the field an error names back to its line and column.
 
 use super::{Pattern, ScenarioError, ScenarioSpec, Shape, Stream, Workload};
-use crate::kinds::TransferOp;
+use crate::kinds::{Dtype, TransferOp};
 use crate::limits::{
-    MAX_BLOCKS, MAX_COLLECTIVES, MAX_GAP, MAX_ITERATIONS, MAX_REPEAT, MAX_SIZE, MAX_SIZES,
-    MAX_STREAMS, MAX_TRANSFER_OPS, launchable,
+    MAX_BLOCKS, MAX_COLLECTIVES, MAX_GAP, MAX_ITERATIONS, MAX_REPEAT, MAX_RUN_COLLECTIVES,
+    MAX_SIZE, MAX_SIZES, MAX_STREAMS, MAX_TRANSFER_OPS, launchable,
 };
 use crate::skew::Skew;
-use contend_topo::{Location, NodeIdx, NodeKind, Topology};
+use contend_topo::{Bytes, Location, NodeIdx, NodeKind, Topology};
 use std::fmt::Display;
+use thiserror::Error;
 
 /// A failed check: the field (a dotted path, `workload.stream[1].bytes`)
 /// and what is wrong with it.
@@ -45,6 +46,33 @@ impl FieldError {
 
 type Check = Result<(), FieldError>;
 
+/// An allreduce size below one element of its element type: there is
+/// nothing to reduce. (NCCL counts whole elements: it moved none and took
+/// no time, so the `nccl` algorithm won every sweep that started there.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
+#[error("size {size} is below one element of {dtype} = {} B", dtype.size())]
+pub struct BelowOneElement {
+    pub size: Bytes,
+    pub dtype: Dtype,
+}
+
+/// The rule every allreduce size is held to, wherever sizes are given (a
+/// scenario's `sizes` or `sweep`, `contend sweep --from/--sizes`): at
+/// least one element of `dtype`; the first size below it is the error.
+///
+/// A size between whole elements (3 B of bf16) is allowed: contend's
+/// kernels move the bytes as given (in 16-byte units, the last one cut
+/// short) and NCCL, as nccl-tests does, runs `size / element` whole
+/// elements; both take a time above zero. Refusing them would refuse the
+/// sizes every fractional `--factor` ladder rounds to (`--factor 1.414`
+/// from 1 KiB gives 5793 B).
+pub fn at_least_one_element(sizes: &[Bytes], dtype: Dtype) -> Result<(), BelowOneElement> {
+    match sizes.iter().find(|b| b.0 < dtype.size()) {
+        Some(&size) => Err(BelowOneElement { size, dtype }),
+        None => Ok(()),
+    }
+}
+
 /// Every check, in file order; the first failure is returned.
 pub(crate) fn check(s: &ScenarioSpec) -> Check {
     let topo = &s.topology;
@@ -63,10 +91,10 @@ pub(crate) fn check(s: &ScenarioSpec) -> Check {
     match &s.workload {
         Workload::Allreduce {
             sizes,
+            dtype,
             repeats,
             gap,
             skew,
-            ..
         } => {
             if sizes.is_empty() || sizes.iter().any(|b| b.0 == 0) {
                 return Err(FieldError::new(
@@ -74,6 +102,8 @@ pub(crate) fn check(s: &ScenarioSpec) -> Check {
                     "sizes must be a non-empty list of sizes above zero",
                 ));
             }
+            at_least_one_element(sizes, *dtype)
+                .map_err(|e| FieldError::new("workload.sizes", e.to_string()))?;
             if sizes.len() > MAX_SIZES {
                 return Err(FieldError::new(
                     "workload.sizes",
@@ -90,6 +120,17 @@ pub(crate) fn check(s: &ScenarioSpec) -> Check {
                 ));
             }
             count("workload.repeats", "repeats", u64::from(*repeats))?;
+            // the whole run, not each size: every size runs `repeats` times
+            let total = (sizes.len() as u64).saturating_mul(u64::from(*repeats));
+            if total > MAX_RUN_COLLECTIVES {
+                return Err(FieldError::new(
+                    "workload.repeats",
+                    format!(
+                        "{} sizes x {repeats} repeats = {total} allreduces: at most {MAX_RUN_COLLECTIVES} in one run",
+                        sizes.len()
+                    ),
+                ));
+            }
             gap_skew(*gap, skew)
         }
         Workload::VerifyStep(v) => {
@@ -542,4 +583,82 @@ fn stream(topo: &Topology, s: &Stream, f: &dyn Fn(&str) -> String) -> Check {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::parse_scenario;
+
+    #[test]
+    fn sizes_below_one_element_are_refused_and_between_elements_kept() {
+        let b = |v: &[u64]| v.iter().map(|&x| Bytes(x)).collect::<Vec<_>>();
+        assert_eq!(
+            at_least_one_element(&b(&[4096, 1, 0]), Dtype::Bf16),
+            Err(BelowOneElement {
+                size: Bytes(1),
+                dtype: Dtype::Bf16
+            })
+        );
+        assert_eq!(
+            at_least_one_element(&b(&[2]), Dtype::Fp32)
+                .unwrap_err()
+                .to_string(),
+            "size 2 B is below one element of fp32 = 4 B"
+        );
+        // one element, and sizes between whole elements, are allreduces
+        assert!(at_least_one_element(&b(&[2, 3, 5793]), Dtype::Bf16).is_ok());
+        assert!(at_least_one_element(&b(&[4, 6]), Dtype::Fp32).is_ok());
+    }
+
+    fn scenario(workload: &str) -> String {
+        format!(
+            "name = \"s\"\ntopology = \"pro6000-8x-2socket\"\nalgorithms = [\"nccl\"]\n\n[workload]\nkind = \"allreduce\"\n{workload}\n"
+        )
+    }
+
+    #[test]
+    fn a_scenario_size_below_one_element_is_located_at_its_field() {
+        let text = scenario("sizes = [\"4 KiB\", \"2 B\"]\ndtype = \"fp32\"");
+        let e = parse_scenario("s.toml", &text, None, None).unwrap_err();
+        assert_eq!(e.field(), Some("workload.sizes"));
+        assert_eq!(
+            e.to_string(),
+            "s.toml:7:9 (field `workload.sizes`): size 2 B is below one element of fp32 = 4 B"
+        );
+        let text = scenario("sweep = { from = 1, to = \"1 KiB\" }");
+        let e = parse_scenario("s.toml", &text, None, None).unwrap_err();
+        assert_eq!(e.field(), Some("workload.sweep.from"));
+        assert!(
+            e.to_string()
+                .starts_with("s.toml:7:18 (field `workload.sweep.from`): size 1 B is below"),
+            "{e}"
+        );
+        // a scenario built in a program is held to the same rule
+        let ok = parse_scenario("s.toml", &scenario("sizes = [3]"), None, None).unwrap();
+        let Workload::Allreduce {
+            dtype,
+            repeats,
+            gap,
+            skew,
+            ..
+        } = ok.workload().clone()
+        else {
+            panic!()
+        };
+        let e = ok
+            .with_workload(Workload::Allreduce {
+                sizes: vec![Bytes(1)],
+                dtype,
+                repeats,
+                gap,
+                skew,
+            })
+            .unwrap_err();
+        assert_eq!(e.field(), Some("workload.sizes"));
+        assert!(
+            e.to_string().contains("below one element of bf16 = 2 B"),
+            "{e}"
+        );
+    }
 }

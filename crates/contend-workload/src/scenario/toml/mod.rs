@@ -304,7 +304,7 @@ pub fn parse_scenario(
         workload,
     };
     validate::check(&spec).map_err(|e| cx.locate(e))?;
-    let plan = super::nccl::plan(&spec).map_err(|e| cx.locate(e))?;
+    let plan = super::nccl::plan(&spec).map_err(|e| e.into_error(|f| cx.locate(f)))?;
     Ok(Scenario::from_checked(spec, plan))
 }
 
@@ -547,19 +547,27 @@ fn parse_workload(
                 (None, Some(sw)) => {
                     let s = sw.get_ref();
                     let factor = s.factor.as_ref().map_or(2.0, |f| *f.get_ref());
-                    ladder(*s.from.get_ref(), *s.to.get_ref(), factor).map_err(|e| {
-                        let span = match e.field {
-                            "from" => s.from.span(),
-                            "to" => s.to.span(),
-                            _ => s.factor.as_ref().map_or(sw.span(), |f| f.span()),
-                        };
-                        ScenarioError::Invalid {
-                            location: Some(
-                                cx.at(span.start, &format!("workload.sweep.{}", e.field)),
-                            ),
-                            message: e.message,
-                        }
-                    })?
+                    ladder(*s.from.get_ref(), *s.to.get_ref(), factor)
+                        .map_err(|e| {
+                            let span = match e.field {
+                                "from" => s.from.span(),
+                                "to" => s.to.span(),
+                                _ => s.factor.as_ref().map_or(sw.span(), |f| f.span()),
+                            };
+                            ScenarioError::Invalid {
+                                location: Some(
+                                    cx.at(span.start, &format!("workload.sweep.{}", e.field)),
+                                ),
+                                message: e.message,
+                            }
+                        })
+                        .and_then(|sizes| {
+                            // the smallest size is `from`: the error is there
+                            validate::at_least_one_element(&sizes, dtype).map_err(|e| {
+                                cx.err(&s.from, "workload.sweep.from", e.to_string())
+                            })?;
+                            Ok(sizes)
+                        })?
                 }
                 _ => {
                     return Err(cx.err(
@@ -681,7 +689,10 @@ fn shipped_scenario(path: &Path) -> Option<(&'static str, &'static str)> {
 /// The embedded default: the EAGLE-3 verify step on 8× RTX PRO 6000, two sockets.
 pub const DEFAULT_SCENARIO: &str =
     include_str!("../../../../../scenarios/eagle3-verify-pro6000-2socket.toml");
-pub const DEFAULT_SCENARIO_NAME: &str = "scenarios/eagle3-verify-pro6000-2socket.toml";
+/// How errors name it: not a file of the user's (a copy of
+/// `scenarios/eagle3-verify-pro6000-2socket.toml` built into the binary).
+pub const DEFAULT_SCENARIO_NAME: &str =
+    "the embedded default scenario (scenarios/eagle3-verify-pro6000-2socket.toml)";
 
 pub fn default_scenario(topology_override: Option<Topology>) -> Result<Scenario, ScenarioError> {
     parse_scenario(

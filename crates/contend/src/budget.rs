@@ -1,0 +1,54 @@
+//! The work budget of a command that simulates: the runs' estimated work
+//! ([`contend_sim::estimate`]) summed before any starts, and a run past
+//! [`WORK_BUDGET`] refused with the estimate unless `--force` allows it.
+
+use anyhow::{Result, bail};
+use contend_sim::estimate::{WORK_BUDGET, work_units};
+use contend_sim::{ModelParams, RunSpec};
+use contend_workload::Scenario;
+
+/// Refuses `specs` when their estimated work passes the budget and
+/// `force` is not given. The budget is about ten seconds on the
+/// development machine's two cores; the refusal says how many budgets the
+/// run would take.
+pub fn check(sc: &Scenario, params: &ModelParams, specs: &[RunSpec], force: bool) -> Result<()> {
+    let mut total: u64 = 0;
+    let mut largest: Option<(u64, &RunSpec)> = None;
+    for s in specs {
+        let u = work_units(sc, params, *s)?;
+        total = total.saturating_add(u);
+        if largest.is_none_or(|(l, _)| u > l) {
+            largest = Some((u, s));
+        }
+    }
+    if total <= WORK_BUDGET || force {
+        return Ok(());
+    }
+    let (lu, ls) = largest.expect("a run past the budget");
+    bail!(
+        "this run is estimated at {} work units over {} run{}, {:.1} times the budget of {} (about ten seconds on two cores): the largest is {} {} {}{} at {} units. Ask for fewer sizes, repeats, ranks or algorithms{}, or pass --force to run it anyway",
+        sci(total),
+        specs.len(),
+        if specs.len() == 1 { "" } else { "s" },
+        total as f64 / WORK_BUDGET as f64,
+        sci(WORK_BUDGET),
+        ls.algorithm.map_or("transfer", |a| a.name()),
+        ls.placement,
+        ls.fidelity,
+        ls.size.map(|b| format!(" {b}")).unwrap_or_default(),
+        sci(lu),
+        if specs
+            .iter()
+            .any(|s| s.fidelity == contend_workload::Fidelity::Tlp)
+        {
+            ", use --fidelity flow"
+        } else {
+            ""
+        },
+    )
+}
+
+/// `2.5e8`, `1.1e12`: a large count short.
+fn sci(x: u64) -> String {
+    format!("{:.1e}", x as f64)
+}
