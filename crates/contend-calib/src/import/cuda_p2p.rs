@@ -158,17 +158,14 @@ pub fn import(file: &str, text: &str) -> Result<Imported, CalibError> {
             .is_some_and(|x| x.starts_with(|c: char| c.is_ascii_digit()));
         if let Some((_, title_line, title)) = &cur
             && (row_like || cols.is_some())
-            && let Some((col, ch)) = super::control_char(raw)
-        {
-            return Err(super::row_error(
+            && let Some(e) = super::corrupt_row(
                 file,
                 n,
-                Some(col),
-                format!(
-                    "a control character (U+{:04X}) inside the matrix `{title}` (line {title_line}): no tool prints one in a row (a corrupt line)",
-                    ch as u32
-                ),
-            ));
+                raw,
+                &format!("inside the matrix `{title}` (line {title_line})"),
+            )
+        {
+            return Err(e);
         }
         if row_like && let Some(first) = toks.first() {
             let at = Some(super::column(raw, first));

@@ -265,6 +265,21 @@ pub(crate) fn control_char(raw: &str) -> Option<(usize, char)> {
         .map(|(k, c)| (k + 1, c))
 }
 
+/// A control character in a line of a table's body (`inside`: which
+/// table), located: no tool prints one, so the line is corrupt.
+pub(crate) fn corrupt_row(file: &str, line: usize, raw: &str, inside: &str) -> Option<CalibError> {
+    let (col, ch) = control_char(raw)?;
+    Some(row_error(
+        file,
+        line,
+        Some(col),
+        format!(
+            "a control character (U+{:04X}) {inside}: no tool prints one in a row (a corrupt line)",
+            ch as u32
+        ),
+    ))
+}
+
 /// A line of a table's body that does not parse: `file:line:column`.
 pub(crate) fn row_error(
     file: &str,

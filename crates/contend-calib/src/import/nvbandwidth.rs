@@ -277,17 +277,9 @@ pub fn import(file: &str, text: &str) -> Result<Imported, CalibError> {
             .is_some_and(|x| x.starts_with(|c: char| c.is_ascii_digit()));
         if let Some(ti) = &title
             && (row_like || cols.is_some())
-            && let Some((col, ch)) = super::control_char(raw)
+            && let Some(e) = super::corrupt_row(file, n, raw, &format!("inside the table `{ti}`"))
         {
-            return Err(super::row_error(
-                file,
-                n,
-                Some(col),
-                format!(
-                    "a control character (U+{:04X}) inside the table `{ti}`: no tool prints one in a row (a corrupt line)",
-                    ch as u32
-                ),
-            ));
+            return Err(e);
         }
         if title.is_some()
             && cols.is_none()

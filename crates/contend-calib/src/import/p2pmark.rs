@@ -173,17 +173,9 @@ impl<'a> Scan<'a> {
         );
         let gpu_like = toks.first() == Some(&"GPU");
         if (gpu_like || (row_section && toks.first() == Some(&"Dst->")))
-            && let Some((col, ch)) = super::control_char(raw)
+            && let Some(e) = super::corrupt_row(file, n, raw, "in a row of p2pmark's output")
         {
-            return Err(super::row_error(
-                file,
-                n,
-                Some(col),
-                format!(
-                    "a control character (U+{:04X}) in a row of p2pmark's output: no tool prints one (a corrupt line)",
-                    ch as u32
-                ),
-            ));
+            return Err(e);
         }
         if row_section && gpu_like && gpu_row(&toks).is_none() {
             let tok = toks.get(1).copied().unwrap_or("");
