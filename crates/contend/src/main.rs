@@ -6,6 +6,7 @@ mod calib_cmd;
 mod hw_cmd;
 mod import_cmd;
 mod interrupt;
+mod jobs;
 mod nccl_cmd;
 mod output;
 mod overwrite;

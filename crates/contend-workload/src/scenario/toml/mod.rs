@@ -20,7 +20,12 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use toml::Spanned;
 
+mod built_in;
 mod transfer;
+use built_in::shipped_scenario;
+pub use built_in::{
+    DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME, default_scenario, shipped_scenario_names,
+};
 use transfer::{parse_pattern, parse_stream};
 
 /// A string or a list of strings; the span of the whole value is kept.
@@ -666,39 +671,4 @@ pub fn load_scenario(
         }
     };
     parse_scenario(&name, &text, path.parent(), topology_override)
-}
-
-include!(concat!(env!("OUT_DIR"), "/shipped_scenarios.rs"));
-
-/// The stems of the scenarios shipped in `scenarios/`, sorted.
-pub fn shipped_scenario_names() -> Vec<&'static str> {
-    SHIPPED_SCENARIOS.iter().map(|(s, _)| *s).collect()
-}
-
-/// The shipped scenario a bare `path` names (its stem, `.toml` optional):
-/// (stem, TOML text). A path with a folder in it names a file, never this.
-fn shipped_scenario(path: &Path) -> Option<(&'static str, &'static str)> {
-    let s = path.to_str()?;
-    if s.contains('/') || s.contains('\\') {
-        return None;
-    }
-    let stem = s.strip_suffix(".toml").unwrap_or(s);
-    SHIPPED_SCENARIOS.iter().find(|(n, _)| *n == stem).copied()
-}
-
-/// The embedded default: the EAGLE-3 verify step on 8× RTX PRO 6000, two sockets.
-pub const DEFAULT_SCENARIO: &str =
-    include_str!("../../../../../scenarios/eagle3-verify-pro6000-2socket.toml");
-/// How errors name it: not a file of the user's (a copy of
-/// `scenarios/eagle3-verify-pro6000-2socket.toml` built into the binary).
-pub const DEFAULT_SCENARIO_NAME: &str =
-    "the embedded default scenario (scenarios/eagle3-verify-pro6000-2socket.toml)";
-
-pub fn default_scenario(topology_override: Option<Topology>) -> Result<Scenario, ScenarioError> {
-    parse_scenario(
-        DEFAULT_SCENARIO_NAME,
-        DEFAULT_SCENARIO,
-        None,
-        topology_override,
-    )
 }
