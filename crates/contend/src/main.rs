@@ -13,6 +13,7 @@ mod overwrite;
 mod progress;
 mod stream;
 mod tui_cmd;
+mod validate_cmd;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -63,6 +64,8 @@ enum Command {
         #[command(subcommand)]
         cmd: nccl_cmd::NcclCommand,
     },
+    /// The accuracy suite: published allreduce timings of PCIe boxes (validation/), measured vs predicted, medians, crossovers, the sources' claims.
+    Validate(validate_cmd::ValidateArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -255,6 +258,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Import(a) => import_cmd::run(a),
         Command::Tui(a) => tui_cmd::run(a),
         Command::Nccl { cmd } => nccl_cmd::run(cmd),
+        Command::Validate(a) => validate_cmd::run(a),
     }
 }
 
