@@ -211,11 +211,11 @@ pub fn calibrate_resumable(
     let fit_params: Vec<FitParam> = chosen
         .iter()
         .copied()
-        .filter(|p| has_nccl || p.name != "nccl.step_latency_scale")
+        .filter(|p| has_nccl || p.name != "nccl.step_overhead_ns")
         .collect();
     if fit_params.is_empty() && !chosen.is_empty() {
         return Err(CalibError::Fit(
-            "`nccl.step_latency_scale` is pinned by NCCL's latency probe (`nccl-latency`, from `contend hw probe` on two GPUs or more): the fit set has none".into(),
+            "`nccl.step_overhead_ns` is pinned by NCCL's latency probe (`nccl-latency`, from `contend hw probe` on two GPUs or more): the fit set has none".into(),
         ));
     }
     // a log's fit points are collectives, each many times a probe's cost:

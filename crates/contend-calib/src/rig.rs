@@ -39,14 +39,10 @@ pub struct Rig {
     pub uses: Vec<Use>,
 }
 
-/// The folder a path written in a figures file is relative to: the
-/// repository root, the nearest folder above the rig's that holds it.
+/// A path written in a figures file: relative to the repository root, the
+/// nearest folder above the rig's that holds it.
 fn resolve(dir: &Path, written: &str) -> Option<PathBuf> {
-    let p = Path::new(written);
-    if p.is_absolute() {
-        return p.is_file().then(|| p.to_path_buf());
-    }
-    dir.ancestors().map(|a| a.join(p)).find(|c| c.is_file())
+    contend_topo::relative_path::find_upwards(dir, written)
 }
 
 /// Loads a rig folder: its figures file, every topology it names, and the

@@ -638,9 +638,9 @@ fn ncclss_latency_probe_fits_its_step_scale_and_launches_are_closed_form() {
     );
     assert!(build_twin(&ms[2], &topo).unwrap().is_none());
 
-    // a fit on probes simulated with a known scale finds it again
+    // a fit on probes simulated with a known per-step cost finds it again
     let mut truth = ModelParams::default();
-    truth.nccl.step_latency_scale = 0.4;
+    truth.nccl.step_overhead_ns = 2000.0;
     let mut out = String::new();
     for b in [4u64, 16, 64, 256] {
         let mut r = nccl_latency(b, &["gpu0", "gpu1"], 1.0);
@@ -667,7 +667,7 @@ fn ncclss_latency_probe_fits_its_step_scale_and_launches_are_closed_form() {
             seed: 1,
             fidelity: Fidelity::Flow,
         },
-        params: select(&["nccl.step_latency_scale".to_string()]).unwrap(),
+        params: select(&["nccl.step_overhead_ns".to_string()]).unwrap(),
         log_params: vec![],
         tlp_checks: 0,
     };
@@ -681,13 +681,13 @@ fn ncclss_latency_probe_fits_its_step_scale_and_launches_are_closed_form() {
     )
     .unwrap();
     let c = &s.constants[0];
-    assert_eq!(c.name, "nccl.step_latency_scale");
-    assert!((c.value - 0.4).abs() < 0.04, "fitted {}", c.value);
+    assert_eq!(c.name, "nccl.step_overhead_ns");
+    assert!((c.value - 2000.0).abs() < 200.0, "fitted {}", c.value);
     // the graph launch in closed form: the median per launch
     assert_eq!(s.launch.len(), 1);
     assert_eq!(s.launch[0].name, "gpu.launch_graph_ns");
     assert_eq!(s.launch[0].value, 1000.0);
-    // without NCCL probes in the fit set the scale stays where it was
+    // without NCCL probes in the fit set the cost stays where it was
     let plain = dir.join("plain.jsonl");
     std::fs::write(
         &plain,
@@ -708,7 +708,7 @@ fn ncclss_latency_probe_fits_its_step_scale_and_launches_are_closed_form() {
     .to_string();
     assert!(e.contains("nccl-latency"), "{e}");
     let mut both = opts.clone();
-    both.params = select(&["nccl.step_latency_scale".into(), "gpu.copy_setup_ns".into()]).unwrap();
+    both.params = select(&["nccl.step_overhead_ns".into(), "gpu.copy_setup_ns".into()]).unwrap();
     let s = calibrate(
         &[plain.as_path()],
         &topo,

@@ -65,6 +65,8 @@ pub(crate) struct ActorSpec {
     /// repetition; a ring's ops worked out as the actor reaches them).
     pub ops: Rc<Program>,
     pub eager: bool,
+    /// One host thread launches every rank (eager only).
+    pub one_thread: Option<crate::launcher::OneThread>,
     /// The kernel launch this actor is a block of (its rank), and how many
     /// actors that launch has (1: it alone).
     pub launch: (u32, u32),
@@ -202,12 +204,15 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
         match op {
             Op::Launch => {
                 self.span(a, Some(SpanKind::Launch));
-                let t = if self.actors[a].spec.eager {
-                    p.gpu.launch_eager_ns
-                } else {
-                    p.gpu.launch_graph_ns
-                };
-                self.resume_after(a, ns(t))
+                let act = &self.actors[a];
+                let done = crate::launcher::launch_done(
+                    self.w.now,
+                    act.spec.eager,
+                    act.spec.one_thread,
+                    act.epoch,
+                    p,
+                );
+                self.resume_after(a, done - self.w.now)
             }
             Op::Reduce { bytes } | Op::LocalCopy { bytes } => {
                 self.span(a, Some(SpanKind::Reduce));

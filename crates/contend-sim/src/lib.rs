@@ -34,7 +34,8 @@
 //! | 6. store buffer and paced SM stores (TLP) | `transport/tlp/issue.rs` |
 //! | 6. flags, local and remote polling | `flags.rs` |
 //! | 6. remote polls without an event per round trip (flow) | `poll_chain.rs` |
-//! | 6–7. ops of a traffic program, launch, fence | `actor.rs` |
+//! | 6–7. ops of a traffic program, fence | `actor.rs` |
+//! | 6–7. kernel launches: graph, a thread per rank, one thread for all | `launcher.rs` |
 //! | 6–7. transfers and groups (a Fetch or Post op) | `transfer.rs` |
 //! | 7–8. programs repeated per collective with gap and skew | `script.rs` |
 //! | 9. two fidelities behind one trait | `transport/mod.rs` |
@@ -76,6 +77,7 @@ mod flag_batch;
 mod flags;
 mod gpu;
 mod ids;
+mod launcher;
 mod limits;
 pub mod maxmin;
 pub mod maxmin_live;

@@ -8,11 +8,12 @@
 
 use crate::actor::{ActorSpec, Step};
 use crate::gpu::Kernel;
+use crate::launcher::OneThread;
 use crate::params::ModelParams;
 use contend_topo::{Bytes, NodeKind, Picos};
 use contend_workload::{
-    Access, Algorithm, Engine as Mover, LowerConfig, MemLoc, Notify, Op, Phase, Placement, Program,
-    Rank, Scenario, Skew, Stream, TransferOp, groups, launch_grid, lower,
+    Access, Algorithm, Engine as Mover, Launcher, LowerConfig, MemLoc, Notify, Op, Phase,
+    Placement, Program, Rank, Scenario, Skew, Stream, TransferOp, groups, launch_grid, lower,
 };
 use std::rc::Rc;
 
@@ -87,7 +88,7 @@ pub(crate) fn lower_config<'a>(sc: &'a Scenario, p: &ModelParams) -> LowerConfig
         ring: p.ring.config(),
         nccl: sc.nccl_plan(),
         elem: Bytes(sc.workload().dtype().map_or(2, |d| d.size())),
-        nccl_step_scale: p.nccl.step_latency_scale,
+        nccl_step_overhead: Picos::from_ns_f64(p.nccl.step_overhead_ns),
     }
 }
 
@@ -116,6 +117,7 @@ pub(crate) fn collective(
     .map_err(|e| e.to_string())?;
     let delays = skew.sample(sc.seed(), count, sc.ranks().len());
     let eager = sc.launch_of(alg) == contend_workload::LaunchMode::Eager;
+    let one_thread = eager && sc.launcher() == Launcher::OneThread;
     // the grid the hardware backend launches for this size (fewer blocks
     // when there is little work); NCCL's rings keep the configured shape
     let mut kernel = sc.kernel_of(alg);
@@ -153,6 +155,10 @@ pub(crate) fn collective(
                 script,
                 ops: Rc::new(prog),
                 eager,
+                one_thread: one_thread.then_some(OneThread {
+                    rank: r as u32,
+                    ranks: sc.ranks().len() as u32,
+                }),
                 launch: (r as u32, per_rank(r)),
             }
         })
@@ -214,6 +220,7 @@ fn stream(sc: &Scenario, s: &Stream, base: u32, eager: bool) -> Vec<ActorSpec> {
             script,
             ops: Rc::new(Program::from(ops)),
             eager,
+            one_thread: None,
             launch: (base, 1),
         }
     };
@@ -311,6 +318,7 @@ fn stream(sc: &Scenario, s: &Stream, base: u32, eager: bool) -> Vec<ActorSpec> {
                 script,
                 ops: Rc::new(Program::from(pb)),
                 eager,
+                one_thread: None,
                 launch: (base + 1, 1),
             };
             let initiator = ActorSpec {

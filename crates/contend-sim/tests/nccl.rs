@@ -47,9 +47,10 @@ fn time(sc: &Scenario, p: &ModelParams, fid: Fidelity) -> f64 {
     run.record().stats.median_ns / 1e3
 }
 
-fn scale(s: f64) -> ModelParams {
+/// The defaults with a software cost of `ns` per NCCL step.
+fn overhead(ns: f64) -> ModelParams {
     let mut p = ModelParams::default();
-    p.nccl.step_latency_scale = s;
+    p.nccl.step_overhead_ns = ns;
     p
 }
 
@@ -99,18 +100,18 @@ fn the_record_carries_nccls_decisions() {
 }
 
 #[test]
-fn the_per_step_latency_adds_once_per_hop_on_the_critical_path() {
+fn the_per_step_overhead_adds_once_per_hop_on_the_critical_path() {
     let sc = with(&[], 43_008);
-    let t0 = time(&sc, &scale(0.0), Fidelity::Flow);
-    let t1 = time(&sc, &scale(1.0), Fidelity::Flow);
-    // ring Simple over PCI: 2(n−1) = 14 hops of 5.7 µs each
+    let t0 = time(&sc, &overhead(0.0), Fidelity::Flow);
+    let t1 = time(&sc, &overhead(5700.0), Fidelity::Flow);
+    // ring Simple: 2(n−1) = 14 hops of 5.7 µs each, on the critical path
     let added = t1 - t0;
     assert!((70.0..=95.0).contains(&added), "{t0} -> {t1}: +{added} us");
 }
 
 #[test]
 fn host_staging_costs_what_it_moves_and_p2p_skips_it() {
-    let p = scale(0.0);
+    let p = overhead(0.0);
     let shm = time(&with(&[], 16 << 20), &p, Fidelity::Flow);
     let p2p = time(
         &with(&[("NCCL_P2P_LEVEL", "SYS")], 16 << 20),
@@ -132,7 +133,7 @@ fn channels_run_in_parallel() {
     // host staging at 16 MiB is bound by each block's loads in flight:
     // eight blocks move it faster than two until the links bind (one
     // after another they would take as long or longer)
-    let p = scale(0.0);
+    let p = overhead(0.0);
     let two = time(&with(&[], 16 << 20), &p, Fidelity::Flow);
     let eight = time(
         &with(&[("NCCL_MIN_NCHANNELS", "8")], 16 << 20),

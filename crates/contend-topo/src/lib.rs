@@ -59,6 +59,7 @@ pub mod import;
 pub mod limits;
 mod model;
 pub mod pcie;
+pub mod relative_path;
 pub mod shipped;
 mod show;
 pub mod units;

@@ -440,9 +440,5 @@ fn claim_pairs(c: &Claim, series: &[Series]) -> Vec<(Bytes, f64, f64)> {
 /// A path written in a case file: relative to the case folder or a folder
 /// above it (the repository root).
 fn resolve(dir: &Path, written: &str) -> Option<PathBuf> {
-    let p = Path::new(written);
-    if p.is_absolute() {
-        return p.is_file().then(|| p.to_path_buf());
-    }
-    dir.ancestors().map(|a| a.join(p)).find(|c| c.is_file())
+    contend_topo::relative_path::find_upwards(dir, written)
 }

@@ -3,7 +3,7 @@
 //! series that does not exist, a row that cannot be a measurement.
 
 use contend_validate::{ValidateError, load_case};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -32,7 +32,7 @@ fn refused(dir: PathBuf) -> (usize, String, String) {
     }
 }
 
-fn line_of(dir: &PathBuf, needle: &str) -> usize {
+fn line_of(dir: &Path, needle: &str) -> usize {
     let text = std::fs::read_to_string(dir.join("case.toml")).unwrap();
     1 + text.lines().position(|l| l.contains(needle)).unwrap()
 }

@@ -135,6 +135,19 @@ named_enum!(
 );
 
 named_enum!(
+    /// Who launches the ranks' kernels in eager mode. One process per rank
+    /// (torchrun, vLLM, SGLang) launches each rank's kernel from its own
+    /// host thread, all at once; one thread for every GPU (nccl-tests `-g
+    /// N`, p2pmark, a single-process benchmark) launches them one after
+    /// another, call after call, so back-to-back calls cannot come faster
+    /// than one launch per rank each (`launcher.rs` in contend-sim).
+    Launcher {
+        PerRank = "per-rank",
+        OneThread = "one-thread",
+    }
+);
+
+named_enum!(
     /// What a transfer stream of a scenario does. `from` is always the GPU
     /// whose engine (copy engine or SMs) drives the stream; the op says
     /// which way the bytes go.

@@ -42,7 +42,7 @@ mod skew;
 
 pub use grid::{FLAG_BLOCKS, kernel_work, launch_grid};
 pub use kinds::{
-    Algorithm, Dtype, Fidelity, LaunchMode, PatternKind, Placement, ProbeOp, TransferOp,
+    Algorithm, Dtype, Fidelity, LaunchMode, Launcher, PatternKind, Placement, ProbeOp, TransferOp,
     WorkloadKind,
 };
 pub use ladder::{LadderError, ladder, size_list};

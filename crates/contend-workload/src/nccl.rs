@@ -19,11 +19,13 @@
 //!   and its step counter (a separate flag);
 //! - flow control: the receiver posts its head after every slice and a
 //!   sender waits while `NCCL_STEPS` steps are outstanding;
-//! - NCCL's per-step latency (`hwLat`, its tables), scaled by
-//!   `nccl_step_scale`, once per hop — per primitive call that sends, the
-//!   2(n−1) steps of NCCL's model — on its critical path: after the call's
-//!   data has arrived, before its result goes on (a call that only sends,
-//!   before it sends).
+//! - a software cost per step where the model has one
+//!   (`nccl.step_overhead_ns`, zero by default), once per hop — per
+//!   primitive call that sends, the 2(n−1) steps of NCCL's model — on its
+//!   critical path: after the call's data has arrived, before its result
+//!   goes on (a call that only sends, before it sends). NCCL's own
+//!   per-step latency (`hwLat`) is its model of the mechanisms above and is
+//!   never charged as time: the replica uses it for NCCL's decisions only.
 //!
 //! The mechanisms and constants are contend-nccl's ([`contend_nccl::schedule`],
 //! [`contend_nccl::protocol`], [`contend_nccl::Transport::buffer`]), each
@@ -282,12 +284,7 @@ pub(crate) fn lower_nccl(
     let s = plan
         .schedule(size, cfg.elem)
         .ok_or(LowerError::NcclNoChoice(size))?;
-    let scale = if cfg.nccl_step_scale.is_finite() {
-        cfg.nccl_step_scale.max(0.0)
-    } else {
-        1.0
-    };
-    let step_latency = Picos::from_ns_f64(s.step_latency.as_ns_f64() * scale);
+    let step_latency = cfg.nccl_step_overhead;
     // program slots: ring one per (part, rank); tree the root whole, the
     // others an up and a down half
     let tree = s.choice.algorithm == Algorithm::Tree;

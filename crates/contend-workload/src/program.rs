@@ -108,8 +108,8 @@ pub enum Op {
     /// A local copy within device memory.
     LocalCopy { bytes: Bytes },
     /// A fixed time the rank spends that no modelled resource explains:
-    /// NCCL's per-step latency from its own tables (`hwLat`), scaled by the
-    /// model's `nccl.step_latency_scale`.
+    /// NCCL's software cost per step (the model's
+    /// `nccl.step_overhead_ns`), the one cost no modelled resource explains.
     Overhead { time: Picos },
 }
 

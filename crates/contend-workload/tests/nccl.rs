@@ -21,10 +21,11 @@ fn default_with(vars: &[(&str, &str)]) -> Scenario {
     sc.with_nccl(setup).unwrap()
 }
 
-fn lowered(sc: &Scenario, size: u64, scale: f64) -> Collective {
+/// The lowering with a software cost of `overhead_ns` per NCCL step.
+fn lowered(sc: &Scenario, size: u64, overhead_ns: u64) -> Collective {
     let cfg = LowerConfig {
         nccl: sc.nccl_plan(),
-        nccl_step_scale: scale,
+        nccl_step_overhead: Picos::from_ns(overhead_ns),
         ..LowerConfig::default()
     };
     lower(
@@ -81,7 +82,7 @@ fn the_default_verify_step_stages_through_host_memory_on_two_channels() {
     let plan = sc.nccl_plan().expect("the default scenario runs nccl");
     assert_eq!(plan.version, NcclVersion::V2_28);
     let s = 43_008;
-    let c = lowered(&sc, s, 1.0);
+    let c = lowered(&sc, s, 700);
     // NCCL's choice at 43,008 B here: ring Simple over both channels
     let sched = plan.schedule(Bytes(s), Bytes(2)).unwrap();
     assert_eq!(sched.choice.protocol, Protocol::Simple);
@@ -112,7 +113,8 @@ fn the_default_verify_step_stages_through_host_memory_on_two_channels() {
     // channel 0's share moves 2(n−1)/n of itself per rank, Simple as is
     let share = sched.parts[0].bytes.0;
     assert_eq!(total, 8 * 2 * 7 * share / 8);
-    // NCCL's per-step latency (PCI Ring Simple, 5.7 µs) once per call, 14 calls
+    // the model's software cost per step (700 ns here) once per call that
+    // sends, 14 calls; NCCL's own table (PCI Ring Simple, 5.7 µs) is never time
     let overheads: Vec<Picos> = c.programs[0]
         .ops
         .iter()
@@ -122,8 +124,8 @@ fn the_default_verify_step_stages_through_host_memory_on_two_channels() {
         })
         .collect();
     assert_eq!(overheads.len(), 2 * 7);
-    assert!(overheads.iter().all(|t| *t == Picos::from_ns(5700)));
-    let none = lowered(&sc, s, 0.0);
+    assert!(overheads.iter().all(|t| *t == Picos::from_ns(700)));
+    let none = lowered(&sc, s, 0);
     assert!(
         !none.programs[0]
             .ops
@@ -141,7 +143,7 @@ fn the_default_verify_step_stages_through_host_memory_on_two_channels() {
 #[test]
 fn p2p_level_sys_writes_into_the_peers_memory() {
     let sc = default_with(&[("NCCL_P2P_LEVEL", "SYS")]);
-    let c = lowered(&sc, 43_008, 1.0);
+    let c = lowered(&sc, 43_008, 0);
     let plan = sc.nccl_plan().unwrap();
     let ring = &plan.channels.rings[0];
     for i in 0..8 {
@@ -161,7 +163,7 @@ fn p2p_level_sys_writes_into_the_peers_memory() {
 fn ll_doubles_the_wire_bytes_and_carries_its_flags_inline() {
     let sc = default_with(&[("NCCL_PROTO", "LL"), ("NCCL_P2P_LEVEL", "SYS")]);
     let s = 43_008;
-    let c = lowered(&sc, s, 1.0);
+    let c = lowered(&sc, s, 0);
     let sched = sc
         .nccl_plan()
         .unwrap()
@@ -197,8 +199,16 @@ fn ll_doubles_the_wire_bytes_and_carries_its_flags_inline() {
         assert!(!matches!(op, Op::Fence));
     }
     assert!(inline >= 14, "{inline}");
-    // PCI Ring LL: 1.0 µs a step
-    assert!(c.programs[0].ops.contains(&Op::Overhead {
+    // no software cost per step unless the model has one: NCCL's own
+    // table (PCI Ring LL, 1.0 µs a step) is never charged as time
+    assert!(
+        !c.programs[0]
+            .ops
+            .iter()
+            .any(|o| matches!(o, Op::Overhead { .. }))
+    );
+    let with = lowered(&sc, s, 1000);
+    assert!(with.programs[0].ops.contains(&Op::Overhead {
         time: Picos::from_ns(1000)
     }));
 }
@@ -208,7 +218,7 @@ fn senders_wait_for_the_receivers_credit_once_the_buffer_is_full() {
     // 16 MiB: ring Simple, 1 MiB per call in two slices: a sender may have
     // four slices (eight steps) in the receiver's buffer
     let sc = default_with(&[("NCCL_P2P_LEVEL", "SYS")]);
-    let c = lowered(&sc, 16 << 20, 1.0);
+    let c = lowered(&sc, 16 << 20, 0);
     let ops = &c.programs[0].ops;
     let credit_waits = ops
         .iter()
@@ -225,7 +235,7 @@ fn senders_wait_for_the_receivers_credit_once_the_buffer_is_full() {
     assert_eq!(credit_waits, 2 * 14 - 4);
     assert_eq!(credits_sent, 2 * 14);
     // a small call never fills the buffer
-    let small = lowered(&sc, 43_008, 1.0);
+    let small = lowered(&sc, 43_008, 0);
     let w = small.programs[0]
         .ops
         .iter()
@@ -243,7 +253,7 @@ fn the_tree_splits_each_block_into_an_up_and_a_down_half() {
     let s = 43_008;
     let sched = plan.schedule(Bytes(s), Bytes(2)).unwrap();
     assert_eq!(sched.choice.algorithm, contend_nccl::Algorithm::Tree);
-    let c = lowered(&sc, s, 1.0);
+    let c = lowered(&sc, s, 0);
     let parts = sched.parts.len();
     // the root one program, every other rank two, per channel
     assert_eq!(c.programs.len(), parts * (1 + 2 * 7));
@@ -291,7 +301,7 @@ sizes = [1048576]
         plan.pair(0, 1).unwrap().transport,
         contend_nccl::Transport::P2p { read: true, .. }
     ));
-    let c = lowered(&sc, 1 << 20, 1.0);
+    let c = lowered(&sc, 1 << 20, 0);
     let gpus: Vec<NodeIdx> = sc.ranks().to_vec();
     let (posts, fetches) = traffic(&c, 0);
     assert_eq!(posts[0].0, MemLoc::Device(gpus[0]), "stores stay local");

@@ -163,11 +163,11 @@ pub fn catalogue() -> Vec<FitParam> {
             gpu.store_tlp_bytes
         ),
         fp!(
-            "nccl.step_latency_scale",
+            "nccl.step_overhead_ns",
             0.0,
-            20.0,
+            20000.0,
             false,
-            nccl.step_latency_scale
+            nccl.step_overhead_ns
         ),
         fp_opt!(
             "root_complex.p2p_bandwidth_gbps",
@@ -253,11 +253,11 @@ pub fn catalogue() -> Vec<FitParam> {
 /// `gpu.launch_eager_ns`: every probe's time holds one launch *and* the
 /// per-op timing offset, which the fit cannot tell apart (fitting it moved it
 /// to 1.9 µs and the held-out small allreduces 2–3 µs short); its default,
-/// 4.0 µs, is the independently measured back-to-back launch on the H200
-/// machines (3.6–4.0 µs back to back, measured on the lent H200s in
-/// November 2026); the launch probes
+/// 3.2 µs, is the mean of the launch probes on two lent H100 hosts
+/// (calibration/h100x1/; the H200s showed 3.6–4.0 µs back to back in
+/// November 2026, calibration/h200x2/launch.toml); the launch probes
 /// (`launch-eager`, `launch-graph`) set both in closed form when the files
-/// hold them. `nccl.step_latency_scale` is pinned by NCCL's latency probe
+/// hold them. `nccl.step_overhead_ns` is pinned by NCCL's latency probe
 /// (`nccl-latency`) and fitted only when the fit set holds it.
 pub const DEFAULT_SUBSET: &[&str] = &[
     "pcie.dllp_overhead",
@@ -270,7 +270,7 @@ pub const DEFAULT_SUBSET: &[&str] = &[
     "gpu.copy_setup_ns",
     "gpu.local_poll_ns",
     "gpu.fence_ns",
-    "nccl.step_latency_scale",
+    "nccl.step_overhead_ns",
 ];
 
 /// The constants a user's own nccl-tests log pins when no microbenchmark

@@ -19,10 +19,10 @@ impl ModelParams {
         real("pcie.dllp_overhead", pc.dllp_overhead, 0.0, 0.9, "")?;
         real("gpu.local_efficiency", g.local_efficiency, 0.01, 1.0, "")?;
         real(
-            "nccl.step_latency_scale",
-            self.nccl.step_latency_scale,
+            "nccl.step_overhead_ns",
+            self.nccl.step_overhead_ns,
             0.0,
-            Self::MAX_NCCL_STEP_SCALE,
+            Self::MAX_NCCL_STEP_OVERHEAD_NS,
             "",
         )?;
         for (f, v) in [

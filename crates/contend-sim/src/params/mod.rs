@@ -244,9 +244,15 @@ pub struct GpuParams {
     /// Rate one block (one SM) issues stores at, GB/s. Seen on H200: one
     /// block storing to a peer over NVLink reached ~50 GB/s. Typical.
     pub store_gbps_per_sm: f64,
-    /// Kernel launch overhead, eager, back to back, ns. Seen on H200: 3.6–4.0 µs.
+    /// Kernel launch overhead, eager, back to back, ns: a property of the
+    /// host. 3.2 µs, the mean of `contend hw probe --only launch` on two lent
+    /// H100 hosts (3.0 and 3.4 µs, calibration/h100x1/); the lent H200s
+    /// showed 3.6–4.0 µs (calibration/h200x2/launch.toml). One host thread
+    /// launching N GPUs pays it N times per call (`launcher.rs`).
     pub launch_eager_ns: f64,
-    /// Per-kernel overhead inside a CUDA graph replay, ns. Typical.
+    /// Per-kernel overhead inside a CUDA graph replay, and the GPU's start
+    /// of a kernel already enqueued, ns: 0.8 µs, the same probes' graph of
+    /// 100 kernels (0.8 µs on both hosts).
     pub launch_graph_ns: f64,
     /// `__threadfence_system()` before a flag write, ns. Typical.
     pub fence_ns: f64,
@@ -287,8 +293,8 @@ impl Default for GpuParams {
             max_outstanding_loads_per_sm: 64,
             store_window: 256,
             store_gbps_per_sm: 50.0,
-            launch_eager_ns: 4000.0,
-            launch_graph_ns: 1000.0,
+            launch_eager_ns: 3200.0,
+            launch_graph_ns: 800.0,
             fence_ns: 500.0,
             local_poll_ns: 150.0,
             memory_latency_ns: 500.0,
@@ -360,28 +366,29 @@ impl RingParams {
 }
 
 /// The `nccl` algorithm's costs beyond the fabric.
+///
+/// NCCL's time comes from the simulated mechanics: its transports, each
+/// protocol's lines, fences, flags and FIFO credits, its channels, and the
+/// launches. NCCL's own tuning tables (`hwLat`, `baseLat`,
+/// `src/graph/tuning.cc`) are NCCL's *model* of those same costs: the
+/// replica uses them for NCCL's decisions only, never as time (charging
+/// them on top of the fabric counted every latency twice).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct NcclParams {
-    /// Scale of NCCL's own per-step latency (`hwLat`,
-    /// `src/graph/tuning.cc` v2.28.9-1: per step of a ring, per hop of a
-    /// tree, by protocol and link type — PCI Ring Simple 5.7 µs, LL 1.0 µs;
-    /// NVLink Simple 3.4 µs, LL 0.6 µs) that the `nccl` lowering charges
-    /// once per hop (each primitive call that sends: NCCL's 2(n−1) steps)
-    /// on its critical path (after the call's data has arrived, before its
-    /// result goes on), on top of the fences, flags
-    /// and data the fabric carries — so at 1 the latencies the fabric
-    /// models are counted twice, which the fit on the probe corrects. 1 takes NCCL's tables as they are (the default: no
-    /// probe has measured it yet); calibration fits it on the
-    /// small-message NCCL latency probe (`contend hw probe`'s
-    /// `nccl-latency`). 0 leaves only the modelled mechanisms.
-    pub step_latency_scale: f64,
+    /// A fixed software cost per NCCL step that no modelled resource
+    /// explains (the primitives' bookkeeping between a step's arrival and
+    /// its send), ns, once per hop on the critical path: after a call's data
+    /// has arrived, before its result goes on. 0 by default: no probe has
+    /// shown one; calibration fits it only on NCCL's small-message latency
+    /// probe (`contend hw probe --only nccl-latency` on two GPUs or more).
+    pub step_overhead_ns: f64,
 }
 
 impl Default for NcclParams {
     fn default() -> Self {
         NcclParams {
-            step_latency_scale: 1.0,
+            step_overhead_ns: 0.0,
         }
     }
 }
@@ -437,9 +444,9 @@ pub struct ModelParams {
 impl ModelParams {
     /// Longest any `_ns` constant may be: 1 s (real ones are below 100 µs).
     pub const MAX_NS: f64 = 1e9;
-    /// Largest scale of NCCL's per-step latency: 1000 (its tables' largest
-    /// step, 5.7 µs, becomes 5.7 ms).
-    pub const MAX_NCCL_STEP_SCALE: f64 = 1000.0;
+    /// Longest software cost per NCCL step: 1 ms (a step on PCIe takes a
+    /// few µs).
+    pub const MAX_NCCL_STEP_OVERHEAD_NS: f64 = 1e6;
     /// Lowest and highest rate a `_gbps` constant may give, GB/s: those of
     /// a topology's links ([`contend_topo::limits`]), 1 MB/s to 100 TB/s.
     pub const MIN_GBPS: f64 = 0.001;

@@ -10,7 +10,7 @@ use crate::kinds::{Algorithm, Placement};
 use crate::program::{Access, Engine, MemLoc, Notify, Op, Phase, Program, Rank};
 use crate::scenario::KernelConfig;
 use contend_nccl::NcclPlan;
-use contend_topo::{Bytes, NodeIdx, Topology};
+use contend_topo::{Bytes, NodeIdx, Picos, Topology};
 use serde::Serialize;
 use thiserror::Error;
 
@@ -64,10 +64,10 @@ pub struct LowerConfig<'a> {
     pub nccl: Option<&'a NcclPlan>,
     /// Bytes per element (NCCL splits a call by elements).
     pub elem: Bytes,
-    /// Scale of NCCL's per-step latency (`hwLat`, NCCL's tables) the
-    /// `nccl` lowering charges per primitive call: 1 takes the tables as
-    /// they are.
-    pub nccl_step_scale: f64,
+    /// A fixed software cost per NCCL step the `nccl` lowering charges per
+    /// primitive call that sends (the model's `nccl.step_overhead_ns`;
+    /// zero: none).
+    pub nccl_step_overhead: Picos,
 }
 
 impl Default for LowerConfig<'_> {
@@ -76,7 +76,7 @@ impl Default for LowerConfig<'_> {
             ring: RingConfig::default(),
             nccl: None,
             elem: Bytes(2),
-            nccl_step_scale: 1.0,
+            nccl_step_overhead: Picos::ZERO,
         }
     }
 }

@@ -14,7 +14,7 @@ mod pattern;
 mod toml;
 mod validate;
 
-use crate::kinds::{Algorithm, Dtype, Fidelity, LaunchMode, Placement, TransferOp};
+use crate::kinds::{Algorithm, Dtype, Fidelity, LaunchMode, Launcher, Placement, TransferOp};
 use crate::skew::Skew;
 use contend_topo::{Bytes, Location, NodeIdx, Picos, TopoError, Topology};
 use serde::{Deserialize, Serialize};
@@ -253,6 +253,8 @@ pub struct ScenarioSpec {
     pub seed: u64,
     pub kernel: KernelConfig,
     pub launch: LaunchMode,
+    /// Who launches the ranks' eager kernels: a thread per rank, or one for all.
+    pub launcher: Launcher,
     /// Launch mode and kernel shape of single algorithms
     /// (`[algorithm.NAME]`), over `launch` and `kernel`.
     pub per_algorithm: BTreeMap<Algorithm, AlgorithmConfig>,
@@ -278,6 +280,7 @@ impl ScenarioSpec {
             seed: 0,
             kernel: KernelConfig::default(),
             launch: LaunchMode::Eager,
+            launcher: Launcher::PerRank,
             per_algorithm: BTreeMap::new(),
             nccl: NcclSetup::default(),
             workload,
@@ -381,6 +384,10 @@ impl Scenario {
     /// What `[algorithm.NAME]` says of `alg`, if anything.
     pub fn algorithm_config(&self, alg: Algorithm) -> Option<&AlgorithmConfig> {
         self.spec.per_algorithm.get(&alg)
+    }
+    /// Who launches the ranks' eager kernels.
+    pub fn launcher(&self) -> Launcher {
+        self.spec.launcher
     }
     /// How `alg`'s kernels are launched: its own `launch`, else the scenario's.
     pub fn launch_of(&self, alg: Algorithm) -> LaunchMode {

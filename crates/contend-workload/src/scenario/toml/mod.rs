@@ -8,7 +8,9 @@ use super::{
     AlgorithmConfig, KernelConfig, NcclSetup, Pattern, Scenario, ScenarioError, ScenarioSpec,
     Shape, Stream, VerifyStep, Workload,
 };
-use crate::kinds::{Algorithm, Dtype, Fidelity, LaunchMode, PatternKind, Placement, TransferOp};
+use crate::kinds::{
+    Algorithm, Dtype, Fidelity, LaunchMode, Launcher, PatternKind, Placement, TransferOp,
+};
 use crate::ladder::ladder;
 use crate::skew::Skew;
 use contend_nccl::NcclVersion;
@@ -46,6 +48,8 @@ struct RawScenario {
     #[serde(default)]
     kernel: Option<Spanned<KernelConfig>>,
     launch: Option<Spanned<String>>,
+    /// `per-rank` (default) or `one-thread`.
+    launcher: Option<Spanned<String>>,
     /// `[algorithm.NAME]` tables.
     algorithm: Option<Spanned<RawAlgorithms>>,
     /// `[nccl]`: `version` and `NCCL_*` variables.
@@ -279,6 +283,13 @@ pub fn parse_scenario(
             LaunchMode::from_str(s.get_ref()).map_err(|e| cx.err(s, "launch", e))?
         }
     };
+    let launcher = match &raw.launcher {
+        None => Launcher::PerRank,
+        Some(s) => {
+            cx.note("launcher", s);
+            Launcher::from_str(s.get_ref()).map_err(|e| cx.err(s, "launcher", e))?
+        }
+    };
     let kernel = raw
         .kernel
         .as_ref()
@@ -304,6 +315,7 @@ pub fn parse_scenario(
         seed: raw.seed.map_or(0, |s| *s.get_ref()),
         kernel,
         launch,
+        launcher,
         per_algorithm,
         nccl,
         workload,
