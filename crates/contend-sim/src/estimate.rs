@@ -13,7 +13,10 @@
 //! return; flow fidelity has a few events per op and access whatever the
 //! bytes, but each event re-solves the fair shares of the flows in flight,
 //! so a flow event weighs one unit more per 128 flows that may be in flight
-//! at once (every rank's widest op).
+//! at once (every rank's widest op). A TLP event costs more on a large box
+//! too: more ranks queue more packets at each shared channel (a packet is
+//! placed in its queue by its ready time), and the state outgrows the
+//! caches, so a TLP event weighs one unit more per 160 ranks (in proportion).
 
 use crate::params::ModelParams;
 use crate::run::RunSpec;
@@ -45,6 +48,11 @@ const FLOW_EVENTS_PER_ACCESS: u64 = 3;
 /// 64 flows in flight, 130 ns an event; one-shot push, 4,032 in flight,
 /// 1.9 µs an event).
 const FLOW_IN_FLIGHT_PER_UNIT: u64 = 128;
+/// Ranks per extra unit a TLP event weighs. Measured (`contend simulate
+/// --format json`, one 42 KiB allreduce, 16 GPUs per switch): two-shot
+/// push 142 ns an event on 64 GPUs, 419 on 256, 603 on 448; hierarchical
+/// 126, 159, 263 (the default verify step's 8 GPUs: about 100).
+const TLP_RANKS_PER_UNIT: u64 = 160;
 
 /// Why a run could not be estimated.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -142,13 +150,17 @@ pub fn work_units(
             (_, None) => return Err(fail("a collective workload needs an algorithm".into())),
         };
     let per = match spec.fidelity {
-        Fidelity::Tlp => bytes
-            .div_ceil(64)
-            .saturating_mul(TLP_EVENTS_PER_64B)
-            .saturating_add(
-                ops.saturating_add(accesses)
-                    .saturating_mul(TLP_EVENTS_PER_OP),
-            ),
+        Fidelity::Tlp => {
+            bytes
+                .div_ceil(64)
+                .saturating_mul(TLP_EVENTS_PER_64B)
+                .saturating_add(
+                    ops.saturating_add(accesses)
+                        .saturating_mul(TLP_EVENTS_PER_OP),
+                )
+                .saturating_mul(TLP_RANKS_PER_UNIT + sc.ranks().len() as u64)
+                / TLP_RANKS_PER_UNIT
+        }
         Fidelity::Flow => ops
             .saturating_add(accesses)
             .saturating_mul(FLOW_EVENTS_PER_ACCESS)

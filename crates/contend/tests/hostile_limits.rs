@@ -159,6 +159,25 @@ fn one_allreduce_on_448_gpus_at_tlp_is_refused_and_force_starts_it() {
         &e,
         &["estimated at", "one-shot-pull peer tlp 42 KiB", "--force"],
     );
+    // hierarchical moves far fewer bytes, but at 448 ranks each TLP event
+    // costs about 2.6 times one on 8 (it ran 15 to 19 s on one core before
+    // the estimate weighed ranks and one run got half the budget)
+    let hier = write(
+        "one-42k-hier.toml",
+        "name = \"one 42 KiB\"\ntopology = \"pro6000-8x-2socket\"\nalgorithms = [\"hierarchical\"]\n\
+         placement = \"peer\"\nfidelity = [\"tlp\"]\n\n[workload]\nkind = \"allreduce\"\n\
+         sizes = [\"42 KiB\"]\nrepeats = 1\n",
+    );
+    let e = fails_within(5, &["simulate", &hier, "--topology", &topo]);
+    has(
+        &e,
+        &[
+            "one run is estimated at",
+            "a run has one core",
+            "hierarchical peer tlp 42 KiB",
+            "--force",
+        ],
+    );
     // --force starts it: killed after a while, it is still running (not
     // refused) and it printed no error
     let mut child = Command::new(env!("CARGO_BIN_EXE_contend"))
