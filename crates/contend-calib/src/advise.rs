@@ -71,7 +71,12 @@ pub struct SizeChoice {
 pub struct WorldAdvice {
     pub world: usize,
     pub ranks: Vec<String>,
+    /// Where the custom kernels' buffers are: the placement asked for,
+    /// or `host` where the ranks' GPUs lack P2P.
     pub placement: Placement,
+    /// Which of the ranks' GPUs lack P2P and why (`None`: every pair has it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_p2p: Option<String>,
     pub ranges: Vec<Range>,
     /// Per size: (size, winner, its time ns, runner-up family's time ns).
     pub sizes: Vec<(u64, String, f64, f64)>,
@@ -266,7 +271,16 @@ pub fn advice_of(
         Tolerance::Fixed(t) => Some(*t),
         Tolerance::Bootstrap { .. } => None,
     };
-    Ok(advice_from(&gpus, placement, &whole, &tables, fixed))
+    let mut out = advice_from(&gpus, placement, &whole, &tables, fixed);
+    // where the ranks' GPUs lack P2P the custom kernels ran in host memory
+    let all = topo.gpus();
+    for w in &mut out {
+        w.no_p2p = topo.no_p2p_summary(&all[..w.world]);
+        if w.no_p2p.is_some() {
+            w.placement = Placement::Host;
+        }
+    }
+    Ok(out)
 }
 
 fn advice_from(
@@ -378,6 +392,7 @@ fn advice_from(
             world: k,
             ranks: ranks.to_vec(),
             placement,
+            no_p2p: None,
             ranges,
             sizes: per_size
                 .iter()
@@ -405,6 +420,12 @@ pub fn advice_table(topo_name: &str, tolerance: &str, advice: &[WorldAdvice]) ->
             w.ranks.join(" "),
             w.placement
         );
+        if let Some(n) = &w.no_p2p {
+            let _ = writeln!(
+                s,
+                "  {n}. Custom kernels were predicted with their buffers in host memory; NCCL through host memory (SHM)"
+            );
+        }
         let _ = writeln!(
             s,
             "  {:>10}  {:>10}  {:<15} algorithm(s)",

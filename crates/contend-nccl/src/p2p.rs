@@ -99,7 +99,10 @@ pub(crate) fn check(
     } else {
         P2pVerdict::AboveLevel
     };
-    if verdict == P2pVerdict::Allowed && g1 != g2 && env.host.gpu_p2p == GpuP2p::NotSupported {
+    if verdict == P2pVerdict::Allowed
+        && g1 != g2
+        && (env.host.gpu_p2p == GpuP2p::NotSupported || sys.no_p2p(g1, g2))
+    {
         verdict = P2pVerdict::DriverRefuses;
     }
     let mut read =

@@ -90,6 +90,10 @@ pub(crate) struct System {
     /// NCCL's CPU index → node.
     pub cpus: Vec<usize>,
     pub cpu: CpuArch,
+    /// Ranks whose GPUs have no P2P between them, as the topology says
+    /// (`[p2p]`, or a GeForce model under the stock driver): what NVML's
+    /// P2P status reports there (lower rank first).
+    pub no_p2p: std::collections::BTreeSet<(usize, usize)>,
 }
 
 impl System {
@@ -103,6 +107,11 @@ impl System {
         (0..self.gpus.len())
             .find(|&g| self.rank_of_gpu(g) == rank)
             .expect("every rank has a GPU")
+    }
+    /// Whether NCCL GPUs `g1` and `g2` have no P2P (the topology's fact).
+    pub fn no_p2p(&self, g1: usize, g2: usize) -> bool {
+        let (a, b) = (self.rank_of_gpu(g1), self.rank_of_gpu(g2));
+        self.no_p2p.contains(&(a.min(b), a.max(b)))
     }
     pub fn cc_of_gpu(&self, g: usize) -> u32 {
         match self.nodes[self.gpus[g]].kind {
@@ -400,6 +409,14 @@ pub(crate) fn build(
         gpus: Vec::new(),
         cpus: Vec::new(),
         cpu,
+        no_p2p: topo
+            .pairs_without_p2p(ranks)
+            .into_iter()
+            .map(|p| {
+                let r = |g| ranks.iter().position(|x| *x == g).expect("a rank's GPU");
+                (r(p.a), r(p.b))
+            })
+            .collect(),
     };
     for &cx in &cpus_x {
         let XWhat::Cpu(socket) = xml[cx].what else {

@@ -6,7 +6,7 @@ use crate::error::{Lines, Location, TopoError, TopoErrorKind};
 use crate::limits::{self, MAX_LINKS, MAX_NODES};
 use crate::model::{
     CollapsePer, CollapseSpec, CrossSocketP2p, GpuSpec, LinkKind, LinkSpec, Node, NodeId, NodeKind,
-    PcieSpec, RootComplexSpec, SwitchSpec, Topology, TopologySpec,
+    P2pSpec, PcieSpec, RootComplexSpec, SwitchSpec, Topology, TopologySpec,
 };
 use crate::pcie::{PcieGen, VALID_PAYLOADS, VALID_RCBS};
 
@@ -24,6 +24,8 @@ struct RawTopology {
     source: Option<String>,
     #[serde(default)]
     platform: Option<String>,
+    #[serde(default)]
+    p2p: Option<Spanned<RawP2p>>,
     #[serde(default, rename = "node")]
     nodes: Vec<Spanned<RawNode>>,
     #[serde(default, rename = "link")]
@@ -49,6 +51,15 @@ struct RawNode {
     tags_10bit: Option<Spanned<bool>>,
     port_p2p_gbps: Option<Spanned<f64>>,
     collapse: Option<Spanned<RawCollapse>>,
+    note: Option<String>,
+}
+
+/// `[p2p]`: `access = "all" | "none"`, or `missing = [["gpu0", "gpu4"], …]`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawP2p {
+    access: Option<Spanned<String>>,
+    missing: Option<Vec<Spanned<Vec<String>>>>,
     note: Option<String>,
 }
 
@@ -190,6 +201,49 @@ impl Ctx<'_> {
             note: r.note.clone(),
         }))
     }
+    fn p2p(&self, v: &Option<Spanned<RawP2p>>) -> Result<P2pSpec, TopoError> {
+        let Some(p) = v else {
+            return Ok(P2pSpec::FromModels);
+        };
+        let r = p.get_ref();
+        match (&r.access, &r.missing) {
+            (Some(a), Some(_)) => Err(self.invalid(
+                a,
+                "p2p.access",
+                "`access` and `missing` both given: `access` is for every pair, `missing` lists the pairs without P2P".into(),
+            )),
+            (Some(a), None) => match a.get_ref().as_str() {
+                "all" => Ok(P2pSpec::All),
+                "none" => Ok(P2pSpec::None),
+                other => Err(self.invalid(
+                    a,
+                    "p2p.access",
+                    format!("access = `{other}`: `all` or `none`"),
+                )),
+            },
+            (None, Some(pairs)) => pairs
+                .iter()
+                .map(|pair| match pair.get_ref().as_slice() {
+                    [a, b] => Ok((
+                        NodeId(a.clone()),
+                        NodeId(b.clone()),
+                        Some(self.loc(pair, "p2p.missing")),
+                    )),
+                    other => Err(self.invalid(
+                        pair,
+                        "p2p.missing",
+                        format!("a pair is two GPU ids, not {}", other.len()),
+                    )),
+                })
+                .collect::<Result<_, _>>()
+                .map(P2pSpec::Missing),
+            (None, None) => Err(self.invalid(
+                p,
+                "p2p",
+                "`[p2p]` says neither `access` (\"all\" or \"none\") nor `missing` (pairs without P2P)".into(),
+            )),
+        }
+    }
     fn latency(&self, v: &Option<Spanned<f64>>) -> Result<Option<Picos>, TopoError> {
         v.as_ref()
             .map(|s| limits::latency_ns(*s.get_ref()).map_err(|m| self.invalid(s, "latency_ns", m)))
@@ -249,6 +303,8 @@ pub fn parse_topology(file: &str, text: &str) -> Result<Topology, TopoError> {
         name: raw.name,
         source: raw.source,
         platform: raw.platform,
+        p2p: cx.p2p(&raw.p2p)?,
+        p2p_note: raw.p2p.as_ref().and_then(|p| p.get_ref().note.clone()),
         ..Default::default()
     };
     for n in &raw.nodes {

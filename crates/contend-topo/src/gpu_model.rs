@@ -82,9 +82,57 @@ pub fn same_model(a: &str, b: &str) -> Option<bool> {
     Some(!contradicts)
 }
 
+/// Whether a model is a GeForce card, to which NVIDIA's stock driver gives
+/// no peer-to-peer access over PCIe (NCCL then stages through host memory:
+/// NVIDIA/nccl issue 1309; patched open kernel modules, tinygrad's and
+/// aikitoria's forks of `open-gpu-kernel-modules`, enable it). A GeForce
+/// name says `GeForce`, or its model number is an RTX 20–50 series one
+/// (`RTX 4090`, `RTX 5090`: four digits, 20–50 then two more ending in 0)
+/// with no workstation family word (`pro`, `ada`, `quadro`).
+pub fn geforce(name: &str) -> bool {
+    if name.to_ascii_lowercase().contains("geforce") {
+        return true;
+    }
+    let (numbers, family) = model_key(name);
+    let series = |t: &String| {
+        let b = t.as_bytes();
+        b.len() == 4
+            && b.iter().all(u8::is_ascii_digit)
+            && matches!(&t[..2], "20" | "30" | "40" | "50")
+            && b[3] == b'0'
+    };
+    numbers.len() == 1
+        && numbers.iter().all(series)
+        && !["pro", "ada", "quadro"].iter().any(|w| family.contains(*w))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn geforce_cards_are_told_from_workstation_and_datacenter_ones() {
+        for g in [
+            "NVIDIA GeForce RTX 4090",
+            "RTX 4090",
+            "RTX 5090",
+            "NVIDIA GeForce RTX 3090 Ti",
+            "GeForce GTX 1080",
+        ] {
+            assert!(geforce(g), "{g}");
+        }
+        for w in [
+            "RTX PRO 6000 Blackwell",
+            "NVIDIA RTX 6000 Ada Generation",
+            "NVIDIA RTX A6000",
+            "NVIDIA L40S",
+            "NVIDIA H100 80GB HBM3",
+            "Quadro RTX 8000",
+            "GPU",
+        ] {
+            assert!(!geforce(w), "{w}");
+        }
+    }
 
     #[test]
     fn one_model_under_its_names() {

@@ -70,10 +70,10 @@ pub use error::{Lines, Location, TopoError, TopoErrorKind, named_field, toml_key
 pub use file::{load_topology, parse_topology};
 pub use model::{
     CollapsePer, CollapseSpec, CrossSocketP2p, GpuSpec, Hop, Link, LinkIdx, LinkKind, LinkSpec,
-    Node, NodeId, NodeIdx, NodeKind, PcieSpec, RootComplexSpec, Route, SwitchSpec, Topology,
-    TopologySpec,
+    NoP2p, Node, NodeId, NodeIdx, NodeKind, P2p, P2pSpec, PairWithoutP2p, PcieSpec,
+    RootComplexSpec, Route, SwitchSpec, Topology, TopologySpec,
 };
 pub use pcie::{PcieGen, TlpKind};
 pub use show::render_tree;
 pub use units::{Bytes, BytesPerSec, Picos};
-pub use write::{CollapseEntry, LinkEntry, NodeEntry, TopologyFile};
+pub use write::{CollapseEntry, LinkEntry, NodeEntry, P2pEntry, TopologyFile};

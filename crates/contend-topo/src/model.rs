@@ -1,6 +1,9 @@
 //! The validated topology: nodes, links, routing.
 
 mod check;
+mod peer_access;
+
+pub use peer_access::{NoP2p, P2p, P2pSpec, PairWithoutP2p};
 
 use crate::error::{Location, TopoError, TopoErrorKind};
 use crate::limits::{MAX_LINKS, MAX_NODES};
@@ -340,6 +343,10 @@ pub struct Topology {
     pub(crate) nodes: Vec<Node>,
     pub(crate) links: Vec<Link>,
     pub(crate) by_id: BTreeMap<NodeId, NodeIdx>,
+    /// Which GPU pairs reach each other's memory directly.
+    pub(crate) p2p: P2p,
+    /// Where that fact comes from (`[p2p]`'s note).
+    pub p2p_note: Option<String>,
     /// Where each node was written (file, line, column), where it came from
     /// a file: for errors found later, by what reads the topology.
     pub(crate) node_locs: Vec<Option<Location>>,
@@ -354,6 +361,10 @@ pub struct TopologySpec {
     pub name: String,
     pub source: Option<String>,
     pub platform: Option<String>,
+    /// `[p2p]`: which GPU pairs have peer-to-peer access.
+    pub p2p: P2pSpec,
+    /// `[p2p]`'s note: where the fact comes from, for people.
+    pub p2p_note: Option<String>,
     pub nodes: Vec<(Node, Option<Location>)>,
     pub links: Vec<LinkSpec>,
 }
@@ -483,6 +494,11 @@ impl Topology {
             });
             link_locs.push(loc);
         }
+        let p2p = spec.p2p.resolve(|id| {
+            by_id
+                .get(id)
+                .map(|&i| (i, matches!(nodes[i.0 as usize].kind, NodeKind::Gpu(_))))
+        })?;
         let topo = Topology {
             name: spec.name,
             source: spec.source,
@@ -491,6 +507,8 @@ impl Topology {
             nodes,
             links,
             by_id,
+            p2p,
+            p2p_note: spec.p2p_note,
             node_locs: Vec::new(),
         };
         topo.check_pcie_forest(&link_locs)?;

@@ -2,7 +2,7 @@
 //! validated [`Topology`] turns back into, serialized with serde. Reading
 //! the written text gives the same topology (a test holds them together).
 
-use crate::model::{CollapsePer, CollapseSpec, LinkKind, NodeKind, Topology};
+use crate::model::{CollapsePer, CollapseSpec, LinkKind, NodeIdx, NodeKind, P2p, Topology};
 use serde::Serialize;
 
 /// A topology as its TOML file says it.
@@ -13,8 +13,21 @@ pub struct TopologyFile {
     pub source: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub platform: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p2p: Option<P2pEntry>,
     pub node: Vec<NodeEntry>,
     pub link: Vec<LinkEntry>,
+}
+
+/// The `[p2p]` table: `access` or `missing`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct P2pEntry {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub access: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missing: Option<Vec<[String; 2]>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// One `[[node]]`.
@@ -223,10 +236,31 @@ impl Topology {
                 e
             })
             .collect();
+        let id = |n: NodeIdx| self.node(n).id.0.clone();
+        let p2p = match self.p2p() {
+            P2p::FromModels => None,
+            P2p::All => Some(P2pEntry {
+                access: Some("all".into()),
+                ..Default::default()
+            }),
+            P2p::None => Some(P2pEntry {
+                access: Some("none".into()),
+                ..Default::default()
+            }),
+            P2p::Missing(pairs) => Some(P2pEntry {
+                missing: Some(pairs.iter().map(|&(a, b)| [id(a), id(b)]).collect()),
+                ..Default::default()
+            }),
+        }
+        .map(|e| P2pEntry {
+            note: self.p2p_note.clone(),
+            ..e
+        });
         TopologyFile {
             name: self.name.clone(),
             source: self.source.clone(),
             platform: self.platform.clone(),
+            p2p,
             node,
             link,
         }
@@ -251,6 +285,7 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{stem}: {e}\n{text}"));
             assert_eq!(back.nodes(), t.nodes(), "{stem}");
             assert_eq!(back.links(), t.links(), "{stem}");
+            assert_eq!(back.p2p(), t.p2p(), "{stem}");
             assert_eq!((back.name, back.source), (t.name, t.source));
         }
     }

@@ -237,13 +237,19 @@ fn nvidia_smi_matrices_alone() {
     let p2p = t
         .warnings
         .iter()
-        .find(|w| w.field.starts_with("peer access"))
+        .find(|w| w.field.starts_with("`[p2p]`"))
         .unwrap();
     assert!(
         p2p.message.contains("-p2p rw")
             && p2p.message.contains("GNS (GPU not supported) for 2 pairs"),
         "{p2p}"
     );
+    // and the topology says it: the pair has no P2P, from that paste
+    let g = t.topology.gpus();
+    assert_eq!(t.topology.p2p(), &contend_topo::P2p::None);
+    let why = t.topology.no_p2p_summary(&g).unwrap();
+    assert!(why.contains("-p2p rw"), "{why}");
+    assert!(t.to_toml().contains("[p2p]\naccess = \"none\""));
 }
 
 #[test]

@@ -76,6 +76,10 @@ pub struct TopoImportArgs {
     /// The topology's `name` (default: from the GPUs and the files).
     #[arg(long)]
     pub name: Option<String>,
+    /// Every GPU's model (`"RTX 5090"`), over what the files say: a `topo
+    /// -m` paste names none (or add `nvidia-smi -L` to the files).
+    #[arg(long)]
+    pub gpu_model: Option<String>,
 }
 
 /// `contend topo import`: the topology, what each file gave and what to
@@ -93,7 +97,13 @@ pub fn topo_import(a: TopoImportArgs) -> Result<()> {
                 .map_err(anyhow::Error::from)
         })
         .collect::<Result<Vec<_>>>()?;
-    let t = contend_topo::import::import_topology(&inputs, a.name.as_deref())?;
+    let t = contend_topo::import::import_topology_with(
+        &inputs,
+        &contend_topo::import::ImportOptions {
+            name: a.name.as_deref(),
+            gpu_model: a.gpu_model.as_deref(),
+        },
+    )?;
     for f in &t.found {
         eprintln!("{}: {}", f.file, f.what.join("; "));
     }

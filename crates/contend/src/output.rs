@@ -15,11 +15,20 @@ pub fn json(sc: &Scenario, runs: &[Run]) -> anyhow::Result<String> {
     struct Doc<'a> {
         scenario: &'a str,
         topology: &'a str,
+        /// Pairs of GPUs without P2P (custom kernels then run in host
+        /// placement), and why in words.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        no_p2p: Vec<[&'a str; 2]>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        no_p2p_note: Option<String>,
         results: Vec<&'a ResultRecord>,
     }
+    let id = |g| sc.topology().node(g).id.0.as_str();
     let doc = Doc {
         scenario: sc.name(),
         topology: &sc.topology().name,
+        no_p2p: sc.no_p2p().iter().map(|p| [id(p.a), id(p.b)]).collect(),
+        no_p2p_note: sc.no_p2p_note(),
         results: runs.iter().flat_map(|r| r.records.iter()).collect(),
     };
     Ok(serde_json::to_string_pretty(&doc)?)
@@ -50,10 +59,13 @@ fn header(sc: &Scenario) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "scenario  {}{}",
+        "scenario  {}{}{}",
         sc.name(),
         sc.description()
             .map(|d| format!(" — {d}"))
+            .unwrap_or_default(),
+        sc.replaced_topology()
+            .map(|t| format!(" [written for {t}; run on the topology below]"))
             .unwrap_or_default()
     );
     let _ = writeln!(
@@ -111,6 +123,9 @@ fn header(sc: &Scenario) -> String {
         sc.kernel().blocks,
         sc.kernel().threads
     );
+    if let Some(n) = sc.no_p2p_note() {
+        let _ = writeln!(s, "p2p       {n}");
+    }
     if sc.algorithms().contains(&Algorithm::Nccl) && sc.workload().gap_and_skew().is_some() {
         let _ = writeln!(
             s,

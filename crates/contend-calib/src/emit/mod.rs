@@ -270,7 +270,8 @@ pub(crate) fn predict_resumable(
                 params,
                 RunSpec {
                     algorithm: Some(algorithm),
-                    placement,
+                    // host where the GPUs lack P2P (the scenario's rule)
+                    placement: sc.placements()[0],
                     fidelity: Fidelity::Flow,
                     size: Some(Bytes(s)),
                 },

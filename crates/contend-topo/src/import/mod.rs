@@ -260,6 +260,9 @@ pub(crate) struct Facts {
     pub cpus: BTreeMap<i64, Cpu>,
     /// NCCL's `host_hash` per input.
     pub hosts: BTreeMap<String, String>,
+    /// The GPU model the user named (`topo import --gpu-model`), over
+    /// what the inputs say.
+    pub gpu_model: Option<String>,
     pub platform: Vec<String>,
     pub warnings: Vec<Warning>,
 }
@@ -475,7 +478,35 @@ pub fn import_topology(
     inputs: &[(String, String)],
     name: Option<&str>,
 ) -> Result<ImportedTopology, TopoError> {
-    let mut facts = Facts::default();
+    import_topology_with(
+        inputs,
+        &ImportOptions {
+            name,
+            gpu_model: None,
+        },
+    )
+}
+
+/// What the user says beside the inputs.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ImportOptions<'a> {
+    /// The topology's name (default: from the GPUs and the inputs).
+    pub name: Option<&'a str>,
+    /// Every GPU's model (`RTX 5090`), over what the inputs say: for a
+    /// `topo -m` paste, which names none.
+    pub gpu_model: Option<&'a str>,
+}
+
+/// [`import_topology`] with the user's [`ImportOptions`].
+pub fn import_topology_with(
+    inputs: &[(String, String)],
+    opts: &ImportOptions<'_>,
+) -> Result<ImportedTopology, TopoError> {
+    let name = opts.name;
+    let mut facts = Facts {
+        gpu_model: opts.gpu_model.map(str::to_string),
+        ..Facts::default()
+    };
     let mut found = Vec::new();
     for (file, text) in inputs {
         let lines = plain_lines(text);

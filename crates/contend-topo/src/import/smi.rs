@@ -56,6 +56,17 @@ pub fn cuda_device_line(line: &str) -> Option<CudaDevice> {
     })
 }
 
+/// An `nvidia-smi -L` line: `GPU 0: NVIDIA GeForce RTX 5090 (UUID:
+/// GPU-…)` → (index, name).
+pub fn smi_list_line(line: &str) -> Option<(usize, String)> {
+    let rest = line.trim().strip_prefix("GPU ")?;
+    let (idx, name) = rest.split_once(": ")?;
+    let index = idx.trim().parse().ok()?;
+    let (name, uuid) = name.rsplit_once(" (UUID: ")?;
+    uuid.ends_with(')')
+        .then(|| (index, name.trim().to_string()))
+}
+
 const P2P_CELLS: [&str; 8] = ["X", "OK", "CNS", "GNS", "TNS", "NS", "DR", "U"];
 
 /// The GPU labels of a matrix header (`GPU0 GPU1 … NIC0 … CPU Affinity`),
@@ -167,6 +178,8 @@ pub(crate) fn scan(
     let mut i = 0;
     let mut table_gpus = 0usize;
     let mut cuda_list = std::collections::BTreeSet::new();
+    let (mut smi_list, mut query_gpus) = (0usize, 0usize);
+    let mut query_bdf: Option<Bdf> = None;
     while i < lines.len() {
         let t = lines[i].trim();
         if let Some((labels, extra)) = header(t) {
@@ -322,6 +335,24 @@ pub(crate) fn scan(
             add_cuda(facts, d.index, d.name, d.bdf, file);
             cuda_list.insert(index);
         }
+        if let Some((index, name)) = smi_list_line(t) {
+            add_cuda(facts, index, name, None, file);
+            smi_list += 1;
+        }
+        // `nvidia-smi -q`: a `GPU 00000000:01:00.0` section per GPU, in
+        // index order, its `Product Name : …` inside
+        if let Some(b) = t.strip_prefix("GPU ").and_then(Bdf::parse) {
+            query_bdf = Some(b);
+        }
+        if let (Some(name), Some(b)) = (
+            t.strip_prefix("Product Name")
+                .and_then(|r| r.trim_start().strip_prefix(':'))
+                .map(str::trim),
+            query_bdf.take(),
+        ) {
+            add_cuda(facts, query_gpus, name.to_string(), Some(b), file);
+            query_gpus += 1;
+        }
         if let Some(n) = t
             .strip_prefix("available:")
             .and_then(|r| r.split_whitespace().next())
@@ -342,12 +373,30 @@ pub(crate) fn scan(
     if !cuda_list.is_empty() {
         found.push(format!("CUDA device list ({} GPUs)", cuda_list.len()));
     }
+    if smi_list > 0 {
+        found.push(format!("nvidia-smi -L ({smi_list} GPUs)"));
+    }
+    if query_gpus > 0 {
+        found.push(format!("nvidia-smi -q ({query_gpus} GPUs)"));
+    }
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nvidia_smi_list_lines() {
+        assert_eq!(
+            smi_list_line(
+                "GPU 3: NVIDIA GeForce RTX 5090 (UUID: GPU-5f0c2a8e-0000-4d1e-9c3b-0a1b2c3d4e5f)"
+            ),
+            Some((3, "NVIDIA GeForce RTX 5090".to_string()))
+        );
+        assert_eq!(smi_list_line("GPU 0: no uuid here"), None);
+        assert_eq!(smi_list_line("GPU0\t X \tSYS"), None);
+    }
 
     #[test]
     fn device_lines_of_both_benchmarks() {

@@ -244,6 +244,9 @@ pub struct ScenarioSpec {
     pub description: Option<String>,
     /// What results call the topology (`pro6000-8x-2socket` or a path).
     pub topology_ref: String,
+    /// The topology the scenario file names, where another replaced it
+    /// (`--topology`): its description may speak of that box.
+    pub replaced_topology: Option<String>,
     pub topology: Topology,
     /// Rank order: GPUs of `topology`.
     pub ranks: Vec<NodeIdx>,
@@ -272,6 +275,7 @@ impl ScenarioSpec {
             name: name.to_string(),
             description: None,
             topology_ref: topology.name.clone(),
+            replaced_topology: None,
             ranks: topology.gpus(),
             topology,
             algorithms: Algorithm::ALL.to_vec(),
@@ -298,6 +302,11 @@ pub struct Scenario {
     patterns: Vec<PatternStreams>,
     /// NCCL's decisions for the ranks, when the scenario runs `nccl`.
     nccl_plan: Option<Arc<contend_nccl::NcclPlan>>,
+    /// Pairs of ranks' GPUs without P2P ([`Topology::pairs_without_p2p`]).
+    no_p2p: Vec<contend_topo::PairWithoutP2p>,
+    /// The placements that run: the spec's, with `peer` replaced by `host`
+    /// where GPUs lack P2P (a kernel cannot load or store a peer's buffer).
+    placements: Vec<Placement>,
 }
 
 impl Scenario {
@@ -319,11 +328,25 @@ impl Scenario {
             }
             _ => (vec![], vec![]),
         };
+        let no_p2p = spec.topology.pairs_without_p2p(&spec.ranks);
+        let mut placements = Vec::new();
+        for &p in &spec.placements {
+            let p = if no_p2p.is_empty() {
+                p
+            } else {
+                Placement::Host
+            };
+            if !placements.contains(&p) {
+                placements.push(p);
+            }
+        }
         Scenario {
             spec,
             streams,
             patterns,
             nccl_plan,
+            no_p2p,
+            placements,
         }
     }
 
@@ -352,6 +375,10 @@ impl Scenario {
         self.spec.description.as_deref()
     }
     /// What results call the topology (`pro6000-8x-2socket` or a path).
+    /// The topology the scenario file names, where `--topology` replaced it.
+    pub fn replaced_topology(&self) -> Option<&str> {
+        self.spec.replaced_topology.as_deref()
+    }
     pub fn topology_ref(&self) -> &str {
         &self.spec.topology_ref
     }
@@ -364,8 +391,30 @@ impl Scenario {
     pub fn algorithms(&self) -> &[Algorithm] {
         &self.spec.algorithms
     }
+    /// The placements that run: the scenario's, except that where the
+    /// ranks' GPUs lack P2P ([`Scenario::no_p2p`]) buffers go to host
+    /// memory (`host`), since no kernel can reach a peer's.
     pub fn placements(&self) -> &[Placement] {
-        &self.spec.placements
+        &self.placements
+    }
+    /// The pairs of ranks' GPUs without P2P, and why (empty where every
+    /// pair has it).
+    pub fn no_p2p(&self) -> &[contend_topo::PairWithoutP2p] {
+        &self.no_p2p
+    }
+    /// In words, when some pairs lack P2P: which, why, and what runs
+    /// instead; `None` where every pair has it.
+    pub fn no_p2p_note(&self) -> Option<String> {
+        let what = self.spec.topology.no_p2p_summary(&self.spec.ranks)?;
+        let asked_peer = self.spec.placements.contains(&Placement::Peer);
+        Some(format!(
+            "{what}. {}NCCL goes through host memory (SHM) there",
+            if asked_peer {
+                "Custom kernels run with their buffers in host memory (placement host, not peer); "
+            } else {
+                ""
+            }
+        ))
     }
     pub fn fidelities(&self) -> &[Fidelity] {
         &self.spec.fidelities

@@ -1,20 +1,45 @@
-//! What the topology cannot say or an input contradicts: peers that
-//! `nvidia-smi topo -p2p` says cannot reach each other, and `topo -m`'s
-//! relations against the tree written.
+//! What the inputs say beside the tree, and what contradicts it: peers
+//! that `nvidia-smi topo -p2p` says cannot reach each other (the
+//! topology's `[p2p]`), and `topo -m`'s relations against the tree written.
 
 use super::{Ctx, Warnings};
 use crate::import::{Rel, Warning};
-use std::collections::BTreeMap;
+use crate::write::{P2pEntry, TopologyFile};
+use std::collections::{BTreeMap, BTreeSet};
 
-/// `nvidia-smi topo -p2p` pairs without peer access (no topology field:
-/// a warning naming what to simulate instead).
-pub(super) fn peer_access(cx: &Ctx<'_>, w: &mut Warnings) {
+/// `nvidia-smi topo -p2p r|w|rw` pairs without peer access, written as
+/// the topology's `[p2p]` (every pair `OK`: `access = "all"`; none:
+/// `"none"`; else the pairs `missing`). `-p2p n` (NVLink) and `a`
+/// (atomics) say nothing of PCIe loads and stores; an unknown cell (`U`)
+/// is warned and taken as access. A GeForce box imported without `-p2p`
+/// gets the model's rule (no P2P under the stock driver) and a warning
+/// that says how to state otherwise.
+pub(super) fn peer_access(cx: &Ctx<'_>, file: &mut TopologyFile, w: &mut Warnings) {
+    let n = cx.gpus.len();
+    let mut missing: BTreeSet<(usize, usize)> = BTreeSet::new();
+    let mut seen: Vec<String> = vec![];
     for p in &cx.facts.p2p {
+        if matches!(p.kind.as_deref(), Some("n" | "a")) {
+            continue;
+        }
+        seen.push(format!(
+            "nvidia-smi topo -p2p{} ({}:{})",
+            p.kind
+                .as_deref()
+                .map(|k| format!(" {k}"))
+                .unwrap_or_default(),
+            p.file,
+            p.line
+        ));
         let mut bad: BTreeMap<String, usize> = BTreeMap::new();
-        for (i, row) in p.cells.iter().enumerate() {
-            for (j, c) in row.iter().enumerate() {
-                if i != j && c != "OK" && c != "X" {
-                    *bad.entry(c.clone()).or_default() += 1;
+        for (i, row) in p.cells.iter().enumerate().take(n) {
+            for (j, c) in row.iter().enumerate().take(n) {
+                if i == j || c == "OK" || c == "X" {
+                    continue;
+                }
+                *bad.entry(c.clone()).or_default() += 1;
+                if c != "U" {
+                    missing.insert((i.min(j), i.max(j)));
                 }
             }
         }
@@ -24,17 +49,58 @@ pub(super) fn peer_access(cx: &Ctx<'_>, w: &mut Warnings) {
                 .map(|(k, v)| format!("{k} ({}) for {v} pairs", p2p_meaning(k)))
                 .collect();
             w.1.push(Warning {
-                field: "peer access (no topology field)".into(),
+                field: "`[p2p]` if the driver differs".into(),
                 message: format!(
-                    "nvidia-smi topo -p2p{} ({}:{}): {}; the topology has no field for it: simulate NCCL with NCCL_P2P_DISABLE=1 (it stages through host memory) and prefer contend's host-staged algorithms",
-                    p.kind.as_deref().map(|k| format!(" {k}")).unwrap_or_default(),
-                    p.file,
-                    p.line,
-                    kinds.join(", ")
+                    "{}: {}; written as `[p2p]`: custom kernels run with their buffers in host memory between those GPUs and NCCL goes through host memory (SHM){}",
+                    seen.last().expect("pushed"),
+                    kinds.join(", "),
+                    if bad.contains_key("U") {
+                        "; a `U` (unknown) pair is taken as having P2P"
+                    } else {
+                        ""
+                    }
                 ),
             });
         }
     }
+    if seen.is_empty() {
+        if let Some(g) = cx.gpus.iter().find(|g| crate::gpu_model::geforce(&g.model)) {
+            w.1.push(Warning {
+                field: "`[p2p]` if the driver differs".into(),
+                message: format!(
+                    "{} is a GeForce card: without P2P under the stock driver, so contend runs custom kernels with their buffers in host memory and NCCL through SHM. Under a driver that enables P2P (tinygrad's or aikitoria's open-gpu-kernel-modules), write `[p2p] access = \"all\"`, or import `nvidia-smi topo -p2p r` beside `topo -m`",
+                    g.model
+                ),
+            });
+        }
+        return;
+    }
+    let pairs = n * n.saturating_sub(1) / 2;
+    let note = Some(format!("from {}", seen.join(", ")));
+    file.p2p = Some(if missing.is_empty() {
+        P2pEntry {
+            access: Some("all".into()),
+            missing: None,
+            note,
+        }
+    } else if missing.len() == pairs {
+        P2pEntry {
+            access: Some("none".into()),
+            missing: None,
+            note,
+        }
+    } else {
+        P2pEntry {
+            access: None,
+            missing: Some(
+                missing
+                    .iter()
+                    .map(|(a, b)| [format!("gpu{a}"), format!("gpu{b}")])
+                    .collect(),
+            ),
+            note,
+        }
+    });
 }
 
 /// Every GPU pair's `topo -m` relation against the one the written tree

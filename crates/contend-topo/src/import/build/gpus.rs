@@ -102,13 +102,34 @@ pub(super) fn gpus(
         if let Some((nm, _, _)) = cuda {
             names.push(nm.trim_end_matches("...").trim_end_matches('…').to_string());
         }
-        let sheet = names.iter().find_map(|n| datasheet(n));
-        let model = names
-            .iter()
-            .find(|n| datasheet(n).is_some())
-            .or(names.first())
-            .cloned()
-            .unwrap_or_else(|| "GPU".into());
+        if let Some(m) = &facts.gpu_model {
+            if let Some(said) = names
+                .iter()
+                .find(|n| crate::gpu_model::same_model(m, n) == Some(false))
+            {
+                w.1.push(Warning {
+                    field: format!("the model of gpu{i}"),
+                    message: format!(
+                        "the inputs name it {said}, --gpu-model says {m}: {m} is written"
+                    ),
+                });
+            }
+        }
+        // the user's model first and alone; else the first name the
+        // datasheet table knows, else the fullest name
+        let sheet = match &facts.gpu_model {
+            Some(m) => datasheet(m),
+            None => names.iter().find_map(|n| datasheet(n)),
+        };
+        let model = match &facts.gpu_model {
+            Some(m) => m.clone(),
+            None => names
+                .iter()
+                .find(|n| datasheet(n).is_some())
+                .or(names.first())
+                .cloned()
+                .unwrap_or_else(|| "GPU".into()),
+        };
         let numa = d.and_then(|d| d.numa).or_else(|| {
             facts
                 .matrix

@@ -132,7 +132,7 @@ pub(crate) fn build(
     pcie_links::write(&cx, &mut file, &mut w);
     cpu_links::write(&cx, &mut file, &mut w);
     nvlink::write(&cx, &mut file, &mut w);
-    checks::peer_access(&cx, &mut w);
+    checks::peer_access(&cx, &mut file, &mut w);
     checks::matrix_against_tree(&cx, &mut w);
 
     let n = gpus.len();

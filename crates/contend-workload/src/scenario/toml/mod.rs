@@ -252,14 +252,15 @@ pub fn parse_scenario(
     cx.note_opt("seed", &raw.seed);
     cx.note_opt("kernel", &raw.kernel);
     // Results name the topology they ran on: an override's own name.
-    let (topology, topology_ref) = match topology_override {
+    let (topology, topology_ref, replaced_topology) = match topology_override {
         Some(t) => {
             let name = t.name.clone();
-            (t, name)
+            (t, name, Some(raw.topology.get_ref().clone()))
         }
         None => (
             resolve_topology(&cx, &raw.topology, base)?,
             raw.topology.get_ref().clone(),
+            None,
         ),
     };
     let ranks = parse_ranks(&mut cx, &raw.ranks, &topology)?;
@@ -307,6 +308,7 @@ pub fn parse_scenario(
         name: raw.name.get_ref().clone(),
         description: raw.description,
         topology_ref,
+        replaced_topology,
         topology,
         ranks,
         algorithms,
