@@ -379,3 +379,65 @@ fn inputs_of_two_machines_are_refused() {
         "{e}"
     );
 }
+
+/// The GPU model: from `nvidia-smi -L`, from `nvidia-smi -q`, or from the
+/// user (`--gpu-model`) over what the inputs say; a `topo -m` paste alone
+/// names none.
+#[test]
+fn the_gpu_model_from_smi_lists_queries_or_the_user() {
+    use contend_topo::NodeKind;
+    use contend_topo::import::{ImportOptions, import_topology_with};
+    let (file, text) = input("tests/fixtures/box/rtx5090-8x-2socket.txt");
+    let model = |t: &ImportedTopology| {
+        let g = t.topology.gpus()[0];
+        match &t.topology.node(g).kind {
+            NodeKind::Gpu(s) => (s.model.clone(), s.sms),
+            _ => unreachable!(),
+        }
+    };
+    // -L names it
+    let t = import_topology(&[(file.clone(), text.clone())], None).unwrap();
+    assert_eq!(model(&t), ("NVIDIA GeForce RTX 5090".into(), 170));
+    // topo -m alone: a generic GPU, and a warning names the field
+    let matrix_only: String = text
+        .lines()
+        .filter(|l| !l.starts_with("GPU ") || l.starts_with("GPU0"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let t = import_topology(&[(file.clone(), matrix_only.clone())], None).unwrap();
+    assert_eq!(model(&t).0, "GPU");
+    // the user's model over it
+    let opts = ImportOptions {
+        gpu_model: Some("RTX 5090"),
+        ..Default::default()
+    };
+    let t = import_topology_with(&[(file.clone(), matrix_only)], &opts).unwrap();
+    assert_eq!(model(&t), ("RTX 5090".into(), 170));
+    // and over a different model the inputs name, with a warning
+    let opts = ImportOptions {
+        gpu_model: Some("RTX 4090"),
+        ..Default::default()
+    };
+    let t = import_topology_with(&[(file.clone(), text)], &opts).unwrap();
+    assert_eq!(model(&t), ("RTX 4090".into(), 128));
+    assert!(
+        t.warnings
+            .iter()
+            .any(|w| w.message.contains("--gpu-model says RTX 4090")),
+        "{:?}",
+        t.warnings
+    );
+    // nvidia-smi -q: a section per GPU in index order, its Product Name
+    let q = "==============NVSMI LOG==============\n\nDriver Version                            : 575.57.08\n\nAttached GPUs                             : 2\nGPU 00000000:01:00.0\n    Product Name                          : NVIDIA GeForce RTX 5090\n    Product Brand                         : GeForce\nGPU 00000000:81:00.0\n    Product Name                          : NVIDIA GeForce RTX 5090\n";
+    let t = import_topology(&[("q.txt".into(), q.into())], None).unwrap();
+    assert_eq!(t.topology.gpus().len(), 2);
+    assert_eq!(model(&t).0, "NVIDIA GeForce RTX 5090");
+    assert!(
+        t.found[0]
+            .what
+            .iter()
+            .any(|w| w == "nvidia-smi -q (2 GPUs)"),
+        "{:?}",
+        t.found
+    );
+}

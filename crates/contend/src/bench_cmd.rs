@@ -2,7 +2,8 @@
 //! scenario (the default verify step), each fidelity or only those named.
 
 use super::{
-    FidelityArg, Format, ModelOpts, label, load, output, progress, run_identity, work_estimate,
+    FidelityArg, Format, ModelOpts, StepOpts, label, load, output, progress, run_identity,
+    work_estimate,
 };
 use crate::stream::{Journal, StreamArgs};
 use anyhow::{Result, bail};
@@ -34,6 +35,8 @@ pub(crate) struct BenchArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     repeat: u32,
     #[command(flatten)]
+    step: StepOpts,
+    #[command(flatten)]
     stream: StreamArgs,
     /// Output format (`jsonl`: each row as it completes, see --stream).
     #[arg(long, value_enum, default_value_t = Format::Table)]
@@ -58,6 +61,7 @@ pub(crate) fn run(a: BenchArgs) -> Result<()> {
         force: true,
     };
     let (sc, params, _) = load(a.scenario.as_deref(), &model)?;
+    let sc = a.step.apply(sc)?;
     let fidelities: Vec<Fidelity> = if a.fidelity.is_empty() {
         vec![Fidelity::Tlp, Fidelity::Flow]
     } else {

@@ -155,6 +155,50 @@ impl NcclOpts {
     }
 }
 
+/// One's own step over the scenario's, on any scenario.
+#[derive(Args, Debug, Clone, Default)]
+struct StepOpts {
+    /// Ranks: the first N GPUs (the scenario's ranks, then the topology's others).
+    #[arg(long, value_name = "N")]
+    ranks: Option<usize>,
+    /// The model's hidden size: the verify step's allreduce is hidden x tokens x dtype bytes.
+    #[arg(long)]
+    hidden: Option<u64>,
+    /// Tokens per verify step (draft tokens + 1 for EAGLE).
+    #[arg(long)]
+    tokens: Option<u64>,
+    /// Layers of the model.
+    #[arg(long)]
+    layers: Option<u32>,
+    /// Allreduces per layer (2: after attention and after the MLP).
+    #[arg(long)]
+    allreduces_per_layer: Option<u32>,
+    /// Element type: bf16, fp16 or fp32.
+    #[arg(long)]
+    dtype: Option<contend_workload::Dtype>,
+    /// Every algorithm's launch: eager, or graph (a CUDA graph replay).
+    #[arg(long)]
+    launch: Option<contend_workload::LaunchMode>,
+}
+
+impl StepOpts {
+    fn overrides(&self) -> contend_workload::StepOverrides {
+        contend_workload::StepOverrides {
+            ranks: self.ranks,
+            hidden: self.hidden,
+            tokens: self.tokens,
+            layers: self.layers,
+            allreduces_per_layer: self.allreduces_per_layer,
+            dtype: self.dtype,
+            launch: self.launch,
+        }
+    }
+    /// The scenario with one's own step.
+    fn apply(&self, sc: Scenario) -> Result<Scenario> {
+        Ok(sc.with_step(&self.overrides())?)
+    }
+}
+
 #[derive(Args, Debug)]
 struct SimulateArgs {
     /// Scenario: a TOML file or a shipped name (`scenarios/`). Without it, the embedded default scenario.
@@ -163,6 +207,8 @@ struct SimulateArgs {
     model: ModelOpts,
     #[command(flatten)]
     nccl: NcclOpts,
+    #[command(flatten)]
+    step: StepOpts,
     #[command(flatten)]
     stream: StreamArgs,
     /// Output format (`jsonl`: each result as it completes, see --stream).
@@ -178,6 +224,10 @@ struct SweepArgs {
     model: ModelOpts,
     #[command(flatten)]
     nccl: NcclOpts,
+    /// One's own step: --ranks, --dtype and --launch apply; --hidden and
+    /// --tokens add the step's size (hidden x tokens x dtype) to the sizes.
+    #[command(flatten)]
+    step: StepOpts,
     /// Smallest size.
     #[arg(long, default_value = "1KiB", value_parser = parse_bytes)]
     from: Bytes,
@@ -435,7 +485,7 @@ fn longest_first<J: Sync, R: Send>(
 
 fn simulate(a: SimulateArgs) -> Result<()> {
     let (sc, params, fids) = load(a.scenario.as_deref(), &a.model)?;
-    let sc = a.nccl.apply(sc)?;
+    let sc = a.step.apply(a.nccl.apply(sc)?)?;
     let specs = runs_of(&sc, &fids);
     budget::check(&sc, &params, &specs, a.model.force)?;
     let format = a.format;
@@ -492,15 +542,44 @@ fn simulate_output(sc: &Scenario, runs: &[Run], format: Format) -> Result<String
 
 fn sweep(a: SweepArgs) -> Result<()> {
     let (sc, params, fids) = load(a.scenario.as_deref(), &a.model)?;
-    let sc = a.nccl.apply(sc)?;
-    let sizes = if a.sizes.is_empty() {
+    if a.step.layers.is_some() || a.step.allreduces_per_layer.is_some() {
+        bail!(
+            "--layers/--allreduces-per-layer: a sweep runs each size on its own, not a step (use simulate)"
+        );
+    }
+    // the ranks and launch of one's own step; its shape only adds its size
+    let sc = StepOpts {
+        ranks: a.step.ranks,
+        launch: a.step.launch,
+        ..StepOpts::default()
+    }
+    .apply(a.nccl.apply(sc)?)?;
+    // a sweep's allreduces are bf16 unless --dtype says: none below one element
+    let dtype = a.step.dtype.unwrap_or(contend_workload::Dtype::Bf16);
+    let step_size = match (a.step.hidden, a.step.tokens) {
+        (None, None) => None,
+        (h, t) => {
+            let v = contend_workload::VerifyStep::default();
+            let b = h
+                .unwrap_or(v.hidden)
+                .checked_mul(t.unwrap_or(v.tokens))
+                .and_then(|x| x.checked_mul(dtype.size()))
+                .ok_or_else(|| anyhow::anyhow!("--hidden x --tokens x dtype overflows"))?;
+            Some(Bytes(b))
+        }
+    };
+    let mut sizes = if a.sizes.is_empty() {
         contend_workload::ladder(a.from, a.to, a.factor)
     } else {
         contend_workload::size_list(&a.sizes)
     }
     .map_err(|e| anyhow::anyhow!("--{}: {e}", e.field))?;
-    // a sweep's allreduces are bf16: none below one element
-    let dtype = contend_workload::Dtype::Bf16;
+    if let Some(b) = step_size {
+        let mut asked = sizes.clone();
+        asked.push(b);
+        sizes = contend_workload::size_list(&asked)
+            .map_err(|e| anyhow::anyhow!("--hidden/--tokens: {e}"))?;
+    }
     contend_workload::at_least_one_element(&sizes, dtype).map_err(|e| {
         anyhow::anyhow!(
             "--{}: {e}",

@@ -344,12 +344,12 @@ pub(crate) fn scan(
         if let Some(b) = t.strip_prefix("GPU ").and_then(Bdf::parse) {
             query_bdf = Some(b);
         }
-        if let (Some(name), Some(b)) = (
-            t.strip_prefix("Product Name")
-                .and_then(|r| r.trim_start().strip_prefix(':'))
-                .map(str::trim),
-            query_bdf.take(),
-        ) {
+        if let Some(name) = t
+            .strip_prefix("Product Name")
+            .and_then(|r| r.trim_start().strip_prefix(':'))
+            .map(str::trim)
+            && let Some(b) = query_bdf.take()
+        {
             add_cuda(facts, query_gpus, name.to_string(), Some(b), file);
             query_gpus += 1;
         }

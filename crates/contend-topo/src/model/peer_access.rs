@@ -35,6 +35,9 @@ pub enum NoP2p {
     Stated,
     /// A GeForce model under the stock driver.
     StockDriver { model: String },
+    /// The run sets `NCCL_P2P_DISABLE=1`, which is read as P2P not
+    /// working on the box (NCCL's own switch; the topology says nothing).
+    NcclP2pDisable,
 }
 
 impl fmt::Display for NoP2p {
@@ -45,6 +48,10 @@ impl fmt::Display for NoP2p {
                 f,
                 "{model} is a GeForce card, without P2P under the stock driver \
                  (under a driver that enables it, write `[p2p] access = \"all\"` in the topology)"
+            ),
+            NoP2p::NcclP2pDisable => f.write_str(
+                "NCCL_P2P_DISABLE=1 is set, read as P2P not working on this box \
+                 (where it works and only NCCL should avoid it, this is too strict)",
             ),
         }
     }
@@ -102,11 +109,14 @@ impl Topology {
     /// any pair of GPUs (…)`, `no P2P between gpu0–gpu4, gpu1–gpu4 (…)`);
     /// `None` where every pair has it.
     pub fn no_p2p_summary(&self, gpus: &[NodeIdx]) -> Option<String> {
-        let missing = self.pairs_without_p2p(gpus);
+        self.describe_no_p2p(&self.pairs_without_p2p(gpus), gpus.len())
+    }
+
+    /// In words, `missing` (pairs of `n` GPUs): which, and why the first is.
+    pub fn describe_no_p2p(&self, missing: &[PairWithoutP2p], n: usize) -> Option<String> {
         let first = missing.first()?;
-        let n = gpus.len();
         let name = |g| &self.node(g).id;
-        let pairs = if missing.len() == n * (n - 1) / 2 {
+        let pairs = if missing.len() == n * n.saturating_sub(1) / 2 {
             "any pair of GPUs".to_string()
         } else {
             let mut v: Vec<String> = missing

@@ -11,6 +11,7 @@
 
 mod nccl;
 mod pattern;
+mod step;
 mod toml;
 mod validate;
 
@@ -24,6 +25,7 @@ use thiserror::Error;
 
 pub use self::nccl::NcclSetup;
 pub use self::pattern::{Pattern, PatternStreams, Shape};
+pub use self::step::StepOverrides;
 pub use self::toml::{
     DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME, default_scenario, load_scenario, parse_scenario,
     shipped_scenario_names,
@@ -328,7 +330,19 @@ impl Scenario {
             }
             _ => (vec![], vec![]),
         };
-        let no_p2p = spec.topology.pairs_without_p2p(&spec.ranks);
+        let mut no_p2p = spec.topology.pairs_without_p2p(&spec.ranks);
+        if no_p2p.is_empty() && spec.nccl.env.p2p_disable {
+            // the user's word that P2P does not work here
+            for (i, &a) in spec.ranks.iter().enumerate() {
+                for &b in &spec.ranks[i + 1..] {
+                    no_p2p.push(contend_topo::PairWithoutP2p {
+                        a,
+                        b,
+                        why: contend_topo::NoP2p::NcclP2pDisable,
+                    });
+                }
+            }
+        }
         let mut placements = Vec::new();
         for &p in &spec.placements {
             let p = if no_p2p.is_empty() {
@@ -405,7 +419,10 @@ impl Scenario {
     /// In words, when some pairs lack P2P: which, why, and what runs
     /// instead; `None` where every pair has it.
     pub fn no_p2p_note(&self) -> Option<String> {
-        let what = self.spec.topology.no_p2p_summary(&self.spec.ranks)?;
+        let what = self
+            .spec
+            .topology
+            .describe_no_p2p(&self.no_p2p, self.spec.ranks.len())?;
         let asked_peer = self.spec.placements.contains(&Placement::Peer);
         Some(format!(
             "{what}. {}NCCL goes through host memory (SHM) there",

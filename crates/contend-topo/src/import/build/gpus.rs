@@ -102,18 +102,15 @@ pub(super) fn gpus(
         if let Some((nm, _, _)) = cuda {
             names.push(nm.trim_end_matches("...").trim_end_matches('…').to_string());
         }
-        if let Some(m) = &facts.gpu_model {
-            if let Some(said) = names
+        if let Some(m) = &facts.gpu_model
+            && let Some(said) = names
                 .iter()
                 .find(|n| crate::gpu_model::same_model(m, n) == Some(false))
-            {
-                w.1.push(Warning {
-                    field: format!("the model of gpu{i}"),
-                    message: format!(
-                        "the inputs name it {said}, --gpu-model says {m}: {m} is written"
-                    ),
-                });
-            }
+        {
+            w.1.push(Warning {
+                field: format!("the model of gpu{i}"),
+                message: format!("the inputs name it {said}, --gpu-model says {m}: {m} is written"),
+            });
         }
         // the user's model first and alone; else the first name the
         // datasheet table knows, else the fullest name
