@@ -24,7 +24,8 @@ pub fn family(a: Algorithm) -> &'static str {
         Algorithm::IslandTwoShot => "island-two-shot",
         Algorithm::StagedPush => "staged-push",
         Algorithm::CeRing => "ce-ring",
-        Algorithm::RingLl | Algorithm::RingSimple => "nccl-ring",
+        // contend's own ring kernels (NCCL's rings are in `nccl`)
+        Algorithm::RingLl | Algorithm::RingSimple => "ring",
         Algorithm::Nccl => "nccl",
     }
 }
@@ -35,7 +36,8 @@ pub struct Range {
     pub from_bytes: u64,
     pub to_bytes: u64,
     /// `one-shot`, `two-shot`, `hierarchical`, `island-two-shot`,
-    /// `staged-push`, `ce-ring`, `nccl-ring`, `nccl`; `tie` where several
+    /// `staged-push`, `ce-ring`, `ring` (contend's own ring kernels), `nccl`
+    /// (NCCL as its replica decides); `tie` where several
     /// families are within the tolerance of the fastest all through the range.
     pub family: String,
     /// The families tied, fastest at the range's first size first (empty
@@ -64,6 +66,9 @@ pub struct SizeChoice {
     pub families: Vec<FamilyTime>,
     /// The families tied for fastest ([`compare::tied`]).
     pub tied: Vec<String>,
+    /// Every algorithm's time (ns), in [`Algorithm::ALL`]'s order: what an
+    /// engine that runs only some of them can have.
+    pub algorithms: Vec<(Algorithm, f64)>,
 }
 
 /// The advice for one world size.
@@ -348,10 +353,15 @@ fn advice_from(
                     .map(|f| (f.family.clone(), f.ns, f.tolerance))
                     .collect::<Vec<_>>(),
             );
+            let algorithms = Algorithm::ALL
+                .iter()
+                .filter_map(|&a| Some((a, crate::emit::at(all, k, s, a.name())?)))
+                .collect();
             choices.push(SizeChoice {
                 size_bytes: s,
                 families,
                 tied,
+                algorithms,
             });
         }
         let per: Vec<(Bytes, Vec<String>)> = choices
@@ -404,47 +414,164 @@ fn advice_from(
     out
 }
 
-/// The advice as a table.
+/// The advice as a table, within [`WIDTH`] columns: per world size, each
+/// range's choice with its predicted time over the range and NCCL's (as
+/// NCCL would run there), and how much faster the choice is.
 pub fn advice_table(topo_name: &str, tolerance: &str, advice: &[WorldAdvice]) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "topology  {topo_name}");
-    let _ = writeln!(
-        s,
-        "tie       tolerance {tolerance}: a prediction within it of the fastest ties; a range changes only where its choice is beaten by more"
+    wrap(&mut s, "topology  ", topo_name);
+    wrap(
+        &mut s,
+        "tie       ",
+        &format!(
+            "tolerance {tolerance}: a prediction within it of the fastest ties; a range changes only where its choice is beaten by more"
+        ),
     );
     for w in advice {
-        let _ = writeln!(
-            s,
-            "\nworld size {} ({}), {} placement",
-            w.world,
-            w.ranks.join(" "),
-            w.placement
+        s.push('\n');
+        wrap(
+            &mut s,
+            "",
+            &format!(
+                "world size {} ({}), {} placement",
+                w.world,
+                w.ranks.join(" "),
+                w.placement
+            ),
         );
         if let Some(n) = &w.no_p2p {
-            let _ = writeln!(
-                s,
-                "  {n}. Custom kernels were predicted with their buffers in host memory; NCCL through host memory (SHM)"
+            wrap(
+                &mut s,
+                "  ",
+                &format!(
+                    "{n}. Custom kernels were predicted with their buffers in host memory; NCCL through host memory (SHM)"
+                ),
             );
         }
         let _ = writeln!(
             s,
-            "  {:>10}  {:>10}  {:<15} algorithm(s)",
-            "from", "to", "use"
+            "  {:>9} {:>9}  {:<16} {:<24} {:>15} {:>15} {:>8}",
+            "from", "to", "use", "algorithm", "time (us)", "NCCL (us)", "vs NCCL"
         );
         for r in &w.ranges {
-            let what = if r.tied.is_empty() {
-                r.algorithms.join(", ")
-            } else {
-                format!("{} ({})", r.algorithms.join(" = "), r.tied.join(" = "))
+            let in_range: Vec<&SizeChoice> = w
+                .choices
+                .iter()
+                .filter(|c| c.size_bytes >= r.from_bytes && c.size_bytes <= r.to_bytes)
+                .collect();
+            // the choice's time: its fastest algorithm's at each size
+            let pick = |c: &SizeChoice| -> Option<f64> {
+                let fam = if r.tied.is_empty() {
+                    r.family.as_str()
+                } else {
+                    r.tied[0].as_str()
+                };
+                c.families.iter().find(|f| f.family == fam).map(|f| f.ns)
             };
-            let _ = writeln!(
-                s,
-                "  {:>10}  {:>10}  {:<15} {what}",
+            let nccl = |c: &SizeChoice| -> Option<f64> {
+                c.families.iter().find(|f| f.family == "nccl").map(|f| f.ns)
+            };
+            let span = |v: Vec<f64>| -> String {
+                let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = v.iter().copied().fold(0.0, f64::max);
+                if v.is_empty() {
+                    "-".into()
+                } else if (hi - lo) / hi.max(1e-9) < 0.005 {
+                    format!("{:.1}", lo / 1e3)
+                } else {
+                    format!("{:.1}-{:.1}", lo / 1e3, hi / 1e3)
+                }
+            };
+            let times: Vec<f64> = in_range.iter().filter_map(|c| pick(c)).collect();
+            let ncc: Vec<f64> = in_range.iter().filter_map(|c| nccl(c)).collect();
+            // the speed-up over NCCL at each size, its range
+            let gain: Vec<f64> = in_range
+                .iter()
+                .filter_map(|c| Some(nccl(c)? / pick(c)?.max(1e-9)))
+                .collect();
+            let vs = if r.family == "nccl" {
+                "-".to_string()
+            } else if gain.is_empty() {
+                "?".into()
+            } else {
+                let lo = gain.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = gain.iter().copied().fold(0.0, f64::max);
+                if hi - lo < 0.05 {
+                    format!("{lo:.2}x")
+                } else {
+                    format!("{lo:.1}-{hi:.1}x")
+                }
+            };
+            // families tied at the very same time at every size are one
+            // algorithm here (island two-shot with one island per socket
+            // is two-shot): not a tie, the first named and the others noted
+            let same = !r.tied.is_empty()
+                && in_range.iter().all(|c| {
+                    let t: Vec<f64> = r
+                        .tied
+                        .iter()
+                        .filter_map(|fam| c.families.iter().find(|f| &f.family == fam))
+                        .map(|f| f.ns)
+                        .collect();
+                    t.iter()
+                        .all(|x| (x - t[0]).abs() <= 1e-6 * t[0].abs().max(1.0))
+                });
+            let (fam, what) = if r.tied.is_empty() {
+                (r.family.clone(), r.algorithms.join(", "))
+            } else if same {
+                (
+                    r.tied[0].clone(),
+                    format!(
+                        "{} (= {} here)",
+                        r.algorithms[0],
+                        r.algorithms[1..].join(", ")
+                    ),
+                )
+            } else {
+                (
+                    format!("tie: {}", r.tied.join(" = ")),
+                    r.algorithms.join(" = "),
+                )
+            };
+            let line = format!(
+                "  {:>9} {:>9}  {:<16} {:<24} {:>15} {:>15} {:>8}",
                 Bytes(r.from_bytes).to_string(),
                 Bytes(r.to_bytes).to_string(),
-                r.family,
+                fam,
+                what,
+                span(times),
+                span(ncc),
+                vs,
             );
+            s.push_str(line.trim_end());
+            s.push('\n');
         }
     }
     s
+}
+
+/// Columns a table line fits in.
+pub const WIDTH: usize = 120;
+
+/// `text` after `lead`, wrapped at word boundaries to [`WIDTH`] columns,
+/// the following lines indented as deep as `lead`.
+fn wrap(s: &mut String, lead: &str, text: &str) {
+    let indent = " ".repeat(lead.chars().count());
+    let mut line = lead.to_string();
+    let mut empty = true;
+    for word in text.split(' ') {
+        if !empty && line.chars().count() + 1 + word.chars().count() > WIDTH {
+            s.push_str(&line);
+            s.push('\n');
+            line = indent.clone();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    s.push_str(&line);
+    s.push('\n');
 }

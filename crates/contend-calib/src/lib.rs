@@ -27,6 +27,7 @@ pub mod advise;
 pub mod calibrate;
 pub mod checkpoint;
 pub mod emit;
+pub mod engine_support;
 mod error;
 pub mod eval;
 pub mod figure_twin;

@@ -273,68 +273,6 @@ fn python(text: &str) -> String {
 }
 
 #[test]
-fn vllm_reads_a_capability_then_world_sizes() {
-    let text = run(EmitKind::Vllm);
-    for l in settings(&text, "#") {
-        if l.trim_start().starts_with(|c: char| c.is_ascii_digit()) {
-            assert!(l.contains(STAMP), "{l}");
-        }
-    }
-    let code = python(&text);
-    let body = code
-        .split("CUSTOM_ALL_REDUCE_MAX_SIZES = {")
-        .nth(1)
-        .unwrap();
-    // RTX PRO 6000 Blackwell: capability 12.0
-    let inner = body
-        .split("\"12.0\": {")
-        .nth(1)
-        .expect("capability key")
-        .split('}')
-        .next()
-        .unwrap();
-    let mut worlds = vec![];
-    for entry in inner.split(',').map(str::trim).filter(|x| !x.is_empty()) {
-        let (k, v) = entry.split_once(':').unwrap();
-        let k: usize = k.trim().parse().unwrap();
-        let v: u64 = v.trim().parse().unwrap();
-        assert!([2, 4, 6, 8].contains(&k) && v.is_multiple_of(16), "{entry}");
-        worlds.push(k);
-    }
-    assert_eq!(worlds, vec![2, 4]);
-    assert!(text.contains("more than two PCIe-only GPUs"));
-}
-
-#[test]
-fn sglang_reads_three_thresholds_per_world() {
-    let text = run(EmitKind::Sglang);
-    let code = python(&text);
-    for map in ["graph_map = {", "eager_map = {"] {
-        let body = code.split(map).nth(1).unwrap().split('}').next().unwrap();
-        let mut worlds = vec![];
-        for line in body.lines().map(str::trim).filter(|l| !l.is_empty()) {
-            let (k, v) = line.split_once(": (").unwrap();
-            let th: Vec<u64> = v
-                .trim_end_matches("),")
-                .trim_end_matches(')')
-                .split(',')
-                .map(|x| x.trim().parse().unwrap())
-                .collect();
-            assert_eq!(th.len(), 3, "{line}");
-            assert!(th[0] <= th[1] && th[1] <= th[2], "tried in order: {line}");
-            worlds.push(k.parse::<usize>().unwrap());
-        }
-        assert_eq!(worlds, vec![2, 3, 4], "{map}");
-    }
-    for l in text
-        .lines()
-        .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
-    {
-        assert!(l.contains(STAMP) && l.contains(" us"), "{l}");
-    }
-}
-
-#[test]
 fn flashinfer_configs_pass_its_launch_rules() {
     let text = run(EmitKind::Flashinfer);
     let code = python(&text);
@@ -404,58 +342,131 @@ fn flashinfer_configs_pass_its_launch_rules() {
     }
 }
 
-#[test]
-fn trtllm_table_has_its_shape_and_strategies() {
-    let text = run(EmitKind::Trtllm);
-    assert!(
-        text.contains("AllReduceBestStrategyTableSM100 = {"),
-        "sm_120 maps to the SM100 table"
-    );
-    // nested braces: [tp][fusion][hidden][tokens]
-    let body = text.split("= {").nth(1).unwrap();
-    let code: String = body
+/// The keys an engine reads, from the committed list taken from its
+/// source (`tests/engine_keys/<engine>.txt`, each key cited there): key →
+/// the values it takes where the list names them.
+fn engine_keys(engine: &str) -> Vec<(String, Vec<String>)> {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("tests/engine_keys/{engine}.txt"));
+    std::fs::read_to_string(&p)
+        .unwrap()
         .lines()
-        .map(|l| l.split("//").next().unwrap())
-        .collect::<Vec<_>>()
-        .join("\n");
-    let mut depth = 0;
-    let mut shape = [0usize; 4];
-    let mut row = String::new();
-    let mut rows = 0;
-    for c in code.chars() {
-        match c {
-            '{' => {
-                depth += 1;
-                if depth <= 3 {
-                    shape[depth - 1] += 1;
-                }
-                row.clear();
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let mut w = l.split_whitespace();
+            let k = w.next().unwrap().to_string();
+            let values = w
+                .find_map(|t| t.strip_prefix("values="))
+                .map(|v| v.split('|').map(str::to_string).collect())
+                .unwrap_or_default();
+            (k, values)
+        })
+        .collect()
+}
+
+/// Every setting line of an engine's emitted file (not a comment): its key
+/// and value (`export K=V`, `--flag`, `key: value`).
+fn emitted(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            if let Some(kv) = l.strip_prefix("export ") {
+                let (k, v) = kv.split_once('=').expect("export K=V");
+                (k.to_string(), v.to_string())
+            } else if l.starts_with("--") {
+                (l.to_string(), String::new())
+            } else {
+                let (k, v) = l
+                    .split_once(": ")
+                    .unwrap_or_else(|| panic!("a setting: {l}"));
+                (k.to_string(), v.to_string())
             }
-            '}' => {
-                if depth == 3 {
-                    let cells: Vec<u8> =
-                        row.split(',').map(|x| x.trim().parse().unwrap()).collect();
-                    assert_eq!(cells.len(), 15);
-                    assert!(cells.iter().all(|c| [0, 4, 5].contains(c)), "{row}");
-                    rows += 1;
-                }
-                depth = depth.saturating_sub(1);
+        })
+        .collect()
+}
+
+fn emit_on(kind: EmitKind, t: &Topology) -> String {
+    let params = ModelParams::default();
+    let opts = EmitOptions {
+        kind,
+        placement: Placement::Peer,
+        sizes: (12..=20).map(|p| 1u64 << p).collect(),
+        stamp: Stamp::new(&params, "defaults"),
+    };
+    emit(t, &params, &opts, &|_, _, _| {}).unwrap_or_else(|e| panic!("{kind}: {e}"))
+}
+
+/// The new user's 8x RTX 5090 box, with the stock driver (no P2P) or a
+/// patched one.
+fn rtx5090_box(p2p: bool) -> Topology {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/box/rtx5090-8x-2socket.txt");
+    let text = std::fs::read_to_string(p).unwrap();
+    let t = contend_topo::import::import_topology(&[("box.txt".into(), text)], None).unwrap();
+    let toml = t.to_toml();
+    let toml = if p2p {
+        toml.replace("access = \"none\"", "access = \"all\"")
+    } else {
+        toml
+    };
+    contend_topo::parse_topology("box.toml", &toml).unwrap()
+}
+
+/// vLLM, SGLang and TensorRT-LLM: every key emitted is one the engine reads
+/// (the committed list), and every file says first, per tensor-parallel
+/// size, whether each backend runs on the box.
+#[test]
+fn engine_settings_hold_only_keys_the_engine_reads() {
+    let boxes = [
+        ("pro6000-4x", topo()),
+        ("h200-2x", shipped::get("h200-2x").unwrap().unwrap()),
+        ("5090 stock", rtx5090_box(false)),
+        ("5090 patched", rtx5090_box(true)),
+    ];
+    for (kind, list) in [
+        (EmitKind::Vllm, "vllm"),
+        (EmitKind::Sglang, "sglang"),
+        (EmitKind::Trtllm, "trtllm"),
+    ] {
+        let keys = engine_keys(list);
+        for (name, t) in &boxes {
+            let text = emit_on(kind, t);
+            for (k, v) in emitted(&text) {
+                let known = keys.iter().find(|(key, _)| *key == k).unwrap_or_else(|| {
+                    panic!("{kind} on {name}: `{k}` is no key {list} reads:\n{text}")
+                });
+                assert!(
+                    known.1.is_empty() || v.is_empty() || known.1.contains(&v),
+                    "{kind} on {name}: {k} = {v} is none of {:?}",
+                    known.1
+                );
             }
-            _ if depth == 3 => row.push(c),
-            _ => {}
+            // up front, per tensor-parallel size: does each backend run here
+            let sections = text.split("## tensor parallel ").skip(1).count();
+            assert_eq!(sections, t.gpus().len() - 1, "{kind} on {name}");
+            for sec in text.split("## tensor parallel ").skip(1) {
+                assert!(
+                    sec.contains(": runs here.") || sec.contains(": does not run here:"),
+                    "{kind} on {name}: {sec}"
+                );
+            }
         }
+        // without P2P nothing but NCCL runs, and the file says what acts
+        let text = emit_on(kind, &rtx5090_box(false));
+        assert!(!text.contains(": runs here."), "{kind}: {text}");
+        assert!(text.contains("Only NCCL runs here"), "{kind}");
     }
-    // the outer `{` was split off: shape counts TP blocks, fusion blocks, rows
-    assert_eq!(shape[0], 2, "TP 2 and 4");
-    assert_eq!(shape[1], 2 * 4, "four fusion ops per TP");
-    assert_eq!(rows, 2 * 4 * 7, "seven hidden sizes per fusion op");
-    for l in text.lines().filter(|l| {
-        l.trim_start().starts_with("{4")
-            || l.trim_start().starts_with("{0")
-            || l.trim_start().starts_with("{5")
-    }) {
-        assert!(l.contains("// ") && l.contains(STAMP), "{l}");
-    }
+    // with P2P, vLLM's best at 8 is its opt-in FlashInfer PCIe allreduce
+    let text = emit_on(EmitKind::Vllm, &rtx5090_box(true));
+    let tp8 = text.split("## tensor parallel 8").nth(1).unwrap();
+    assert!(
+        tp8.contains("export VLLM_ALLREDUCE_USE_FLASHINFER_PCIE_IPC=1"),
+        "{tp8}"
+    );
+    // and TensorRT-LLM on a PCIe box falls back to NCCL: it says so
+    let text = emit_on(EmitKind::Trtllm, &rtx5090_box(true));
+    assert!(text.contains("allreduce_strategy: NCCL"), "{text}");
 }
 
 #[test]

@@ -129,6 +129,11 @@ pub struct AdviseArgs {
     /// fit.json beside it, else 3 %, contend_workload::compare::DEFAULT_TIE_TOLERANCE).
     #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
     pub tie_tolerance: Option<f64>,
+    /// Also say what this engine can run here (vllm, sglang, flashinfer,
+    /// trtllm, nccl): whether its custom allreduce runs on the box, its best
+    /// choice per size and the loss of settling for it.
+    #[arg(long, value_parser = contend_calib::engine_support::Engine::parse)]
+    pub engine: Option<contend_calib::engine_support::Engine>,
     #[command(flatten)]
     pub stream: StreamArgs,
 }
@@ -556,18 +561,19 @@ pub fn advise(a: AdviseArgs) -> Result<()> {
     )?;
     let params_label = a.params.as_ref().map(|p| p.display().to_string());
     let render = {
-        let (topo, sizes, format, label, tolerance) = (
+        let (topo, sizes, format, label, tolerance, engine) = (
             topo.clone(),
             sizes.clone(),
             a.format,
             params_label.clone(),
             tolerance.clone(),
+            a.engine,
         );
         move |done: &[Prediction]| {
             contend_calib::advise::advice_of(&topo, &tolerance, placement, &sizes, done)
                 .ok()
                 .and_then(|adv| {
-                    advice_output(&topo.name, label.as_deref(), &tolerance, &adv, format).ok()
+                    advice_output(&topo, label.as_deref(), &tolerance, &adv, format, engine).ok()
                 })
                 .unwrap_or_default()
         }
@@ -591,31 +597,44 @@ pub fn advise(a: AdviseArgs) -> Result<()> {
     print!(
         "{}",
         advice_output(
-            &topo.name,
+            &topo,
             params_label.as_deref(),
             &tolerance,
             &adv,
-            a.format
+            a.format,
+            a.engine,
         )?
     );
     Ok(())
 }
 
 fn advice_output(
-    topo_name: &str,
+    topo: &contend_topo::Topology,
     params: Option<&str>,
     tolerance: &Tolerance,
     adv: &[contend_calib::WorldAdvice],
     format: AdviseFormat,
+    engine: Option<contend_calib::engine_support::Engine>,
 ) -> Result<String> {
+    use contend_calib::engine_support::{engine_advice, engine_section};
     Ok(match format {
-        AdviseFormat::Table => advice_table(topo_name, &tolerance.describe(adv), adv),
+        AdviseFormat::Table => {
+            let mut t = advice_table(&topo.name, &tolerance.describe(adv), adv);
+            if let Some(e) = engine {
+                t.push_str(&engine_section(e, topo, adv));
+            }
+            t
+        }
         AdviseFormat::Json => {
             serde_json::to_string_pretty(&serde_json::json!({
-                "topology": topo_name,
+                "topology": topo.name,
                 "params": params,
                 "tie_tolerance": tolerance.describe(adv),
                 "advice": adv,
+                "engine": engine.map(|e| adv
+                    .iter()
+                    .map(|w| engine_advice(e, topo, w))
+                    .collect::<Vec<_>>()),
             }))? + "\n"
         }
         AdviseFormat::Jsonl => String::new(),

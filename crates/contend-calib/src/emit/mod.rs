@@ -10,9 +10,11 @@
 
 pub mod engines;
 pub mod nccl;
+pub mod settings;
 pub mod vidur;
 
 use crate::checkpoint::{Checkpoint, ConstantSet, Prediction};
+use crate::engine_support::Engine;
 use crate::error::CalibError;
 use crate::fit::Progress;
 use contend_nccl::NcclEnv;
@@ -380,27 +382,12 @@ pub fn emit(
         EmitKind::NcclTunerTable => nccl::tuner_table(topo, params, opts, progress),
         EmitKind::NcclEnv => nccl::env(topo, params, opts, progress),
         EmitKind::NcclGraph => nccl::graph(topo, params, opts, progress),
-        EmitKind::Vllm => engines::vllm(topo, params, opts, progress),
-        EmitKind::Sglang => engines::sglang(topo, params, opts, progress),
+        EmitKind::Vllm => settings::engine_settings(Engine::Vllm, topo, params, opts, progress),
+        EmitKind::Sglang => settings::engine_settings(Engine::Sglang, topo, params, opts, progress),
         EmitKind::Flashinfer => engines::flashinfer(topo, params, opts, progress),
-        EmitKind::Trtllm => engines::trtllm(topo, params, opts, progress),
+        EmitKind::Trtllm => settings::engine_settings(Engine::Trtllm, topo, params, opts, progress),
         EmitKind::Vidur => vidur::vidur(topo, params, opts, progress),
     }
-}
-
-/// The compute capability (×10) of the topology's first GPU, from its
-/// model name (contend-nccl's table).
-pub(crate) fn compute_capability(topo: &Topology) -> Result<u32, CalibError> {
-    let g = topo.gpus()[0];
-    let model = match &topo.node(g).kind {
-        contend_topo::NodeKind::Gpu(g) => g.model.clone(),
-        _ => String::new(),
-    };
-    contend_nccl::system::compute_capability_of(&model).ok_or_else(|| {
-        CalibError::Fit(format!(
-            "the compute capability of `{model}` is unknown: name the GPU model in the topology (contend topo import writes it)"
-        ))
-    })
 }
 
 /// Whether every GPU pair has an NVLink (vLLM's and SGLang's "fully
