@@ -27,19 +27,6 @@ fn run(kind: EmitKind) -> String {
 
 const STAMP: &str = "contend 0.1.0, params defaults #";
 
-/// Lines holding a setting (not blank, not only a comment, not only braces).
-fn settings<'a>(text: &'a str, comment: &str) -> Vec<&'a str> {
-    text.lines()
-        .filter(|l| {
-            let t = l.trim();
-            !t.is_empty()
-                && !t.starts_with(comment)
-                && t.chars().any(|c| c.is_ascii_digit())
-                && !t.starts_with("KB, MB")
-        })
-        .collect()
-}
-
 #[test]
 fn kinds_parse_by_name() {
     for k in EmitKind::ALL {
