@@ -242,15 +242,29 @@ impl CpuArch {
     pub fn infer(topo: &Topology) -> (CpuArch, &'static str) {
         for l in topo.links() {
             if let LinkKind::Cpu { protocol, .. } = &l.kind {
+                // `topo import` writes a placeholder link where no input
+                // names the CPU: then the protocol is a guess, said as one
+                let guessed = l.note.as_deref().is_some_and(|n| n.contains("placeholder"));
                 let p = protocol.to_ascii_lowercase();
                 if p.contains("upi") || p.contains("qpi") {
                     return (
                         CpuArch::IntelSkylake,
-                        "inferred from the UPI/QPI CPU link: Intel, Skylake class",
+                        if guessed {
+                            "GUESSED: Intel, Skylake class, from a placeholder UPI CPU link (no input named the CPU): pass --cpu"
+                        } else {
+                            "inferred from the UPI/QPI CPU link: Intel, Skylake class"
+                        },
                     );
                 }
                 if p.contains("xgmi") || p.contains("infinity") {
-                    return (CpuArch::Amd, "inferred from the xGMI CPU link: AMD");
+                    return (
+                        CpuArch::Amd,
+                        if guessed {
+                            "GUESSED: AMD, from a placeholder xGMI CPU link (no input named the CPU): pass --cpu"
+                        } else {
+                            "inferred from the xGMI CPU link: AMD"
+                        },
+                    );
                 }
             }
         }

@@ -305,7 +305,7 @@ pub fn explain(plan: &NcclPlan, sizes: &[Bytes]) -> String {
 
     let _ = writeln!(
         o,
-        "\nNCCL's model (AllReduce, latency µs / bandwidth GB/s):"
+        "\nNCCL's own tuning model (AllReduce, latency µs / bandwidth GB/s): what NCCL uses to choose, not contend's prediction of the time (`contend simulate` gives that)"
     );
     for e in &plan.model.entries {
         let _ = writeln!(
@@ -329,7 +329,7 @@ pub fn explain(plan: &NcclPlan, sizes: &[Bytes]) -> String {
         let _ = writeln!(
             o,
             "\n{:>10}  {:<11} {:>11}  {:>8}  {:>7}  alternatives",
-            "size", "choice", "NCCL time", "channels", "threads"
+            "size", "choice", "NCCL's own", "channels", "threads"
         );
         let _ = writeln!(
             o,

@@ -535,6 +535,11 @@ pub fn plan(
         "PCI bus order is taken as the topology's GPU file order; one NUMA node per socket (NPS1)"
             .to_string(),
     );
+    if let Some(why) = topo.no_p2p_summary(ranks) {
+        notes.push(format!(
+            "{why}: NVML reports no P2P there, so NCCL goes through host memory (SHM)"
+        ));
+    }
     if n == 1 {
         notes.push("one rank: NCCL moves no data between GPUs".to_string());
     }
