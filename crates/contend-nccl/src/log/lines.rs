@@ -67,8 +67,10 @@ pub(super) fn parse_topo_line(cx: &Cx, b: &str) -> Result<Option<LogTopoLine>, L
         let open = r
             .find('[')
             .ok_or_else(|| cx.err("topology link without `[bw]`"))?;
-        let close = r
+        // the `]` after the `[` (a `]` before it is no bracket pair)
+        let close = r[open..]
             .find(']')
+            .map(|c| open + c)
             .ok_or_else(|| cx.err("topology link without `]`"))?;
         let ty = r[..open].to_string();
         let bw: f32 = num(cx, &r[open + 1..close], "link bandwidth")?;

@@ -153,3 +153,12 @@ fn malformed_decision_lines_are_located() {
     let bad = "h:1:1 [0] NCCL INFO Pattern 4, crossNic 0, nChannels two\n";
     assert!(parse("bad.log", bad).is_err());
 }
+
+/// A topology link whose `]` comes before its `[` (the fuzzer's
+/// `SYS...][10.0]`) is an error at its line, not a panic.
+#[test]
+fn a_topology_link_with_brackets_out_of_order_is_an_error() {
+    let bad = "h:1:1 [0] NCCL INFO === System : maxBw 24.0 totalBw 24.0 ===\nh:1:1 [0] NCCL INFO CPU/0 (1/1/2)\nh:1:1 [0] NCCL INFO + SYS...][10.0] - CPU/0\n";
+    let got = std::panic::catch_unwind(|| parse("bad.log", bad));
+    assert!(got.is_ok(), "the parser panicked");
+}

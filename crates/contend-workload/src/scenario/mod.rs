@@ -331,8 +331,10 @@ impl Scenario {
             _ => (vec![], vec![]),
         };
         let mut no_p2p = spec.topology.pairs_without_p2p(&spec.ranks);
-        if no_p2p.is_empty() && spec.nccl.env.p2p_disable {
-            // the user's word that P2P does not work here
+        let custom = spec.algorithms.iter().any(|a| *a != Algorithm::Nccl);
+        if no_p2p.is_empty() && spec.nccl.env.p2p_disable && custom {
+            // the user's word that P2P does not work here (for NCCL alone,
+            // as a measured NCCL-through-host run, it says only that)
             for (i, &a) in spec.ranks.iter().enumerate() {
                 for &b in &spec.ranks[i + 1..] {
                     no_p2p.push(contend_topo::PairWithoutP2p {
