@@ -36,21 +36,20 @@ fn imported_box() -> String {
     out
 }
 
+/// A short step (2 layers) at flow fidelity with `extra` flags: what it
+/// printed (it must succeed).
+fn short_step(extra: &[&str]) -> String {
+    let mut args = vec!["simulate", "--fidelity", "flow", "--layers", "2"];
+    args.extend(extra);
+    let (ok, out, err) = contend(&args);
+    assert!(ok, "{args:?}: {err}");
+    out
+}
+
 #[test]
 fn on_a_box_without_p2p_no_p2p_kernel_runs_and_the_output_says_why() {
     let topo = imported_box();
-    let (ok, out, err) = contend(&[
-        "simulate",
-        "--topology",
-        &topo,
-        "--fidelity",
-        "flow",
-        "--layers",
-        "2",
-        "--format",
-        "json",
-    ]);
-    assert!(ok, "{err}");
+    let out = short_step(&["--topology", &topo, "--format", "json"]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["no_p2p"].as_array().unwrap().len(), 28);
     assert!(
@@ -78,16 +77,7 @@ fn on_a_box_without_p2p_no_p2p_kernel_runs_and_the_output_says_why() {
         "{line}"
     );
     // and the table says so up front
-    let (ok, out, err) = contend(&[
-        "simulate",
-        "--topology",
-        &topo,
-        "--fidelity",
-        "flow",
-        "--layers",
-        "2",
-    ]);
-    assert!(ok, "{err}");
+    let out = short_step(&["--topology", &topo]);
     assert!(
         out.contains("p2p       no P2P between any pair of GPUs"),
         "{out}"
@@ -97,16 +87,7 @@ fn on_a_box_without_p2p_no_p2p_kernel_runs_and_the_output_says_why() {
         "{out}"
     );
     // NCCL_P2P_DISABLE=1 on a box with P2P is read the same way
-    let (ok, out, err) = contend(&[
-        "simulate",
-        "--fidelity",
-        "flow",
-        "--layers",
-        "2",
-        "--nccl-env",
-        "NCCL_P2P_DISABLE=1",
-    ]);
-    assert!(ok, "{err}");
+    let out = short_step(&["--nccl-env", "NCCL_P2P_DISABLE=1"]);
     assert!(out.contains("NCCL_P2P_DISABLE=1 is set"), "{out}");
     assert!(!out.contains("placement peer"), "{out}");
 }

@@ -11,6 +11,7 @@
 
 mod nccl;
 mod pattern;
+mod peer_access;
 mod step;
 mod toml;
 mod validate;
@@ -330,32 +331,7 @@ impl Scenario {
             }
             _ => (vec![], vec![]),
         };
-        let mut no_p2p = spec.topology.pairs_without_p2p(&spec.ranks);
-        let custom = spec.algorithms.iter().any(|a| *a != Algorithm::Nccl);
-        if no_p2p.is_empty() && spec.nccl.env.p2p_disable && custom {
-            // the user's word that P2P does not work here (for NCCL alone,
-            // as a measured NCCL-through-host run, it says only that)
-            for (i, &a) in spec.ranks.iter().enumerate() {
-                for &b in &spec.ranks[i + 1..] {
-                    no_p2p.push(contend_topo::PairWithoutP2p {
-                        a,
-                        b,
-                        why: contend_topo::NoP2p::NcclP2pDisable,
-                    });
-                }
-            }
-        }
-        let mut placements = Vec::new();
-        for &p in &spec.placements {
-            let p = if no_p2p.is_empty() {
-                p
-            } else {
-                Placement::Host
-            };
-            if !placements.contains(&p) {
-                placements.push(p);
-            }
-        }
+        let (no_p2p, placements) = peer_access::placements(&spec);
         Scenario {
             spec,
             streams,
@@ -390,11 +366,11 @@ impl Scenario {
     pub fn description(&self) -> Option<&str> {
         self.spec.description.as_deref()
     }
-    /// What results call the topology (`pro6000-8x-2socket` or a path).
     /// The topology the scenario file names, where `--topology` replaced it.
     pub fn replaced_topology(&self) -> Option<&str> {
         self.spec.replaced_topology.as_deref()
     }
+    /// What results call the topology (`pro6000-8x-2socket` or a path).
     pub fn topology_ref(&self) -> &str {
         &self.spec.topology_ref
     }
@@ -421,19 +397,7 @@ impl Scenario {
     /// In words, when some pairs lack P2P: which, why, and what runs
     /// instead; `None` where every pair has it.
     pub fn no_p2p_note(&self) -> Option<String> {
-        let what = self
-            .spec
-            .topology
-            .describe_no_p2p(&self.no_p2p, self.spec.ranks.len())?;
-        let asked_peer = self.spec.placements.contains(&Placement::Peer);
-        Some(format!(
-            "{what}. {}NCCL goes through host memory (SHM) there",
-            if asked_peer {
-                "Custom kernels run with their buffers in host memory (placement host, not peer); "
-            } else {
-                ""
-            }
-        ))
+        peer_access::note(&self.spec, &self.no_p2p)
     }
     pub fn fidelities(&self) -> &[Fidelity] {
         &self.spec.fidelities
