@@ -96,7 +96,8 @@ struct ModelOpts {
     #[arg(long)]
     no_collapse: bool,
     /// Run even when the runs' estimated work passes the budget (about ten
-    /// seconds on two cores; the error says the estimate).
+    /// seconds on two cores; the error says the estimate); `sweep --plot`:
+    /// also overwrite an existing FILE.
     #[arg(long)]
     force: bool,
 }
@@ -197,6 +198,14 @@ struct SweepArgs {
     /// Output format (`jsonl`: each result as it completes, see --stream).
     #[arg(long, value_enum, default_value_t = SweepFormat::Table)]
     format: SweepFormat,
+    /// Also draw the sweep as an SVG chart in FILE (when the run completes,
+    /// besides the normal output): median time per allreduce over size, a
+    /// line per algorithm, NCCL's replica thick and black, a dashed line
+    /// labelled `64 KiB: one-shot-pull → nccl` at every crossover the table
+    /// marks; one panel per placement and fidelity that ran, stacked. An
+    /// existing FILE is refused unless --force.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq)]
@@ -447,7 +456,8 @@ fn simulate(a: SimulateArgs) -> Result<()> {
         &a.stream,
         format == Format::Jsonl,
         move |sc, runs| simulate_output(sc, runs, format),
-    )
+    )?;
+    Ok(())
 }
 
 /// Runs `specs` under a journal (each result streamed as it completes, see
@@ -461,7 +471,7 @@ fn run_journaled(
     stream: &StreamArgs,
     jsonl: bool,
     output: impl Fn(&Scenario, &[Run]) -> Result<String> + Clone + Send + Sync + 'static,
-) -> Result<()> {
+) -> Result<Vec<Run>> {
     let mut jobs = Jobs::new(sc, specs);
     let journal = Journal::open_checked(
         command,
@@ -479,7 +489,7 @@ fn run_journaled(
     journal.on_signal(render);
     let runs = run_all(sc, params, specs, &jobs, &journal)?;
     print!("{}", output(sc, &runs)?);
-    Ok(())
+    Ok(runs)
 }
 
 fn simulate_output(sc: &Scenario, runs: &[Run], format: Format) -> Result<String> {
@@ -491,6 +501,9 @@ fn simulate_output(sc: &Scenario, runs: &[Run], format: Format) -> Result<String
 }
 
 fn sweep(a: SweepArgs) -> Result<()> {
+    if let Some(p) = &a.plot {
+        overwrite::check_writable(p, "--plot", a.model.force)?;
+    }
     let (sc, params, fids) = load(a.scenario.as_deref(), &a.model)?;
     let sc = a.nccl.apply(sc)?;
     let sizes = if a.sizes.is_empty() {
@@ -532,7 +545,7 @@ fn sweep(a: SweepArgs) -> Result<()> {
     let specs = runs_of(&sc, &fids);
     budget::check(&sc, &params, &specs, a.model.force)?;
     let format = a.format;
-    run_journaled(
+    let runs = run_journaled(
         "sweep",
         &sc,
         &params,
@@ -540,7 +553,13 @@ fn sweep(a: SweepArgs) -> Result<()> {
         &a.stream,
         format == SweepFormat::Jsonl,
         move |sc, runs| sweep_output(sc, runs, format),
-    )
+    )?;
+    if let Some(p) = &a.plot {
+        contend_calib::latency_chart::Chart::of_sweep(sc.name(), &sc.topology().name, &runs)
+            .write(p)?;
+        eprintln!("wrote the plot to {}", p.display());
+    }
+    Ok(())
 }
 
 fn sweep_output(sc: &Scenario, runs: &[Run], format: SweepFormat) -> Result<String> {
