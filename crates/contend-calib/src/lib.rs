@@ -7,7 +7,8 @@
 //! held-out allreduce and verify-step measurements with the default and the
 //! fitted constants, and reports errors, winner agreement and a verdict with
 //! SVG charts. Also: `advise` (which algorithm wins up to which size, per
-//! world size) and nccl-tests export of predictions.
+//! world size), the latency charts of `sweep --plot` and `advise --plot`
+//! ([`latency_chart`]) and nccl-tests export of predictions.
 //!
 //! ```
 //! use contend_calib::{nccl_tests_table, parse_nccl_tests};
@@ -35,6 +36,7 @@ pub mod figures;
 pub mod fit;
 pub mod import;
 pub mod large_size;
+pub mod latency_chart;
 pub mod measure;
 pub mod nccl_tests;
 pub mod report;

@@ -87,7 +87,8 @@ fn stats_cells(s: Option<&ErrStats>) -> String {
     }
 }
 
-fn chart_err<E: std::fmt::Display>(path: &Path) -> impl Fn(E) -> CalibError + '_ {
+/// A drawing error of the chart for `path`, naming it.
+pub(crate) fn chart_err<E: std::fmt::Display>(path: &Path) -> impl Fn(E) -> CalibError + '_ {
     move |e| CalibError::Chart {
         path: path.display().to_string(),
         message: e.to_string(),

@@ -95,6 +95,7 @@ pub enum PlacementArg {
 }
 
 #[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("written").args(["out", "plot"]).multiple(true)))]
 pub struct AdviseArgs {
     /// Topology (a file or a shipped name); ranks are its first k GPUs for k = 2..=GPUs.
     #[arg(long)]
@@ -121,9 +122,18 @@ pub struct AdviseArgs {
     /// Write the --emit output here (default: standard output); an existing file is refused unless --force.
     #[arg(long, requires = "emit")]
     pub out: Option<PathBuf>,
-    /// Overwrite the --out file if it exists.
-    #[arg(long, requires = "out")]
+    /// Overwrite the --out or --plot file if it exists.
+    #[arg(long, requires = "written")]
     pub force: bool,
+    /// Also draw the advice as an SVG chart in FILE (when the run completes,
+    /// besides the table or JSON): one panel per world size, stacked, each
+    /// family's best time per allreduce over size (the legend names the
+    /// algorithms that were its best), NCCL's replica thick and black, a
+    /// dashed line labelled `64 KiB: one-shot → nccl` where one of the
+    /// advice's ranges follows another. An existing FILE is refused unless
+    /// --force.
+    #[arg(long, value_name = "FILE.svg", conflicts_with = "emit")]
+    pub plot: Option<PathBuf>,
     /// Predictions closer than this (percent) are a tie (default: from the
     /// fit's bootstrap when --params is a calibration's params.toml with its
     /// fit.json beside it, else 3 %, contend_workload::compare::DEFAULT_TIE_TOLERANCE).
@@ -493,6 +503,9 @@ pub fn advise(a: AdviseArgs) -> Result<()> {
     if let Some(out) = &a.out {
         crate::overwrite::check(out, "--out", a.force)?;
     }
+    if let Some(p) = &a.plot {
+        crate::overwrite::check_writable(p, "--plot", a.force)?;
+    }
     let topo = topology(&a.topology)?;
     let params = match &a.params {
         Some(p) => ModelParams::load(p)?,
@@ -605,6 +618,10 @@ pub fn advise(a: AdviseArgs) -> Result<()> {
             a.engine,
         )?
     );
+    if let Some(p) = &a.plot {
+        contend_calib::latency_chart::Chart::of_advice(&topo.name, &adv).write(p)?;
+        eprintln!("wrote the plot to {}", p.display());
+    }
     Ok(())
 }
 

@@ -96,7 +96,8 @@ struct ModelOpts {
     #[arg(long)]
     no_collapse: bool,
     /// Run even when the runs' estimated work passes the budget (about ten
-    /// seconds on two cores; the error says the estimate).
+    /// seconds on two cores; the error says the estimate); `sweep --plot`:
+    /// also overwrite an existing FILE.
     #[arg(long)]
     force: bool,
 }
@@ -247,6 +248,14 @@ struct SweepArgs {
     /// Output format (`jsonl`: each result as it completes, see --stream).
     #[arg(long, value_enum, default_value_t = SweepFormat::Table)]
     format: SweepFormat,
+    /// Also draw the sweep as an SVG chart in FILE (when the run completes,
+    /// besides the normal output): median time per allreduce over size, a
+    /// line per algorithm, NCCL's replica thick and black, a dashed line
+    /// labelled `64 KiB: one-shot-pull → nccl` at every crossover the table
+    /// marks; one panel per placement and fidelity that ran, stacked. An
+    /// existing FILE is refused unless --force.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq)]
@@ -497,7 +506,8 @@ fn simulate(a: SimulateArgs) -> Result<()> {
         &a.stream,
         format == Format::Jsonl,
         move |sc, runs| simulate_output(sc, runs, format),
-    )
+    )?;
+    Ok(())
 }
 
 /// Runs `specs` under a journal (each result streamed as it completes, see
@@ -511,7 +521,7 @@ fn run_journaled(
     stream: &StreamArgs,
     jsonl: bool,
     output: impl Fn(&Scenario, &[Run]) -> Result<String> + Clone + Send + Sync + 'static,
-) -> Result<()> {
+) -> Result<Vec<Run>> {
     let mut jobs = Jobs::new(sc, specs);
     let journal = Journal::open_checked(
         command,
@@ -529,7 +539,7 @@ fn run_journaled(
     journal.on_signal(render);
     let runs = run_all(sc, params, specs, &jobs, &journal)?;
     print!("{}", output(sc, &runs)?);
-    Ok(())
+    Ok(runs)
 }
 
 fn simulate_output(sc: &Scenario, runs: &[Run], format: Format) -> Result<String> {
@@ -541,6 +551,9 @@ fn simulate_output(sc: &Scenario, runs: &[Run], format: Format) -> Result<String
 }
 
 fn sweep(a: SweepArgs) -> Result<()> {
+    if let Some(p) = &a.plot {
+        overwrite::check_writable(p, "--plot", a.model.force)?;
+    }
     let (sc, params, fids) = load(a.scenario.as_deref(), &a.model)?;
     if a.step.layers.is_some() || a.step.allreduces_per_layer.is_some() {
         bail!(
@@ -611,7 +624,7 @@ fn sweep(a: SweepArgs) -> Result<()> {
     let specs = runs_of(&sc, &fids);
     budget::check(&sc, &params, &specs, a.model.force)?;
     let format = a.format;
-    run_journaled(
+    let runs = run_journaled(
         "sweep",
         &sc,
         &params,
@@ -619,7 +632,13 @@ fn sweep(a: SweepArgs) -> Result<()> {
         &a.stream,
         format == SweepFormat::Jsonl,
         move |sc, runs| sweep_output(sc, runs, format),
-    )
+    )?;
+    if let Some(p) = &a.plot {
+        contend_calib::latency_chart::Chart::of_sweep(sc.name(), &sc.topology().name, &runs)
+            .write(p)?;
+        eprintln!("wrote the plot to {}", p.display());
+    }
+    Ok(())
 }
 
 fn sweep_output(sc: &Scenario, runs: &[Run], format: SweepFormat) -> Result<String> {

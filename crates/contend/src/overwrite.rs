@@ -16,6 +16,24 @@ pub fn check(path: &Path, flag: &str, force: bool) -> Result<()> {
     Ok(())
 }
 
+/// [`check`], and that the folder `path` goes in exists, so that a long
+/// run does not end unable to write its file (a chart written at the end).
+pub fn check_writable(path: &Path, flag: &str, force: bool) -> Result<()> {
+    check(path, flag, force)?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        bail!(
+            "{flag} {}: the folder {} does not exist",
+            path.display(),
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
 /// The same for the files `names` a command writes into the folder `dir`
 /// (a calibration's params.toml, fit.json, ...): the first that exists is
 /// named; `hint` says where else to write (`--out a new folder`).
@@ -74,6 +92,18 @@ mod tests {
             "{e}"
         );
         assert!(check(&f, "--out", true).is_ok());
+        // a chart: the same rule, and its folder must be there
+        assert!(check_writable(&f, "--plot", false).is_err());
+        assert!(check_writable(&f, "--plot", true).is_ok());
+        assert!(check_writable(&d.join("new.svg"), "--plot", false).is_ok());
+        let e = check_writable(&d.join("none/new.svg"), "--plot", true)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--plot") && e.contains("none/new.svg") && e.contains("does not exist"),
+            "{e}"
+        );
+        assert!(check_writable(Path::new("new-here.svg"), "--plot", false).is_ok());
         assert!(check_in(&d, &["fit.json"], "--out a new folder", true).is_ok());
         std::fs::remove_dir_all(&d).unwrap();
     }

@@ -129,6 +129,31 @@ fn single_file_writers_refuse_an_existing_out_unless_forced() {
         ],
         &fs,
     );
+    // a chart is refused before the sweep or the advice runs
+    refused(
+        &[
+            "sweep",
+            "--topology",
+            "pro6000-4x-1socket",
+            "--sizes",
+            "4KiB",
+            "--plot",
+            &fs,
+        ],
+        &fs,
+    );
+    refused(
+        &[
+            "advise",
+            "--topology",
+            "pro6000-4x-1socket",
+            "--to",
+            "8KiB",
+            "--plot",
+            &fs,
+        ],
+        &fs,
+    );
     // before the GPU is looked for
     refused(&["hw", "topo", "--out", &fs], &fs);
     refused(&["hw", "probe", "--out", &fs], &fs);
@@ -147,5 +172,29 @@ fn single_file_writers_refuse_an_existing_out_unless_forced() {
     let (ok, _, err) = contend(&["import", box_, "--out", &fs, "--force"]);
     assert!(ok, "{err}");
     assert_ne!(std::fs::read_to_string(&f).unwrap(), "keep me\n");
+    // --force overwrites a chart
+    for args in [
+        &[
+            "sweep",
+            "--topology",
+            "pro6000-4x-1socket",
+            "--sizes",
+            "4KiB",
+        ][..],
+        &["advise", "--topology", "pro6000-4x-1socket", "--to", "8KiB"][..],
+    ] {
+        std::fs::write(&f, "keep me\n").unwrap();
+        let forced: Vec<&str> = args
+            .iter()
+            .copied()
+            .chain(["--plot", &fs, "--force"])
+            .collect();
+        let (ok, _, err) = contend(&forced);
+        assert!(ok, "{forced:?}: {err}");
+        assert!(
+            std::fs::read_to_string(&f).unwrap().starts_with("<svg"),
+            "{forced:?}"
+        );
+    }
     std::fs::remove_dir_all(&d).unwrap();
 }
