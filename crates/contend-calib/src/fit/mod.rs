@@ -18,6 +18,7 @@ use statrs::statistics::{Data, OrderStatistics, Statistics};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 mod catalogue;
+pub mod pin;
 pub use catalogue::{DEFAULT_SUBSET, FitParam, NCCL_LOG_SUBSET, catalogue, select};
 
 /// What the fit can ask of a fit point: its value under some constants
