@@ -53,6 +53,20 @@ pub enum CalibError {
     /// Fitting could not proceed (no fit points, the optimiser failed).
     #[error("fit: {0}")]
     Fit(String),
+    /// A collective whose ranks cannot be placed on the topology's GPUs
+    /// (a 6-GPU nccl-tests run against an 8-GPU topology whose GPUs carry
+    /// no PCI address to match the run's devices to): `file:line: message`
+    /// naming both counts and what to do.
+    #[error("{file}:{line}: {message}")]
+    RankMismatch {
+        file: String,
+        line: usize,
+        /// The run's rank count.
+        ranks: usize,
+        /// The topology's GPU count.
+        gpus: usize,
+        message: String,
+    },
     /// A calibration folder or report that cannot be read or written.
     #[error("{path}: {message}")]
     Io { path: String, message: String },
