@@ -26,11 +26,14 @@
 //! figure of the rig (a cap to every root port, the collapse rate to every
 //! collapsing port), so what the fit finds is a property of the box.
 
+use crate::calibrate::guard::{Unpinned, check_bounds, unpinned_message};
 use crate::error::CalibError;
 use crate::figure_twin::FigureTwin;
 use crate::figures::{FigMetric, Figure};
 use crate::fit::pin::{self, Verdict};
-use crate::fit::{FitOptions, FitParam, FitPoint, FittedConstant, Progress, fit, loss_of, select};
+use crate::fit::{
+    FitOptions, FitParam, FitPoint, FittedConstant, Progress, fit, loss_of, pinned_by, select,
+};
 use crate::rig::{Rig, Use};
 use contend_sim::ModelParams;
 use contend_workload::Fidelity;
@@ -155,14 +158,23 @@ pub struct RigSummary {
     pub fitted_errors: ErrorStats,
     /// The fitted constants as a params file.
     pub params_toml: String,
+    /// What a guard would have refused and `force` let through
+    /// ([`crate::calibrate::guard`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// How to calibrate a rig.
 #[derive(Clone, Debug, Default)]
 pub struct RigOptions {
     pub fit: FitOptions,
-    /// Constants to fit instead of the rule's choice.
+    /// Constants to fit instead of the rule's choice: each must be one the
+    /// rule frees, unless `force`.
     pub free: Option<Vec<FitParam>>,
+    /// Fit and write despite a guard (a constant asked for that the
+    /// figures cannot pin, a fitted constant on a bound), each kept as a
+    /// warning.
+    pub force: bool,
 }
 
 /// The family a figure's weight is shared in: the readout, the op and
@@ -350,9 +362,43 @@ pub fn calibrate_rig(
     progress("choosing", 0, 1);
     let decided = choose_free(rig, base, fid)?;
     progress("choosing", 1, 1);
+    let mut warnings = vec![];
     let (params, choices): (Vec<FitParam>, Vec<FreeChoice>) = match &opts.free {
         Some(list) => {
             let names: Vec<&str> = list.iter().map(|p| p.name).collect();
+            // every constant asked for must be one the figures pin
+            let unpinned: Vec<Unpinned> = list
+                .iter()
+                .filter_map(|fp| {
+                    let why = match decided.iter().find(|(p, _)| p.name == fp.name) {
+                        Some((_, c)) if c.free => return None,
+                        Some((_, c)) => c.why.clone(),
+                        None => format!(
+                            "not a candidate of the rule (candidates: {})",
+                            CANDIDATES.join(", ")
+                        ),
+                    };
+                    Some(Unpinned {
+                        name: fp.name.to_string(),
+                        why,
+                        pinned_by: pinned_by(fp.name).to_string(),
+                    })
+                })
+                .collect();
+            if !unpinned.is_empty() {
+                let pinned: Vec<String> = (decided.iter().filter(|(_, c)| c.free))
+                    .map(|(p, _)| p.name.to_string())
+                    .collect();
+                if !opts.force {
+                    return Err(CalibError::Unpinned {
+                        unpinned,
+                        pinned,
+                        asked: list.len(),
+                        requested: true,
+                    });
+                }
+                warnings.push(unpinned_message(&unpinned, &pinned, list.len(), true, true));
+            }
             let choices = decided
                 .into_iter()
                 .map(|(_, mut c)| {
@@ -402,6 +448,8 @@ pub fn calibrate_rig(
     }
     let start = coordinate_search(&start, &params, &points, fid, progress)?;
     let mut out = fit(&start, &params, &points, &opts.fit, progress)?;
+    // a constant on a bound of its search range is the bound's, not the box's
+    warnings.extend(check_bounds(&out.constants, &params, opts.force)?);
     for c in &mut out.constants {
         if c.name == "platform.collapse_gbps"
             && let Some(d) = documented
@@ -468,5 +516,6 @@ pub fn calibrate_rig(
         fitted_errors: ErrorStats::of(results.iter().map(|r| r.fitted_error_pct)),
         results,
         params_toml: out.params.to_toml(),
+        warnings,
     })
 }

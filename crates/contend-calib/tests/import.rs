@@ -502,6 +502,8 @@ fn quick(params: &[&str]) -> CalibrateOptions {
         )
         .unwrap(),
         tlp_checks: 0,
+        requested: !params.is_empty(),
+        force: false,
     }
 }
 
@@ -537,15 +539,27 @@ fn calibration_takes_p2pmark_or_an_nccl_tests_log_alone() {
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join("mine.log");
     std::fs::write(&p, log).unwrap();
-    let s = calibrate(
-        &[p.as_path()],
-        &rtx4090_8x_with_pci(),
-        "4090",
-        &Default::default(),
-        &quick(&[]),
-        &|_, _, _| {},
-    )
-    .unwrap();
+    let run = |o: &CalibrateOptions| {
+        calibrate(
+            &[p.as_path()],
+            &rtx4090_8x_with_pci(),
+            "4090",
+            &Default::default(),
+            o,
+            &|_, _, _| {},
+        )
+    };
+    // one fit size pins one constant, the link efficiency; the model is
+    // slower than this box even without any, so the fit ends on its bound
+    let e = run(&quick(&[])).unwrap_err();
+    assert!(
+        matches!(&e, CalibError::OnBound { constants } if constants[0].name == "pcie.dllp_overhead"),
+        "{e:?}"
+    );
+    // --force fits the log's constants anyway, every guard a warning
+    let mut forced = quick(&[]);
+    forced.force = true;
+    let s = run(&forced).unwrap();
     use contend_calib::measure::Role;
     assert_eq!(s.points.iter().filter(|p| p.role == Role::Fit).count(), 1);
     assert_eq!(
@@ -553,6 +567,7 @@ fn calibration_takes_p2pmark_or_an_nccl_tests_log_alone() {
         1
     );
     assert!(s.constants.iter().any(|c| c.name == "gpu.launch_eager_ns"));
+    assert_eq!(s.warnings.len(), 2, "{:?}", s.warnings);
 }
 
 /// Beside contend's own microbenchmarks a user's nccl-tests log is judged,

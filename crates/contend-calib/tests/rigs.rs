@@ -297,6 +297,7 @@ fn a_small_rig_refits_to_its_committed_params() {
             ..FitOptions::default()
         },
         free: None,
+        force: false,
     };
     let s = calibrate_rig(&rig, &ModelParams::default(), &opts, &|_, _, _| {}).unwrap();
     let committed = params_of(&dir);
