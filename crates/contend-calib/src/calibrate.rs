@@ -16,8 +16,10 @@ use statrs::statistics::{Data, OrderStatistics};
 use std::collections::BTreeMap;
 use std::path::Path;
 
+pub mod guard;
 mod summary;
 
+pub use self::guard::PinChoice;
 pub use self::summary::{FitSummary, MAX_SUMMARY_NS, PointResult, TlpCheck};
 
 /// Most points checked at TLP fidelity after a fit.
@@ -35,6 +37,14 @@ pub struct CalibrateOptions {
     pub log_params: Vec<FitParam>,
     /// Points checked at TLP fidelity after the fit (at most [`MAX_TLP_CHECKS`]).
     pub tlp_checks: usize,
+    /// `params` and `log_params` were asked for by name (`--fit`): each
+    /// must be pinned by the data ([`guard`]); else (the default sets) the
+    /// pinned ones are fitted and the others keep their starting values.
+    pub requested: bool,
+    /// Fit the whole set as asked, pinned or not, and write despite a
+    /// guard ([`guard`]: constants the data cannot pin, a fitted constant
+    /// on a bound), each kept as a warning.
+    pub force: bool,
 }
 
 /// Weights: every family of probes (op, target kind, concurrency) weighs
@@ -52,6 +62,46 @@ fn family(m: &Measurement, topo: &Topology) -> String {
             format!("{}-{target}-{}", op.name(), streams.len())
         }
         _ => String::new(),
+    }
+}
+
+/// What kind of figure a fit point is, for people: `copy-peer to a GPU`,
+/// `sm-load to host memory, 2 streams`, `nccl-latency, 2 ranks`.
+fn figure_kind(m: &Measurement, topo: &Topology) -> String {
+    match &m.kind {
+        Kind::Probe {
+            op,
+            streams,
+            fenced,
+            host_flags,
+            ..
+        } => {
+            let target = match topo.lookup(&streams[0].to).map(|i| &topo.node(i).kind) {
+                Some(NodeKind::Gpu(_)) => "a GPU",
+                _ => "host memory",
+            };
+            let mut k = format!("{} to {target}", op.name());
+            if *fenced {
+                k += ", fenced";
+            }
+            if *host_flags {
+                k += ", flags in host memory";
+            }
+            if streams.len() > 1 {
+                k += &format!(", {} streams", streams.len());
+            }
+            k
+        }
+        Kind::Allreduce {
+            algorithm, ranks, ..
+        } => match m.record.algorithm.probe() {
+            Some(op) => format!("{}, {} ranks", op.name(), ranks.len()),
+            None => match m.record.extra.import.format.as_deref() {
+                Some(f) => format!("{f} allreduce, {} ranks", ranks.len()),
+                None => format!("{} allreduce, {} ranks", algorithm.name(), ranks.len()),
+            },
+        },
+        _ => m.label(),
     }
 }
 
@@ -185,20 +235,23 @@ pub fn calibrate_resumable(
         *fam_count.entry(family(m, topo)).or_default() += 1;
     }
     let mut points = vec![];
-    let mut point_of = vec![None; ms.len()];
-    for (i, (m, t)) in ms.iter().zip(&twins).enumerate() {
+    let mut kinds = vec![];
+    let mut places = vec![];
+    for (m, t) in ms.iter().zip(&twins) {
         if let (Role::Fit, Some(t)) = (&m.role, t) {
-            point_of[i] = Some(points.len());
             points.push(FitPoint {
                 twin: t.clone(),
                 measured: m.measured_ns(),
                 weight: 1.0 / fam_count[&family(m, topo)] as f64,
             });
+            kinds.push(figure_kind(m, topo));
+            places.push((m.file.clone(), m.line));
         }
     }
-    // NCCL's step-latency scale moves only NCCL twins: fitted when the fit
-    // set holds NCCL's latency probe, left as it is otherwise
-    let has_nccl = ms.iter().any(|m| {
+    // the constants the fit points pin (NCCL's step overhead only by
+    // NCCL's latency probe, a latency only by what it delays ...): fitted;
+    // the others keep their starting values, each with the reason
+    let nccl_points = ms.iter().any(|m| {
         m.role == Role::Fit
             && matches!(
                 m.kind,
@@ -208,16 +261,28 @@ pub fn calibrate_resumable(
                 }
             )
     });
-    let fit_params: Vec<FitParam> = chosen
-        .iter()
-        .copied()
-        .filter(|p| has_nccl || p.name != "nccl.step_overhead_ns")
-        .collect();
-    if fit_params.is_empty() && !chosen.is_empty() {
-        return Err(CalibError::Fit(
-            "`nccl.step_overhead_ns` is pinned by NCCL's latency probe (`nccl-latency`, from `contend hw probe` on two GPUs or more): the fit set has none".into(),
-        ));
-    }
+    let decision = if points.is_empty() {
+        // no fit point: the fit says so
+        guard::Decision {
+            fit: chosen.clone(),
+            pinning: vec![],
+            warnings: vec![],
+        }
+    } else {
+        guard::decide(
+            chosen,
+            base,
+            &points,
+            &kinds,
+            &places,
+            opts.fit.fidelity,
+            nccl_points,
+            opts.requested,
+            opts.force,
+        )?
+    };
+    let fit_params: Vec<FitParam> = decision.fit.clone();
+    let mut warnings = decision.warnings.clone();
     // a log's fit points are collectives, each many times a probe's cost:
     // its bootstrap is capped (the summary says how many ran)
     let mut fit_opts = opts.fit.clone();
@@ -225,6 +290,12 @@ pub fn calibrate_resumable(
         fit_opts.bootstrap = fit_opts.bootstrap.min(LOG_FIT_BOOTSTRAP);
     }
     let out = fit_resumable(base, &fit_params, &points, &fit_opts, progress, checkpoint)?;
+    // a constant on a bound of its search range is the bound's, not the box's
+    warnings.extend(guard::check_bounds(
+        &out.constants,
+        &fit_params,
+        opts.force,
+    )?);
     // gpu.local_efficiency: local loads at full occupancy, launch removed.
     let mut params = out.params.clone();
     let local_efficiency = local_efficiency(&ms, topo, &params);
@@ -326,7 +397,6 @@ pub fn calibrate_resumable(
             fitted_ns: fitted_pred[i],
         })
         .collect();
-    let _ = point_of;
     Ok(FitSummary {
         topology_name: topo.name.clone(),
         topology_file: topology_file.to_string(),
@@ -346,6 +416,8 @@ pub fn calibrate_resumable(
         tlp_checks,
         params_toml: params.to_toml(),
         timing_offset_ns: offset,
+        pinning: decision.pinning,
+        warnings,
     })
 }
 

@@ -53,6 +53,39 @@ pub enum CalibError {
     /// Fitting could not proceed (no fit points, the optimiser failed).
     #[error("fit: {0}")]
     Fit(String),
+    /// The measurements pin none of the constants calibration fits, or
+    /// not every constant asked for by name: each with why and what
+    /// measurements would pin it ([`crate::calibrate::guard`]).
+    #[error("fit: {}", crate::calibrate::guard::unpinned_message(.unpinned, .pinned, *.asked, *.requested, false))]
+    Unpinned {
+        unpinned: Vec<crate::calibrate::guard::Unpinned>,
+        /// The constants the data does pin.
+        pinned: Vec<String>,
+        /// How many constants the set has.
+        asked: usize,
+        /// The set was asked for by name (`--fit`).
+        requested: bool,
+    },
+    /// Fitted constants that ended on a bound of their search range, each
+    /// with the bound and what measurements would pin it.
+    #[error("fit: {}", crate::calibrate::guard::bound_message(.constants, false))]
+    OnBound {
+        constants: Vec<crate::calibrate::guard::OnBound>,
+    },
+    /// A collective whose ranks cannot be placed on the topology's GPUs
+    /// (a 6-GPU nccl-tests run against an 8-GPU topology whose GPUs carry
+    /// no PCI address to match the run's devices to): `file:line: message`
+    /// naming both counts and what to do.
+    #[error("{file}:{line}: {message}")]
+    RankMismatch {
+        file: String,
+        line: usize,
+        /// The run's rank count.
+        ranks: usize,
+        /// The topology's GPU count.
+        gpus: usize,
+        message: String,
+    },
     /// A calibration folder or report that cannot be read or written.
     #[error("{path}: {message}")]
     Io { path: String, message: String },

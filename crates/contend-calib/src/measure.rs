@@ -21,6 +21,7 @@ use std::path::Path;
 
 mod check;
 pub mod physics;
+mod ranks;
 use check::{check_machine, check_numbers, gpu_of, target_of};
 
 /// An allreduce algorithm as measured: one of contend's kernels, or NCCL.
@@ -338,6 +339,9 @@ pub fn classify(
             role,
         });
     }
+    // after every record's own checks: an impossible number is the first
+    // thing to fix, where the ranks ran the next
+    ranks::place_ranks(&mut out, topo)?;
     join_concurrent(file, &mut out)?;
     Ok(out)
 }

@@ -414,6 +414,24 @@ pub fn render_markdown(
         s.fidelity
     );
 
+    if !s.warnings.is_empty() {
+        o.push_str(
+            "## Warnings: written with --force
+
+A guard refuses these; `--force` wrote the constants anyway. What they say is not the box's.
+
+",
+        );
+        for w in &s.warnings {
+            let mut lines = w.lines();
+            let _ = writeln!(o, "- {}", lines.next().unwrap_or(""));
+            for l in lines {
+                let _ = writeln!(o, "  - {}", l.trim());
+            }
+        }
+        o.push('\n');
+    }
+
     // Headline.
     let d = by_placement(&s.points, Which::Default);
     let f = by_placement(&s.points, Which::Fitted);
@@ -614,6 +632,40 @@ pub fn render_markdown(
         "\nLoss (weighted mean squared log ratio on the fit set): {:.4} with the default constants, {:.4} fitted ({} Nelder–Mead iterations, {} simulations of the fit set, {} bootstrap refits). `gpu.launch_graph_ns` is not fitted: no microbenchmark runs a CUDA graph.\n",
         s.loss_default, s.loss_fit, s.iterations, s.evaluations, s.bootstrap
     );
+
+    if !s.pinning.is_empty() {
+        let _ = writeln!(
+            o,
+            "## What the data pins
+
+A constant is fitted when moving it across the middle of its search range moves a fit figure by more than {:.0} %, in a way the constants fitted before it do not (so no more constants are fitted than the figures have independent values); the others keep their starting values (the defaults, or `--params`).
+
+| constant | fitted | from the fit figures | why | pinned by |\n|---|---|---|---|---|",
+            crate::fit::pin::PINNED * 100.0
+        );
+        for p in &s.pinning {
+            let _ = writeln!(
+                o,
+                "| `{}` | {} | {} | {} | {} |",
+                p.name,
+                if p.fitted && p.pinned {
+                    "yes".to_string()
+                } else if p.fitted {
+                    "yes, not pinned (--force)".to_string()
+                } else {
+                    format!("no: kept at {}", fmt_value(p.start))
+                },
+                if p.figures.is_empty() {
+                    "-".to_string()
+                } else {
+                    p.figures.join(", ")
+                },
+                p.why.replace('|', "\\|"),
+                p.pinned_by.replace('|', "\\|")
+            );
+        }
+        o.push('\n');
+    }
 
     // Probe fit.
     o.push_str("## Fit set: microbenchmarks\n\n![probes](probes.svg)\n\n| probe | measured | default | fitted | fitted error % |\n|---|---|---|---|---|\n");

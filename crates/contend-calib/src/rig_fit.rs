@@ -26,10 +26,14 @@
 //! figure of the rig (a cap to every root port, the collapse rate to every
 //! collapsing port), so what the fit finds is a property of the box.
 
+use crate::calibrate::guard::{Unpinned, check_bounds, unpinned_message};
 use crate::error::CalibError;
 use crate::figure_twin::FigureTwin;
 use crate::figures::{FigMetric, Figure};
-use crate::fit::{FitOptions, FitParam, FitPoint, FittedConstant, Progress, fit, loss_of, select};
+use crate::fit::pin::{self, Verdict};
+use crate::fit::{
+    FitOptions, FitParam, FitPoint, FittedConstant, Progress, fit, loss_of, pinned_by, select,
+};
 use crate::rig::{Rig, Use};
 use contend_sim::ModelParams;
 use contend_workload::Fidelity;
@@ -58,12 +62,7 @@ pub const CANDIDATES: &[&str] = &[
     "platform.collapse_gbps",
 ];
 
-/// A prediction that moves by more than this (relative) pins a constant.
-pub const PINNED: f64 = 0.01;
-/// A candidate whose changes over the figures keep less than this share
-/// (of their norm) outside the span of the earlier choices' adds nothing
-/// the figures can tell apart.
-pub const INDEPENDENT: f64 = 0.2;
+pub use crate::fit::pin::{INDEPENDENT, PINNED};
 
 /// What the rule decided for one candidate.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -159,14 +158,23 @@ pub struct RigSummary {
     pub fitted_errors: ErrorStats,
     /// The fitted constants as a params file.
     pub params_toml: String,
+    /// What a guard would have refused and `force` let through
+    /// ([`crate::calibrate::guard`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// How to calibrate a rig.
 #[derive(Clone, Debug, Default)]
 pub struct RigOptions {
     pub fit: FitOptions,
-    /// Constants to fit instead of the rule's choice.
+    /// Constants to fit instead of the rule's choice: each must be one the
+    /// rule frees, unless `force`.
     pub free: Option<Vec<FitParam>>,
+    /// Fit and write despite a guard (a constant asked for that the
+    /// figures cannot pin, a fitted constant on a bound), each kept as a
+    /// warning.
+    pub force: bool,
 }
 
 /// The family a figure's weight is shared in: the readout, the op and
@@ -183,20 +191,13 @@ fn family(f: &Figure, t: &FigureTwin) -> String {
     )
 }
 
-fn ratios(a: &[f64], b: &[f64]) -> Vec<f64> {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x.max(1e-9) / y.max(1e-9)).ln())
-        .collect()
-}
-
 /// Whether a candidate is a latency (pinned by latency figures) rather
 /// than a rate or a count (pinned by bandwidth figures).
 fn is_latency(name: &str) -> bool {
     name.ends_with("_ns")
 }
 
-/// Applies the rule above to every candidate.
+/// Applies the rule above ([`crate::fit::pin`]) to every candidate.
 pub fn choose_free(
     rig: &Rig,
     base: &ModelParams,
@@ -216,86 +217,49 @@ pub fn choose_free(
             )
         })
         .collect();
-    // an orthonormal basis of the chosen candidates' changes
-    let mut basis: Vec<Vec<f64>> = vec![];
-    let mut chosen: Vec<&str> = vec![];
-    let mut out = vec![];
-    for fp in cands {
-        let cap = fp.optional && (fp.get)(base) >= fp.hi;
-        let (lo, hi) = if cap {
-            (fp.at_fraction(1.0 / 3.0), fp.hi)
-        } else {
-            (fp.at_fraction(0.25), fp.at_fraction(0.75))
-        };
-        // the knee of the cross-socket degradation does nothing while the
-        // degradation is off: it is probed with the degradation on
-        let mut probe = base.clone();
-        if fp.name == "cross_socket.stream_knee" && probe.cross_socket.stream_exponent == 0.0 {
-            probe.cross_socket.stream_exponent = 1.0;
-        }
-        let mut a = probe.clone();
-        let mut b = probe;
-        (fp.set)(&mut a, lo);
-        (fp.set)(&mut b, hi);
-        let (pa, pb) = (rig.predict(&a, fidelity)?, rig.predict(&b, fidelity)?);
-        let latency = is_latency(fp.name);
-        // only the figures of its kind pin it
-        let change: Vec<f64> = ratios(&pa, &pb)
-            .into_iter()
-            .zip(&latency_figure)
-            .map(|(r, l)| if *l == latency { r } else { 0.0 })
-            .collect();
-        let moves = change.iter().filter(|r| r.abs() > PINNED).count();
-        let norm = change.iter().map(|x| x * x).sum::<f64>().sqrt();
-        let mut residual = change.clone();
-        for e in &basis {
-            let d: f64 = residual.iter().zip(e).map(|(x, y)| x * y).sum();
-            for (x, y) in residual.iter_mut().zip(e) {
-                *x -= d * y;
-            }
-        }
-        let rnorm = residual.iter().map(|x| x * x).sum::<f64>().sqrt();
-        let kind = if latency { "latency" } else { "bandwidth" };
-        let (free, why) = if moves == 0 {
-            (
-                false,
-                format!(
+    // only the figures of its kind pin a candidate
+    let pins = pin::choose(
+        &cands,
+        base,
+        |p| rig.predict(p, fidelity),
+        |fp, i| latency_figure[i] == is_latency(fp.name),
+    )?;
+    Ok(pins
+        .into_iter()
+        .map(|p| {
+            let kind = if is_latency(p.param.name) {
+                "latency"
+            } else {
+                "bandwidth"
+            };
+            let moves = p.moved.len();
+            let why = match &p.verdict {
+                Verdict::MovesNothing { lo, hi } => format!(
                     "no {kind} figure moves by more than {:.0} % between {} and {}",
                     PINNED * 100.0,
-                    num(lo),
-                    if cap { "unset".into() } else { num(hi) }
+                    num(*lo),
+                    hi.map_or("unset".into(), num)
                 ),
-            )
-        } else if rnorm < INDEPENDENT * norm {
-            (
-                false,
-                format!(
+                Verdict::Collinear { with } => format!(
                     "moves {moves} {kind} figures, but as a mix of {} does: the figures cannot tell it apart",
-                    chosen
-                        .iter()
+                    with.iter()
                         .map(|c| format!("`{c}`"))
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
+                Verdict::Free => format!("moves {moves} {kind} figures"),
+            };
+            (
+                p.param,
+                FreeChoice {
+                    name: p.param.name.to_string(),
+                    free: p.free(),
+                    moves,
+                    why,
+                },
             )
-        } else {
-            (true, format!("moves {moves} {kind} figures"))
-        };
-        if free {
-            basis.push(residual.iter().map(|x| x / rnorm).collect());
-            chosen.push(fp.name);
-        }
-        out.push((
-            fp,
-            FreeChoice {
-                name: fp.name.to_string(),
-                free,
-                moves,
-                why,
-            },
-        ));
-    }
-    Ok(out)
+        })
+        .collect())
 }
 
 fn num(x: f64) -> String {
@@ -398,9 +362,43 @@ pub fn calibrate_rig(
     progress("choosing", 0, 1);
     let decided = choose_free(rig, base, fid)?;
     progress("choosing", 1, 1);
+    let mut warnings = vec![];
     let (params, choices): (Vec<FitParam>, Vec<FreeChoice>) = match &opts.free {
         Some(list) => {
             let names: Vec<&str> = list.iter().map(|p| p.name).collect();
+            // every constant asked for must be one the figures pin
+            let unpinned: Vec<Unpinned> = list
+                .iter()
+                .filter_map(|fp| {
+                    let why = match decided.iter().find(|(p, _)| p.name == fp.name) {
+                        Some((_, c)) if c.free => return None,
+                        Some((_, c)) => c.why.clone(),
+                        None => format!(
+                            "not a candidate of the rule (candidates: {})",
+                            CANDIDATES.join(", ")
+                        ),
+                    };
+                    Some(Unpinned {
+                        name: fp.name.to_string(),
+                        why,
+                        pinned_by: pinned_by(fp.name).to_string(),
+                    })
+                })
+                .collect();
+            if !unpinned.is_empty() {
+                let pinned: Vec<String> = (decided.iter().filter(|(_, c)| c.free))
+                    .map(|(p, _)| p.name.to_string())
+                    .collect();
+                if !opts.force {
+                    return Err(CalibError::Unpinned {
+                        unpinned,
+                        pinned,
+                        asked: list.len(),
+                        requested: true,
+                    });
+                }
+                warnings.push(unpinned_message(&unpinned, &pinned, list.len(), true, true));
+            }
             let choices = decided
                 .into_iter()
                 .map(|(_, mut c)| {
@@ -450,6 +448,8 @@ pub fn calibrate_rig(
     }
     let start = coordinate_search(&start, &params, &points, fid, progress)?;
     let mut out = fit(&start, &params, &points, &opts.fit, progress)?;
+    // a constant on a bound of its search range is the bound's, not the box's
+    warnings.extend(check_bounds(&out.constants, &params, opts.force)?);
     for c in &mut out.constants {
         if c.name == "platform.collapse_gbps"
             && let Some(d) = documented
@@ -516,5 +516,6 @@ pub fn calibrate_rig(
         fitted_errors: ErrorStats::of(results.iter().map(|r| r.fitted_error_pct)),
         results,
         params_toml: out.params.to_toml(),
+        warnings,
     })
 }

@@ -7,7 +7,8 @@ use contend_calib::fit::FitOptions;
 use contend_calib::measure::load_measurements;
 use contend_calib::twin::build_twin;
 use contend_calib::{
-    CalibrateOptions, calibrate, nccl_tests_table, parse_nccl_tests, select, write_report,
+    CalibError, CalibrateOptions, calibrate, nccl_tests_table, parse_nccl_tests, select,
+    write_report,
 };
 use contend_sim::ModelParams;
 use contend_topo::{Topology, load_topology};
@@ -106,6 +107,8 @@ fn bad_file_never_fits() {
         params: select(&["gpu.launch_eager_ns".into()]).unwrap(),
         log_params: vec![],
         tlp_checks: 0,
+        requested: true,
+        force: false,
     };
     let r = calibrate(
         &[good.as_path(), bad.as_path()],
@@ -288,6 +291,8 @@ fn fit_recovers_known_constants_and_reports() {
         params: select(&names).unwrap(),
         log_params: vec![],
         tlp_checks: 1,
+        requested: true,
+        force: false,
     };
     let s = calibrate(
         &[file.as_path()],
@@ -670,6 +675,8 @@ fn ncclss_latency_probe_fits_its_step_scale_and_launches_are_closed_form() {
         params: select(&["nccl.step_overhead_ns".to_string()]).unwrap(),
         log_params: vec![],
         tlp_checks: 0,
+        requested: true,
+        force: false,
     };
     let s = calibrate(
         &[file.as_path()],
@@ -689,11 +696,13 @@ fn ncclss_latency_probe_fits_its_step_scale_and_launches_are_closed_form() {
     assert_eq!(s.launch[0].value, 1000.0);
     // without NCCL probes in the fit set the cost stays where it was
     let plain = dir.join("plain.jsonl");
+    // a 1 MiB copy in 30 us (a copy setup the fit's range holds)
+    let mut copy = probe("copy-d2h", "host", Some("host"), 1 << 20, None);
+    copy["stats"]["median_ns"] = json!(30_000.0);
+    copy["per_op_ns"] = json!([30_000.0]);
     std::fs::write(
         &plain,
-        launch("launch-graph", &[1000.0]).to_string()
-            + "\n"
-            + &(probe("copy-d2h", "host", Some("host"), 1 << 20, None).to_string() + "\n"),
+        launch("launch-graph", &[1000.0]).to_string() + "\n" + &(copy.to_string() + "\n"),
     )
     .unwrap();
     let e = calibrate(
@@ -707,17 +716,34 @@ fn ncclss_latency_probe_fits_its_step_scale_and_launches_are_closed_form() {
     .unwrap_err()
     .to_string();
     assert!(e.contains("nccl-latency"), "{e}");
+    // asked for by name beside one the copy pins, it is refused too ...
     let mut both = opts.clone();
     both.params = select(&["nccl.step_overhead_ns".into(), "gpu.copy_setup_ns".into()]).unwrap();
-    let s = calibrate(
-        &[plain.as_path()],
-        &topo,
-        "calibration/h200x2/topo.toml",
-        &ModelParams::default(),
-        &both,
-        &|_, _, _| {},
-    )
-    .unwrap();
+    let run = |o: &CalibrateOptions| {
+        calibrate(
+            &[plain.as_path()],
+            &topo,
+            "calibration/h200x2/topo.toml",
+            &ModelParams::default(),
+            o,
+            &|_, _, _| {},
+        )
+    };
+    let e = run(&both).unwrap_err();
+    assert!(
+        matches!(&e, CalibError::Unpinned { unpinned, pinned, requested: true, .. }
+            if unpinned.len() == 1 && unpinned[0].name == "nccl.step_overhead_ns"
+                && pinned == &["gpu.copy_setup_ns"]),
+        "{e:?}"
+    );
+    // ... and of the default set the copy's constant alone is fitted, the
+    // step overhead kept where it was, with the reason
+    both.requested = false;
+    let s = run(&both).unwrap();
     let names: Vec<&str> = s.constants.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, vec!["gpu.copy_setup_ns"]);
+    let kept = s.pinning.iter().find(|p| !p.fitted).unwrap();
+    assert_eq!(kept.name, "nccl.step_overhead_ns");
+    assert!(kept.why.contains("no fit figure moves"), "{}", kept.why);
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
 }

@@ -204,6 +204,8 @@ fn a_rate_above_the_boxs_links_is_refused_at_load_and_by_calibrate() {
         )
         .unwrap(),
         tlp_checks: 0,
+        requested: true,
+        force: false,
     };
     let e = calibrate(
         &[p.as_path()],

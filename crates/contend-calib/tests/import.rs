@@ -6,7 +6,7 @@
 use contend_calib::import::{Tool, import_file, import_text, to_jsonl};
 use contend_calib::measure::{load_measurements, parse_jsonl};
 use contend_calib::{
-    CalibrateOptions, FitOptions, NCCL_LOG_SUBSET, calibrate, import_nccl_tests,
+    CalibError, CalibrateOptions, FitOptions, NCCL_LOG_SUBSET, calibrate, import_nccl_tests,
     nccl_tests::{import_nccl_tests_json, nccl_tests_json},
     nccl_tests_table, parse_nccl_tests, select,
 };
@@ -443,13 +443,47 @@ fn calibration_refuses_other_boxes() {
         e.contains("measured on NVIDIA GeForce RTX 4090") && e.contains("cannot calibrate another"),
         "{e}"
     );
-    // ... and on a 4090 topology it is accepted
-    let ms = load_measurements(
+    // ... on an 8-GPU 4090 topology that names no PCI address it cannot
+    // be placed (which 6 of the 8 ran?) ...
+    let e = load_measurements(
         &[real("nccl-tests/tinygrad-6x4090-prompt.log").as_path()],
         &topo("rtx4090-8x-gen4.toml"),
     )
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            CalibError::RankMismatch {
+                ranks: 6,
+                gpus: 8,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    // ... and on one whose GPUs carry their PCI addresses it is accepted
+    let ms = load_measurements(
+        &[real("nccl-tests/tinygrad-6x4090-prompt.log").as_path()],
+        &rtx4090_8x_with_pci(),
+    )
     .unwrap();
     assert_eq!(ms.len(), 1);
+}
+
+/// The shipped 8x RTX 4090 topology with each GPU's PCI address in its
+/// note, as `contend topo import` writes it: buses 01, 02, 42, 43, 81, 82,
+/// c1, c2 (tinygrad's 6-GPU log ran on 01, 42, 81, 82, c1, c2).
+fn rtx4090_8x_with_pci() -> Topology {
+    let mut text = std::fs::read_to_string(root().join("topologies/rtx4090-8x-gen4.toml")).unwrap();
+    for (i, bus) in ["01", "02", "42", "43", "81", "82", "c1", "c2"]
+        .iter()
+        .enumerate()
+    {
+        let node = format!("id = \"gpu{i}\"\nkind = \"gpu\"\n");
+        assert!(text.contains(&node), "{node}");
+        text = text.replace(&node, &format!("{node}note = \"PCI 0000:{bus}:00.0\"\n"));
+    }
+    contend_topo::parse_topology("rtx4090-8x-pci.toml", &text).unwrap()
 }
 
 fn quick(params: &[&str]) -> CalibrateOptions {
@@ -468,6 +502,8 @@ fn quick(params: &[&str]) -> CalibrateOptions {
         )
         .unwrap(),
         tlp_checks: 0,
+        requested: !params.is_empty(),
+        force: false,
     }
 }
 
@@ -503,15 +539,27 @@ fn calibration_takes_p2pmark_or_an_nccl_tests_log_alone() {
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join("mine.log");
     std::fs::write(&p, log).unwrap();
-    let s = calibrate(
-        &[p.as_path()],
-        &topo("rtx4090-8x-gen4.toml"),
-        "4090",
-        &Default::default(),
-        &quick(&[]),
-        &|_, _, _| {},
-    )
-    .unwrap();
+    let run = |o: &CalibrateOptions| {
+        calibrate(
+            &[p.as_path()],
+            &rtx4090_8x_with_pci(),
+            "4090",
+            &Default::default(),
+            o,
+            &|_, _, _| {},
+        )
+    };
+    // one fit size pins one constant, the link efficiency; the model is
+    // slower than this box even without any, so the fit ends on its bound
+    let e = run(&quick(&[])).unwrap_err();
+    assert!(
+        matches!(&e, CalibError::OnBound { constants } if constants[0].name == "pcie.dllp_overhead"),
+        "{e:?}"
+    );
+    // --force fits the log's constants anyway, every guard a warning
+    let mut forced = quick(&[]);
+    forced.force = true;
+    let s = run(&forced).unwrap();
     use contend_calib::measure::Role;
     assert_eq!(s.points.iter().filter(|p| p.role == Role::Fit).count(), 1);
     assert_eq!(
@@ -519,6 +567,7 @@ fn calibration_takes_p2pmark_or_an_nccl_tests_log_alone() {
         1
     );
     assert!(s.constants.iter().any(|c| c.name == "gpu.launch_eager_ns"));
+    assert_eq!(s.warnings.len(), 2, "{:?}", s.warnings);
 }
 
 /// Beside contend's own microbenchmarks a user's nccl-tests log is judged,

@@ -11,7 +11,7 @@ use contend_calib::figures::load_figures;
 use contend_calib::fit::FitOptions;
 use contend_calib::rig::{Rig, Use, load_rig};
 use contend_calib::rig_fit::{
-    RigOptions, RigSummary, TOLERANCE_PCT, calibrate_rig, documented_collapse_gbps,
+    RigOptions, RigSummary, TOLERANCE_PCT, calibrate_rig, choose_free, documented_collapse_gbps,
 };
 use contend_sim::ModelParams;
 use contend_workload::Fidelity;
@@ -260,6 +260,31 @@ fn collapse_fires_on_each_rigs_triggers_and_not_on_its_controls() {
     }
 }
 
+/// The rule that frees a rig's constants (`contend_calib::fit::pin`, one
+/// rule with the measurement files' calibration) decides for every rig
+/// what its committed report says, reason for reason.
+#[test]
+fn the_rule_frees_the_committed_constants_of_every_rig() {
+    for dir in rig_dirs() {
+        if !dir.join("params.toml").is_file() {
+            continue;
+        }
+        let rig = load_rig(&dir).unwrap();
+        let text = std::fs::read_to_string(dir.join("report.json")).unwrap();
+        let s: RigSummary = serde_json::from_str(&text).unwrap();
+        let now = choose_free(&rig, &ModelParams::default(), Fidelity::Flow).unwrap();
+        assert_eq!(now.len(), s.choices.len(), "{}", rig.name());
+        for ((_, c), k) in now.iter().zip(&s.choices) {
+            assert_eq!(
+                (&c.name, c.free, c.moves, &c.why),
+                (&k.name, k.free, k.moves, &k.why),
+                "{}",
+                rig.name()
+            );
+        }
+    }
+}
+
 /// The fit is deterministic: refitting the GENOAD24QM32 rig (one free
 /// constant) from scratch gives the committed params back.
 #[test]
@@ -272,6 +297,7 @@ fn a_small_rig_refits_to_its_committed_params() {
             ..FitOptions::default()
         },
         free: None,
+        force: false,
     };
     let s = calibrate_rig(&rig, &ModelParams::default(), &opts, &|_, _, _| {}).unwrap();
     let committed = params_of(&dir);

@@ -45,13 +45,17 @@ pub struct CalibrateArgs {
     #[arg(long, required_unless_present = "public")]
     pub out: Option<PathBuf>,
     /// Overwrite the files of an earlier calibration in the output folder
-    /// (params.toml, fit.json; with --public params.toml, report.md, report.json).
+    /// (params.toml, fit.json; with --public params.toml, report.md, report.json);
+    /// and fit every constant asked for (or of the default set), pinned by the data or not, and write
+    /// params.toml where a guard would refuse (a constant the data cannot pin, a fitted constant on a
+    /// bound of its search range): each is a warning on standard error, in fit.json and in the report.
     #[arg(long)]
     pub force: bool,
     /// Starting constants (TOML); default: ModelParams' documented defaults.
     #[arg(long)]
     pub params: Option<PathBuf>,
-    /// Constants to fit (repeat); default: the ones the microbenchmarks pin down.
+    /// Constants to fit (repeat), each of which the data must pin (else refused unless --force);
+    /// default: those of the default set the measurements pin, the others kept at their starting values.
     #[arg(long = "fit")]
     pub fit: Vec<String>,
     /// Nelder–Mead iterations of the main fit (1 to 100000).
@@ -263,6 +267,8 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
             select(&names)?
         },
         tlp_checks: a.tlp_checks,
+        requested: !a.fit.is_empty(),
+        force: a.force,
     };
     let files: Vec<&Path> = a.measurements.iter().map(|p| p.as_path()).collect();
     let mut inputs = vec![];
@@ -353,6 +359,26 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
             if c.at_bound { "  (at bound)" } else { "" }
         );
     }
+    for p in &summary.pinning {
+        if p.fitted && p.pinned {
+            println!(
+                "fitted {} from {} fit figure(s): {}",
+                p.name,
+                p.moves,
+                p.figures.join(", ")
+            );
+        } else if p.fitted {
+            println!("fitted anyway (--force) {}: {}", p.name, p.why);
+        } else {
+            println!(
+                "kept {} at {}: {}; pinned by {}",
+                p.name,
+                fmt_start(p.start),
+                p.why,
+                p.pinned_by
+            );
+        }
+    }
     let d = by_placement(&summary.points, Which::Default);
     let f = by_placement(&summary.points, Which::Fitted);
     println!("held-out absolute % error (median / p90 / max), allreduce + verify step:");
@@ -388,7 +414,18 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
         }
     }
     println!("wrote {} and {}", pp.display(), fp.display());
+    // last, where they are seen: what a guard would have refused
+    for w in &summary.warnings {
+        eprintln!("warning: {w}");
+    }
     Ok(())
+}
+
+/// A starting value as the constants table prints it, without trailing zeros.
+fn fmt_start(v: f64) -> String {
+    let s = format!("{v:.4}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s.is_empty() { "0".into() } else { s.into() }
 }
 
 /// `contend calibrate --public DIR...`: each rig fitted on its own figures.
@@ -411,6 +448,7 @@ fn calibrate_public(a: &CalibrateArgs) -> Result<()> {
             fidelity: Fidelity::Flow,
         },
         free,
+        force: a.force,
     };
     let out_of = |dir: &PathBuf, rig: &str| match &a.out {
         Some(o) => o.join(rig),
@@ -487,6 +525,9 @@ fn calibrate_public(a: &CalibrateArgs) -> Result<()> {
             rp.display(),
             jp.display()
         );
+        for w in &summary.warnings {
+            eprintln!("warning: {}: {w}", summary.rig);
+        }
     }
     Ok(())
 }

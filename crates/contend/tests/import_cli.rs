@@ -63,6 +63,40 @@ fn a_public_pcie_box_from_import_to_emit() {
     assert!(ok, "{out}{err}");
     let params = cal.join("params.toml");
     assert!(params.exists(), "{out}");
+    // one bandwidth matrix pins the link efficiency alone: the rest of the
+    // default set keeps its defaults, each with why and what would pin it
+    assert!(
+        out.contains("fitted pcie.dllp_overhead from 36 fit figure(s): copy-peer to a GPU (12), copy-peer to a GPU, 2 streams (24)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("kept pcie.link_latency_ns at 40: no fit figure moves by more than 1 %"),
+        "{out}"
+    );
+    assert_eq!(out.matches("\nkept ").count(), 10, "{out}");
+    let fit = std::fs::read_to_string(cal.join("fit.json")).unwrap();
+    assert!(fit.contains("\"pinning\""), "{fit}");
+    // a latency asked for by name is refused, and nothing is written
+    let refused = dir.join("cal-latency");
+    let (ok, out, err) = contend(&[
+        "calibrate",
+        BOX,
+        "--topology",
+        &topo_s,
+        "--out",
+        &refused.display().to_string(),
+        "--fit",
+        "pcie.link_latency_ns",
+    ]);
+    assert!(!ok, "{out}");
+    assert!(
+        err.contains("cannot pin 1 of the 1 constant(s) asked for with --fit")
+            && err.contains("`pcie.link_latency_ns`: no fit figure moves")
+            && err.contains("pinned by round trips over PCIe")
+            && err.contains("Nothing was written"),
+        "{err}"
+    );
+    assert!(!refused.exists());
 
     let tuner = dir.join("nccl_tuner.conf");
     let (ok, _, err) = contend(&[

@@ -93,6 +93,14 @@ pub struct FitSummary {
     /// estimated from records timed both ways; added to SM probe twins.
     #[serde(default)]
     pub timing_offset_ns: f64,
+    /// Every constant the calibration was asked to fit: fitted (from which
+    /// fit figures) or left at its starting value, and why
+    /// ([`super::guard`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pinning: Vec<super::guard::PinChoice>,
+    /// What a guard would have refused and `--force` let through.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// The longest time a `fit.json` may hold, ns (about 11.6 days): the
@@ -165,6 +173,9 @@ impl FitSummary {
                     finite(format!("{name}.{x}"), v)?;
                 }
             }
+        }
+        for (i, p) in self.pinning.iter().enumerate() {
+            finite(format!("pinning[{i}].start"), p.start)?;
         }
         for (i, p) in self.points.iter().enumerate() {
             let at = |x: &str| format!("points[{i}].{x}");

@@ -52,7 +52,34 @@ impl FitParam {
         let t = t.clamp(1e-4, 1.0 - 1e-4);
         self.value_at((t / (1.0 - t)).ln())
     }
+    /// How far across the search range `x` lies, 0 to 1 (log-scaled where
+    /// the range is): the inverse of [`FitParam::at_fraction`].
+    pub fn fraction_of(&self, x: f64) -> f64 {
+        let x = x.clamp(self.lo, self.hi);
+        if self.log_scale() {
+            (x.ln() - self.lo.ln()) / (self.hi.ln() - self.lo.ln())
+        } else {
+            (x - self.lo) / (self.hi - self.lo)
+        }
+    }
+    /// The bound `x` sits on, if it lies within [`BOUND_MARGIN`] of the
+    /// search range from one: `(bound, true)` for the upper one.
+    pub fn on_bound(&self, x: f64) -> Option<(f64, bool)> {
+        let t = self.fraction_of(x);
+        if t <= BOUND_MARGIN {
+            Some((self.lo, false))
+        } else if t >= 1.0 - BOUND_MARGIN {
+            Some((self.hi, true))
+        } else {
+            None
+        }
+    }
 }
+
+/// A fitted value this close to a bound (a share of the search range,
+/// log-scaled where the range is) sits on it: the data pushed it to the
+/// edge of what the search allows, so the value is the bound's, not the box's.
+pub const BOUND_MARGIN: f64 = 0.01;
 
 macro_rules! fp {
     ($name:literal, $lo:expr, $hi:expr, $int:expr, $($f:ident).+) => {
@@ -274,14 +301,67 @@ pub const DEFAULT_SUBSET: &[&str] = &[
 ];
 
 /// The constants a user's own nccl-tests log pins when no microbenchmark
-/// was run: the launch (small sizes), the per-hop latencies (the ring's
-/// 2(N-1) steps) and the link efficiency (large sizes).
+/// was run: the link efficiency (large sizes), the launch (small sizes)
+/// and the per-hop latencies (the ring's 2(N-1) steps). In this order the
+/// rule of [`crate::fit::pin`] considers them: a log of one large size
+/// pins the link efficiency, not a latency that moves it as well.
 pub const NCCL_LOG_SUBSET: &[&str] = &[
+    "pcie.dllp_overhead",
     "gpu.launch_eager_ns",
     "pcie.link_latency_ns",
     "root_complex.latency_ns",
-    "pcie.dllp_overhead",
 ];
+
+/// The measurements that pin a constant, for a message that says what to
+/// add when the data at hand does not.
+pub fn pinned_by(name: &str) -> &'static str {
+    match name {
+        "pcie.dllp_overhead" => {
+            "large transfers over PCIe (copies and SM stores of MiBs: `contend hw probe`, p2pBandwidthLatencyTest, nvbandwidth)"
+        }
+        "pcie.link_latency_ns" | "root_complex.latency_ns" => {
+            "round trips over PCIe: the flag ping-pong between GPUs and SM loads of host or peer memory at one or two blocks (`contend hw probe`)"
+        }
+        "host.memory_latency_ns" => {
+            "SM loads of host memory at one or two blocks (`contend hw probe`)"
+        }
+        "gpu.memory_latency_ns" => {
+            "SM loads of a peer GPU's memory at one or two blocks (`contend hw probe`)"
+        }
+        "gpu.max_outstanding_loads_per_sm"
+        | "gpu.loads_in_flight_per_thread"
+        | "gpu.load_request_bytes" => {
+            "SM loads of host or peer memory over a sweep of block counts (`contend hw probe`)"
+        }
+        "gpu.copy_setup_ns" => {
+            "small copies (4 KiB to 64 KiB copy-h2d, copy-d2h, copy-peer: `contend hw probe`)"
+        }
+        "gpu.copy_outstanding" => "copy-engine reads at full bandwidth (copy-peer-read, copy-h2d)",
+        "gpu.local_poll_ns" => "the flag ping-pong between GPUs (`contend hw probe`)",
+        "gpu.fence_ns" => "the fenced flag ping-pong beside the plain one (`contend hw probe`)",
+        "gpu.store_window" | "gpu.store_tlp_bytes" | "gpu.store_visibility_ns" => {
+            "SM stores to peer or host memory (`contend hw probe` sm-store)"
+        }
+        "gpu.launch_eager_ns" => {
+            "the launch probe (`launch-eager`, `contend hw probe`) or the small sizes of an nccl-tests log"
+        }
+        "gpu.launch_graph_ns" => "the launch probe `launch-graph` (`contend hw probe`)",
+        "nccl.step_overhead_ns" => {
+            "NCCL's latency probe (`nccl-latency`, from `contend hw probe` on two GPUs or more)"
+        }
+        "switch.latency_ns" => "round trips between GPUs under one PCIe switch",
+        "io_die.latency_ns" => "round trips between GPUs on different I/O-die quadrants",
+        "root_complex.host_completion_bytes" => {
+            "reads of host memory at full bandwidth (copy-h2d, SM loads of host memory)"
+        }
+        "cross_socket.stream_knee" | "cross_socket.stream_exponent" => {
+            "cross-socket transfers at several stream counts"
+        }
+        _ => {
+            "concurrent transfers that load it (many GPUs at once through one root port, switch or socket link: p2pmark, nvbandwidth all-to-all, `contend hw probe` concurrent streams)"
+        }
+    }
+}
 
 /// Looks up constants by name; an unknown name is an error listing the known ones.
 pub fn select(names: &[String]) -> Result<Vec<FitParam>, CalibError> {

@@ -18,7 +18,10 @@ use statrs::statistics::{Data, OrderStatistics, Statistics};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 mod catalogue;
-pub use catalogue::{DEFAULT_SUBSET, FitParam, NCCL_LOG_SUBSET, catalogue, select};
+pub mod pin;
+pub use catalogue::{
+    BOUND_MARGIN, DEFAULT_SUBSET, FitParam, NCCL_LOG_SUBSET, catalogue, pinned_by, select,
+};
 
 /// What the fit can ask of a fit point: its value under some constants
 /// (a time for the lent machine's probes, the figure's own unit for a
@@ -116,7 +119,8 @@ pub struct FittedConstant {
     pub p05: Option<f64>,
     pub p95: Option<f64>,
     pub std: Option<f64>,
-    /// True when the fit ended within 1 % (of the log range) of a search bound.
+    /// True when the fit ended within [`BOUND_MARGIN`] of a search bound
+    /// (a share of the range, log-scaled where the range is).
     pub at_bound: bool,
 }
 
@@ -454,7 +458,6 @@ pub fn fit_resumable<T: Predict>(
             } else {
                 (None, None, None)
             };
-            let u = fp.unit_of(value);
             FittedConstant {
                 name: fp.name.to_string(),
                 default: (fp.get)(&default_params),
@@ -464,7 +467,7 @@ pub fn fit_resumable<T: Predict>(
                 p05,
                 p95,
                 std,
-                at_bound: u.abs() > 4.5,
+                at_bound: fp.on_bound(value).is_some(),
             }
         })
         .collect();

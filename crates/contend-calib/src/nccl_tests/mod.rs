@@ -55,6 +55,11 @@ const HEADER: &str = "#                                                         
 #        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       
 ";
 
+/// The scenario of a plain log's records (no `# contend:` line named
+/// one): their ranks are positions (`gpu0`.. by CUDA device), not the
+/// names of a topology's GPUs ([`crate::measure`] places them).
+pub const LOG_SCENARIO: &str = "nccl-tests";
+
 /// nccl-tests' type names and their sizes.
 const TYPES: &[(&str, u64, Option<&str>)] = &[
     ("int8", 1, None),
@@ -638,7 +643,7 @@ fn finish(
             n,
             ResultRecord {
                 source: cx.source.unwrap_or(Source::Nccl),
-                scenario: cx.scenario.clone().unwrap_or_else(|| "nccl-tests".into()),
+                scenario: cx.scenario.clone().unwrap_or_else(|| LOG_SCENARIO.into()),
                 topology: String::new(),
                 workload: WorkloadKind::Allreduce,
                 algorithm: cx.algorithm.unwrap_or(Measured::NCCL),
