@@ -5,8 +5,8 @@ use crate::worker::JobKind;
 use contend_topo::{Bytes, NodeIdx, Picos, Topology};
 use contend_workload::compare::{AlgorithmSet, algorithm_sets};
 use contend_workload::{
-    Algorithm, Dtype, Fidelity, Placement, Scenario, ScenarioError, Skew, VerifyStep, Workload,
-    default_scenario,
+    Algorithm, Dtype, Fidelity, LaunchMode, Placement, Scenario, ScenarioError, Skew,
+    StepOverrides, VerifyStep, Workload, default_scenario,
 };
 use std::collections::BTreeSet;
 use std::fmt;
@@ -30,18 +30,51 @@ pub enum WorkloadChoice {
 pub enum Field {
     Workload,
     Ranks,
+    /// The verify step's hidden size.
+    Hidden,
+    /// The verify step's tokens.
+    Tokens,
+    /// The verify step's layers.
+    Layers,
     Algorithms,
     Placement,
     Fidelity,
+    /// Every algorithm's launch: eager or graph.
+    Launch,
 }
 
-pub const FIELDS: [Field; 5] = [
+pub const FIELDS: [Field; 9] = [
     Field::Workload,
     Field::Ranks,
+    Field::Hidden,
+    Field::Tokens,
+    Field::Layers,
     Field::Algorithms,
     Field::Placement,
     Field::Fidelity,
+    Field::Launch,
 ];
+
+/// Hidden sizes the hidden control steps through (common models'; the
+/// scenario's own is added).
+const HIDDEN: [u64; 10] = [
+    2048, 3072, 4096, 5120, 6144, 7168, 8192, 12288, 16384, 18432,
+];
+/// Layer counts the layers control steps through (the scenario's own is added).
+const LAYERS: [u32; 12] = [1, 2, 4, 8, 16, 28, 32, 40, 48, 61, 64, 80];
+/// The most tokens the tokens control reaches.
+const MAX_TOKENS: u64 = 64;
+
+/// The value `by` places from `now` in `list` (with `now` added), ends held.
+fn step_in<T: Copy + Ord>(list: &[T], now: T, by: isize) -> T {
+    let mut v: Vec<T> = list.to_vec();
+    if !v.contains(&now) {
+        v.push(now);
+    }
+    v.sort();
+    let i = v.iter().position(|x| *x == now).unwrap_or(0) as isize;
+    v[(i + by).clamp(0, v.len() as isize - 1) as usize]
+}
 
 impl Field {
     /// Position in [`FIELDS`].
@@ -58,8 +91,10 @@ impl Field {
     /// ignores the workload and always runs at flow fidelity).
     pub fn reruns(self) -> &'static [JobKind] {
         match self {
-            Field::Workload | Field::Fidelity => &[JobKind::Scenario],
-            Field::Ranks | Field::Algorithms | Field::Placement => {
+            Field::Workload | Field::Fidelity | Field::Hidden | Field::Tokens | Field::Layers => {
+                &[JobKind::Scenario]
+            }
+            Field::Ranks | Field::Algorithms | Field::Placement | Field::Launch => {
                 &[JobKind::Scenario, JobKind::Sweep]
             }
         }
@@ -153,6 +188,11 @@ pub struct Controls {
     pub algorithms: Cycle<AlgorithmSet>,
     pub placement: Placement,
     pub fidelity: Fidelity,
+    /// Every algorithm's launch, once the launch control changed it
+    /// (`None`: the scenario's, per algorithm).
+    pub launch: Option<LaunchMode>,
+    /// The scenario's launch, shown until the control changes it.
+    pub base_launch: LaunchMode,
     /// Sizes of the latency-vs-size sweep.
     pub sweep_sizes: Vec<Bytes>,
 }
@@ -201,6 +241,10 @@ impl Controls {
             _ => None,
         };
         sizes.extend(default_sweep_sizes());
+        // sizes between the powers of two too (1.5 KiB, 3 KiB, …, 48 MiB),
+        // and the verify step's own
+        sizes.extend((10..26).map(|p| Bytes(3 << (p - 1))));
+        sizes.push(verify.size());
         let sizes: BTreeSet<Bytes> = sizes.into_iter().filter(|b| b.0 > 0).collect();
         let mut choices = vec![WorkloadChoice::Verify];
         choices.extend(sizes.into_iter().map(WorkloadChoice::Allreduce));
@@ -233,6 +277,8 @@ impl Controls {
                 .copied()
                 .unwrap_or(Placement::Peer),
             fidelity,
+            launch: None,
+            base_launch: base.launch(),
             sweep_sizes,
         }
     }
@@ -261,7 +307,11 @@ impl Controls {
             WorkloadChoice::Verify => Workload::VerifyStep(self.verify),
             WorkloadChoice::Allreduce(s) => self.allreduce.workload(vec![s]),
         };
-        Scenario::new(spec)
+        // the launch as the command line's --launch sets it (one rule)
+        Scenario::new(spec)?.with_step(&StepOverrides {
+            launch: self.launch,
+            ..StepOverrides::default()
+        })
     }
 
     /// The size sweep of the scenario the controls describe: allreduces of
@@ -292,6 +342,18 @@ impl Controls {
                     Fidelity::Flow
                 }
             }
+            Field::Hidden => self.verify.hidden = step_in(&HIDDEN, self.verify.hidden, by),
+            Field::Tokens => {
+                self.verify.tokens =
+                    (self.verify.tokens as i64 + by as i64).clamp(1, MAX_TOKENS as i64) as u64
+            }
+            Field::Layers => self.verify.layers = step_in(&LAYERS, self.verify.layers, by),
+            Field::Launch => {
+                self.launch = Some(match self.launch.unwrap_or(self.base_launch) {
+                    LaunchMode::Eager => LaunchMode::Graph,
+                    LaunchMode::Graph => LaunchMode::Eager,
+                })
+            }
         }
     }
 
@@ -320,6 +382,10 @@ impl Controls {
                 Fidelity::Flow => "flow".to_string(),
                 Fidelity::Tlp => "TLP (slow)".to_string(),
             },
+            Field::Hidden => self.verify.hidden.to_string(),
+            Field::Tokens => self.verify.tokens.to_string(),
+            Field::Layers => self.verify.layers.to_string(),
+            Field::Launch => self.launch.unwrap_or(self.base_launch).name().to_string(),
         }
     }
 }

@@ -7,7 +7,9 @@ use contend_tui::{
     App, AppOptions, Focus, InlineWorker, JobKind, Selected, Tab, ThreadWorker, Worker, WorkerMsg,
     ui,
 };
-use contend_workload::{Algorithm, ResultRecord, Scenario, Source, Stats, default_scenario};
+use contend_workload::{
+    Algorithm, LaunchMode, ResultRecord, Scenario, Source, Stats, Workload, default_scenario,
+};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::{Terminal, backend::TestBackend};
 use std::time::{Duration, Instant};
@@ -569,4 +571,42 @@ fn the_h200_pairs_records_are_laid_over_like_with_like() {
         !s.contains("801.") && s.contains("923.78 us") && s.contains("679.55 us"),
         "{s}"
     );
+}
+/// The verify step's own fields change the scenario that runs: hidden
+/// size, tokens and layers step the allreduce's size and count, and the
+/// launch control turns every algorithm to a CUDA graph.
+#[test]
+fn the_verify_steps_fields_change_the_scenario_that_runs() {
+    let mut app = paused("pro6000-8x-2socket");
+    let verify = |app: &App| match app.current_scenario().unwrap().workload() {
+        Workload::VerifyStep(v) => *v,
+        w => panic!("not a verify step: {w:?}"),
+    };
+    let before = verify(&app);
+    assert_eq!((before.hidden, before.tokens, before.layers), (7168, 3, 61));
+    assert_eq!(app.current_scenario().unwrap().launch(), LaunchMode::Eager);
+    app.handle_key(ch('h'));
+    app.handle_key(ch('k'));
+    app.handle_key(ch('L'));
+    app.handle_key(ch('g'));
+    let after = verify(&app);
+    assert_eq!((after.hidden, after.tokens, after.layers), (8192, 4, 48));
+    assert_eq!(after.size(), Bytes(8192 * 4 * 2));
+    assert_eq!(after.allreduces(), 48 * 2);
+    let sc = app.current_scenario().unwrap();
+    assert!(
+        Algorithm::ALL
+            .iter()
+            .all(|&a| sc.launch_of(a) == LaunchMode::Graph)
+    );
+    // the ends hold: tokens never reach zero
+    for _ in 0..10 {
+        app.handle_key(ch('K'));
+    }
+    assert_eq!(verify(&app).tokens, 1);
+    let s = render(&app, 120, 40);
+    for shown in ["hidden 8192", "tokens 1", "layers 48", "launch graph"] {
+        assert!(s.contains(shown), "{shown} not on screen:\n{s}");
+    }
+    insta::assert_snapshot!(s);
 }

@@ -8,7 +8,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
 
 pub(super) fn help_overlay(area: Rect, buf: &mut Buffer) {
     let w = area.width.saturating_sub(4).min(66);
-    let h = area.height.saturating_sub(2).min(24);
+    let h = area.height.saturating_sub(2).min(26);
     let r = Rect {
         x: area.x + (area.width - w) / 2,
         y: area.y + (area.height - h) / 2,
@@ -36,6 +36,8 @@ pub(super) fn help_overlay(area: Rect, buf: &mut Buffer) {
         k("a / A", "algorithm set"),
         k("p", "placement: peer or host buffers"),
         k("t", "fidelity: flow (fast) or TLP (every packet, slow)"),
+        k("h k l / H K L", "verify step: hidden size, tokens, layers"),
+        k("g", "launch: eager or graph (every algorithm)"),
         k("Enter", "run the scenario again"),
         k("1 2 3 4", "results: times, size sweep, links, timeline"),
         k("[ ]", "algorithm shown in timeline and topology"),

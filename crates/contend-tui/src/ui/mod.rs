@@ -43,7 +43,7 @@ impl Widget for &App {
                 .render(area, buf);
             return;
         }
-        let scen_h = if area.width >= 110 { 3 } else { 4 };
+        let scen_h = scenario::bar_height(self, area.width);
         let [title, scen, main, status] = Layout::vertical([
             Constraint::Length(1),
             Constraint::Length(scen_h),

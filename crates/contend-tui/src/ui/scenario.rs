@@ -1,4 +1,4 @@
-//! The scenario bar: the five controls and their values, the focused one
+//! The scenario bar: the controls and their values, the focused one
 //! marked.
 
 use super::style::pane;
@@ -10,17 +10,36 @@ use ratatui::style::{Color, Stylize};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
+/// Most lines the bar's controls may take.
+const MAX_LINES: usize = 3;
+
+/// The bar's height (borders included) at `width`: its controls wrapped.
+pub(super) fn bar_height(app: &App, width: u16) -> u16 {
+    bar_lines(app, width.saturating_sub(2)).len() as u16 + 2
+}
+
 pub(super) fn scenario_bar(app: &App, area: Rect, buf: &mut Buffer) {
     let focused = app.view.focus == Focus::Scenario;
-    let block = pane(" Scenario  (w r a p t, Enter re-runs) ", focused);
+    let block = pane(" Scenario  (w r h k l a p t g, Enter re-runs) ", focused);
     let inner = block.inner(area);
     block.render(area, buf);
+    Paragraph::new(bar_lines(app, inner.width)).render(inner, buf);
+}
+
+/// The controls, each label with its value, wrapped into lines of `width`
+/// (a control never split; at most [`MAX_LINES`], the last taking the rest).
+fn bar_lines(app: &App, width: u16) -> Vec<Line<'static>> {
+    let focused = app.view.focus == Focus::Scenario;
     let labels = |f: Field| match f {
         Field::Workload => "workload",
         Field::Ranks => "ranks",
         Field::Algorithms => "algorithms",
         Field::Placement => "placement",
         Field::Fidelity => "fidelity",
+        Field::Hidden => "hidden",
+        Field::Tokens => "tokens",
+        Field::Layers => "layers",
+        Field::Launch => "launch",
     };
     let field_spans = |f: Field| -> Vec<Span<'static>> {
         let on = focused && app.controls.field == f;
@@ -35,18 +54,18 @@ pub(super) fn scenario_bar(app: &App, area: Rect, buf: &mut Buffer) {
             value,
         ]
     };
-    if inner.height >= 2 {
-        let l1: Vec<Span> = [0, 1]
-            .iter()
-            .flat_map(|&i| field_spans(FIELDS[i]))
-            .collect();
-        let l2: Vec<Span> = [2, 3, 4]
-            .iter()
-            .flat_map(|&i| field_spans(FIELDS[i]))
-            .collect();
-        Paragraph::new(vec![Line::from(l1), Line::from(l2)]).render(inner, buf);
-    } else {
-        let l: Vec<Span> = FIELDS.iter().flat_map(|&f| field_spans(f)).collect();
-        Paragraph::new(Line::from(l)).render(inner, buf);
+    let mut lines: Vec<Vec<Span<'static>>> = vec![Vec::new()];
+    let mut used = 0usize;
+    for &f in FIELDS.iter() {
+        let spans = field_spans(f);
+        let w: usize = spans.iter().map(Span::width).sum();
+        let last = lines.len() == MAX_LINES;
+        if used > 0 && used + w > usize::from(width) && !last {
+            lines.push(Vec::new());
+            used = 0;
+        }
+        used += w;
+        lines.last_mut().expect("one line at least").extend(spans);
     }
+    lines.into_iter().map(Line::from).collect()
 }
