@@ -340,7 +340,7 @@ fn sessions_are_what_the_commands_print() {
 }
 
 /// A scratch folder for the README's walkthroughs: the repository's inputs
-/// as links, the walkthrough's box report under the name it has there.
+/// as links, so each path reads as it does from the repository's root.
 fn scratch() -> PathBuf {
     let d = std::env::temp_dir().join(format!("contend-readme-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -362,11 +362,6 @@ fn scratch() -> PathBuf {
         Some(b) => std::os::unix::fs::symlink(b, &lib).unwrap(),
         None => std::fs::write(&lib, b"").unwrap(),
     }
-    std::fs::copy(
-        r.join("tests/fixtures/real/machines/stelline-asus-esc8000a-e12.md"),
-        d.join("stelline-asus-esc8000a-e12.md"),
-    )
-    .unwrap();
     d
 }
 
