@@ -198,7 +198,7 @@ fn movable(name: &str, nccl_points: bool) -> bool {
 /// starting values; of a `requested` set every constant must be pinned,
 /// of the default set at least one, else an error
 /// ([`CalibError::Unpinned`]). Under `force` the whole set is fitted as
-/// asked (less what nothing can move, [`movable`]), and each constant the
+/// asked (less what nothing can move, `movable`), and each constant the
 /// data does not pin is named in a warning.
 #[allow(clippy::too_many_arguments)]
 pub fn decide(

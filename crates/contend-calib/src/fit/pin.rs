@@ -1,5 +1,5 @@
 //! Which constants a fit's points can pin, by one rule: for a box's own
-//! measurements ([`crate::calibrate`]) and for a public rig's figures
+//! measurements ([`mod@crate::calibrate`]) and for a public rig's figures
 //! ([`crate::rig_fit`]).
 //!
 //! 1. a candidate is *pinned* when moving it across its search range (from
