@@ -178,9 +178,11 @@ impl SimResults {
         self.rows.get(self.winner?)
     }
 
-    /// The slowest row ([`compare::slowest`] by `time_ns`).
-    pub fn slowest(&self) -> Option<&AlgResult> {
-        compare::slowest(&self.rows, |r| r.time_ns).map(|i| &self.rows[i])
+    /// What the winner's speed-up is told against ([`compare::baseline`]:
+    /// NCCL's row, else the slowest).
+    pub fn baseline(&self) -> Option<(compare::Baseline, &AlgResult)> {
+        compare::baseline(&self.rows, |r| r.time_ns, |r| Some(r.algorithm))
+            .map(|b| (b, &self.rows[b.index()]))
     }
 
     pub fn row(&self, a: Algorithm) -> Option<&AlgResult> {

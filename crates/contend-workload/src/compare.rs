@@ -56,6 +56,42 @@ pub fn slowest<T>(items: &[T], key: impl Fn(&T) -> f64) -> Option<usize> {
     worst.map(|w| w.0)
 }
 
+/// What a winner's speed-up is told against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Baseline {
+    /// NCCL as NCCL would run there (its item's index): what a user has
+    /// without changing anything.
+    Nccl(usize),
+    /// No NCCL among the items: the slowest (its index).
+    Slowest(usize),
+}
+
+impl Baseline {
+    /// The baseline item's index.
+    pub fn index(self) -> usize {
+        match self {
+            Baseline::Nccl(i) | Baseline::Slowest(i) => i,
+        }
+    }
+}
+
+/// The baseline of `items` by `key`: NCCL's item where [`Algorithm::Nccl`]
+/// is among them (one rule for every table that tells a speed-up), else the
+/// slowest.
+pub fn baseline<T>(
+    items: &[T],
+    key: impl Fn(&T) -> f64,
+    algorithm: impl Fn(&T) -> Option<Algorithm>,
+) -> Option<Baseline> {
+    match items
+        .iter()
+        .position(|x| algorithm(x) == Some(Algorithm::Nccl) && !key(x).is_nan())
+    {
+        Some(i) => Some(Baseline::Nccl(i)),
+        None => slowest(items, key).map(Baseline::Slowest),
+    }
+}
+
 /// The distinct sizes of `records`, in the order they first appear.
 pub fn sizes(records: &[&ResultRecord]) -> Vec<Bytes> {
     let mut v: Vec<Bytes> = vec![];
@@ -325,6 +361,26 @@ mod tests {
         assert_eq!(fastest(&v, |x| *x), Some(1));
         assert_eq!(slowest(&v, |x| *x), Some(4));
         assert_eq!(fastest(&[f64::NAN], |x| *x), None);
+    }
+
+    /// A speed-up is told against NCCL wherever NCCL ran, even when a
+    /// slower algorithm ran too; the slowest only where NCCL did not (or
+    /// has no time).
+    #[test]
+    fn the_baseline_is_nccl_where_it_ran_else_the_slowest() {
+        let rows = [
+            (Algorithm::TwoShotPush, 4.0),
+            (Algorithm::Nccl, 8.0),
+            (Algorithm::CeRing, 15.0),
+        ];
+        let b = |r: &[(Algorithm, f64)]| baseline(r, |x| x.1, |x| Some(x.0));
+        assert_eq!(b(&rows), Some(Baseline::Nccl(1)));
+        assert_eq!(b(&[rows[0], rows[2]]), Some(Baseline::Slowest(1)));
+        assert_eq!(
+            b(&[rows[0], (Algorithm::Nccl, f64::NAN), rows[2]]),
+            Some(Baseline::Slowest(2))
+        );
+        assert_eq!(b(&[]), None);
     }
 
     #[test]

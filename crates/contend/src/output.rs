@@ -2,7 +2,7 @@
 
 use contend_sim::Run;
 use contend_topo::Bytes;
-use contend_workload::compare;
+use contend_workload::compare::{self, Baseline};
 use contend_workload::{
     Algorithm, Fidelity, Measured, Placement, ResultRecord, Scenario, Skew, TransferOp, Workload,
 };
@@ -314,22 +314,59 @@ pub fn table(sc: &Scenario, runs: &[Run]) -> String {
                     r.record().stats.median_ns
                 }
             };
-            if let (Some(best), Some(worst)) = (
+            if let (Some(best), Some(base)) = (
                 compare::fastest(&rows, key).map(|i| rows[i]),
-                compare::slowest(&rows, key).map(|i| rows[i]),
+                compare::baseline(&rows, key, |r| r.record().algorithm.algorithm()),
             ) {
-                let _ = writeln!(
-                    s,
-                    "  winner: {} — {} ({:.2}x faster than {}, the slowest)",
-                    best.record().algorithm,
-                    dur(key(&best)),
-                    key(&worst) / key(&best).max(1e-9),
-                    worst.record().algorithm
-                );
+                let _ = writeln!(s, "  {}", winner_line(&rows, key, best, base));
             }
         }
     }
     s
+}
+
+/// The winner and its speed-up against NCCL as NCCL would run there (the
+/// slowest where NCCL did not run); where NCCL wins, how far the fastest
+/// custom kernel is behind it.
+fn winner_line(rows: &[&Run], key: impl Fn(&&Run) -> f64, best: &Run, base: Baseline) -> String {
+    let t = |r: &Run| key(&r);
+    let name = |r: &Run| r.record().algorithm.to_string();
+    let against = rows[base.index()];
+    match base {
+        Baseline::Nccl(_) if std::ptr::eq(best, against) => {
+            let next = compare::fastest(rows, |r| {
+                if std::ptr::eq(*r, against) {
+                    f64::NAN
+                } else {
+                    key(r)
+                }
+            })
+            .map(|i| rows[i]);
+            match next {
+                Some(n) => format!(
+                    "winner: nccl — {} (NCCL as it runs here; the fastest other, {}, is {:.2}x slower)",
+                    dur(t(best)),
+                    name(n),
+                    t(n) / t(best).max(1e-9)
+                ),
+                None => format!("winner: nccl — {}", dur(t(best))),
+            }
+        }
+        Baseline::Nccl(_) => format!(
+            "winner: {} — {} ({:.2}x faster than nccl as NCCL would run here, {})",
+            name(best),
+            dur(t(best)),
+            t(against) / t(best).max(1e-9),
+            dur(t(against))
+        ),
+        Baseline::Slowest(_) => format!(
+            "winner: {} — {} ({:.2}x faster than {}, the slowest; nccl did not run)",
+            name(best),
+            dur(t(best)),
+            t(against) / t(best).max(1e-9),
+            name(against)
+        ),
+    }
 }
 
 /// Sizes down, algorithms across (median allreduce time); the winner per size

@@ -4,6 +4,7 @@
 use super::style::{SPINNER, alg_color, fmt_ns};
 use super::{links, sweep, timeline, times};
 use crate::app::{App, Focus, TABS, Tab};
+use contend_workload::compare::Baseline;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style, Stylize};
@@ -46,7 +47,7 @@ pub(super) fn results_pane(app: &App, area: Rect, buf: &mut Buffer) {
         .and_then(|sim| sim.winner().map(|w| (sim, w)));
     let head_line = match winner {
         Some((sim, w)) => {
-            let slowest = sim.slowest();
+            let baseline = sim.baseline();
             let mut s = vec![
                 Span::raw("★ winner: ").bold(),
                 Span::raw(w.algorithm.name())
@@ -54,15 +55,18 @@ pub(super) fn results_pane(app: &App, area: Rect, buf: &mut Buffer) {
                     .fg(alg_color(w.algorithm)),
                 Span::raw(format!(" · {}", fmt_ns(w.time_ns))),
             ];
-            if let Some(sl) = slowest
-                && sl.algorithm != w.algorithm
+            if let Some((b, base)) = baseline
+                && base.algorithm != w.algorithm
                 && w.time_ns > 0.0
             {
+                let against = match b {
+                    Baseline::Nccl(_) => "nccl".to_string(),
+                    Baseline::Slowest(_) => format!("{}, the slowest", base.algorithm),
+                };
                 s.push(
                     Span::raw(format!(
-                        " ({:.2}× faster than {})",
-                        sl.time_ns / w.time_ns,
-                        sl.algorithm
+                        " ({:.2}× faster than {against})",
+                        base.time_ns / w.time_ns
                     ))
                     .fg(Color::Gray),
                 );
