@@ -147,7 +147,10 @@ pub fn build_twin(m: &Measurement, topo: &Topology) -> Result<Option<Twin>, Cali
                     (*iterations).clamp(1, TWIN_PING_PONGS),
                 ),
                 // classified as an allreduce (NCCL) or a launch, never a stream
-                ProbeOp::NcclLatency | ProbeOp::LaunchEager | ProbeOp::LaunchGraph => {
+                ProbeOp::NcclLatency
+                | ProbeOp::LaunchEager
+                | ProbeOp::LaunchGraph
+                | ProbeOp::LaunchGraphEach => {
                     return Err(fail(format!("`{op}` is not a transfer probe")));
                 }
             };

@@ -384,22 +384,34 @@ fn check_status(t: &Timeouts, s: &Spec, b: &Bufs) -> Result<(), HwError> {
 /// Empty kernels per timed launch batch of the launch probe.
 pub const LAUNCH_KERNELS: usize = 100;
 
+/// How the launch probe launches its empty kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LaunchProbe {
+    /// Back to back from the host.
+    Eager,
+    /// Captured from the same launches into one CUDA graph, replayed.
+    Graph,
+    /// One kernel captured into a graph, the graph launched back to back
+    /// from the host (a graph per collective).
+    GraphEach,
+}
+
 /// The launch probe on GPU `gpu`: `kernels` empty kernels (`spin(0)`, one
-/// warp) back to back from the host (`Eager`) or replayed as one CUDA
-/// graph captured from the same launches (`Graph`), between two events,
-/// `repeats` times after a warm-up: the per-launch time of each repeat, ns.
+/// warp) launched as `how` says, between two events, `repeats` times after
+/// a warm-up: the per-launch time of each repeat, ns.
 pub fn launch_overhead(
     rig: &Rig,
     gpu: usize,
-    mode: contend_workload::LaunchMode,
+    how: LaunchProbe,
     kernels: usize,
     repeats: usize,
 ) -> Result<Vec<f64>, HwError> {
     let t = &rig.timeouts;
     let (k, r) = (kernels.max(1), repeats.max(1));
-    let what = match mode {
-        contend_workload::LaunchMode::Eager => "launch probe (eager)",
-        contend_workload::LaunchMode::Graph => "launch probe (CUDA graph)",
+    let what = match how {
+        LaunchProbe::Eager => "launch probe (eager)",
+        LaunchProbe::Graph => "launch probe (CUDA graph)",
+        LaunchProbe::GraphEach => "launch probe (a CUDA graph per kernel)",
     };
     let hang = || {
         driver::poison();
@@ -416,20 +428,22 @@ pub fn launch_overhead(
         let s = g.stream();
         let spin = g.func("spin")?;
         let zero: u64 = 0;
-        let body = || -> Result<(), HwError> {
-            for _ in 0..k {
+        let launches = |n: usize| -> Result<(), HwError> {
+            for _ in 0..n {
                 // SAFETY: spin(u64 ns) takes no address.
                 unsafe { g.launch(spin, 1, 32, s, (&zero,))? };
             }
             Ok(())
         };
-        let graph = match mode {
-            contend_workload::LaunchMode::Graph => Some(driver::Graph::capture(g, s, body)?),
-            contend_workload::LaunchMode::Eager => None,
+        let graph = match how {
+            LaunchProbe::Graph => Some(driver::Graph::capture(g, s, || launches(k))?),
+            LaunchProbe::GraphEach => Some(driver::Graph::capture(g, s, || launches(1))?),
+            LaunchProbe::Eager => None,
         };
-        let run = || match &graph {
-            Some(gr) => gr.launch(s),
-            None => body(),
+        let run = || match (&graph, how) {
+            (Some(gr), LaunchProbe::GraphEach) => (0..k).try_for_each(|_| gr.launch(s)),
+            (Some(gr), _) => gr.launch(s),
+            (None, _) => launches(k),
         };
         run()?;
         if !driver::sync_stream(s, t.watchdog)? {

@@ -225,6 +225,10 @@ named_enum!(
         LaunchEager = "launch-eager",
         /// Empty kernels replayed as one CUDA graph: the per-node cost.
         LaunchGraph = "launch-graph",
+        /// A CUDA graph of one empty kernel launched back to back from the
+        /// host: the per-call cost of a graph launched per collective
+        /// (p2pmark's custom allreduce, a benchmark that captures one call).
+        LaunchGraphEach = "launch-graph-each",
     }
 );
 
@@ -235,7 +239,10 @@ impl ProbeOp {
     }
     /// A probe of kernel launches (per-op time: one launch).
     pub fn is_launch(self) -> bool {
-        matches!(self, ProbeOp::LaunchEager | ProbeOp::LaunchGraph)
+        matches!(
+            self,
+            ProbeOp::LaunchEager | ProbeOp::LaunchGraph | ProbeOp::LaunchGraphEach
+        )
     }
 }
 

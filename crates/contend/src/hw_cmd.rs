@@ -28,7 +28,8 @@ pub enum HwCommand {
     Probe {
         /// Only these probe groups (comma-separated): copy, sm-vs-blocks,
         /// sm-load-vs-size, ping-pong, concurrent, launch (empty kernels
-        /// back to back and as a CUDA graph), nccl-latency (NCCL's
+        /// back to back, as one CUDA graph, and as a one-kernel graph
+        /// launched per call), nccl-latency (NCCL's
         /// allreduce of 4 to 256 B over every GPU); default: all.
         #[arg(long, value_delimiter = ',', value_parser = parse_probe_group)]
         only: Vec<String>,

@@ -9,7 +9,7 @@ use crate::allreduce::{Collective, Timing};
 use crate::error::HwError;
 use crate::nccl::NcclTeam;
 use crate::output::Sink;
-use crate::probe::{self, Op, Spec, Target};
+use crate::probe::{self, LaunchProbe, Op, Spec, Target};
 use crate::rig::Rig;
 use contend_workload::{
     Dtype, Extra, KernelConfig, LaunchMode, Measured, ProbeOp, Source, WorkloadKind,
@@ -226,19 +226,21 @@ pub fn run_probe(rig: &Rig, sink: &mut Sink, opts: &Options) -> Result<(), HwErr
         }
         sink.step(&label);
     }
-    // 6. Kernel launches on GPU 0: back to back and as a CUDA graph.
+    // 6. Kernel launches on GPU 0: back to back, as one CUDA graph, and as
+    // a graph of one kernel launched per call.
     let lr = if q { 5 } else { 20 };
     let launches = if opts.probes("launch") {
         vec![
-            (LaunchMode::Eager, ProbeOp::LaunchEager),
-            (LaunchMode::Graph, ProbeOp::LaunchGraph),
+            (LaunchProbe::Eager, ProbeOp::LaunchEager),
+            (LaunchProbe::Graph, ProbeOp::LaunchGraph),
+            (LaunchProbe::GraphEach, ProbeOp::LaunchGraphEach),
         ]
     } else {
         vec![]
     };
-    for (mode, op) in launches {
+    for (how, op) in launches {
         let label = format!("launch: {} x{}", op.name(), probe::LAUNCH_KERNELS);
-        match probe::launch_overhead(rig, 0, mode, probe::LAUNCH_KERNELS, lr) {
+        match probe::launch_overhead(rig, 0, how, probe::LAUNCH_KERNELS, lr) {
             Ok(per) => {
                 let t = Timing {
                     total_ns: per.iter().sum::<f64>() * probe::LAUNCH_KERNELS as f64,
@@ -252,10 +254,11 @@ pub fn run_probe(rig: &Rig, sink: &mut Sink, opts: &Options) -> Result<(), HwErr
                 extra.timing.timing = Some(format!(
                     "per_op_ns: per launch, {} empty kernels (spin(0), 1 x 32) {} between two events, per repeat",
                     probe::LAUNCH_KERNELS,
-                    if mode == LaunchMode::Graph {
-                        "replayed as one CUDA graph"
-                    } else {
-                        "launched back to back from the host"
+                    match how {
+                        LaunchProbe::Graph => "replayed as one CUDA graph",
+                        LaunchProbe::GraphEach =>
+                            "each captured as a one-kernel CUDA graph, the graph launched back to back from the host",
+                        LaunchProbe::Eager => "launched back to back from the host",
                     }
                 ));
                 let rec = record(
@@ -265,7 +268,10 @@ pub fn run_probe(rig: &Rig, sink: &mut Sink, opts: &Options) -> Result<(), HwErr
                     WorkloadKind::Transfer,
                     Measured::Probe(op),
                     None,
-                    mode,
+                    match how {
+                        LaunchProbe::Eager => LaunchMode::Eager,
+                        LaunchProbe::Graph | LaunchProbe::GraphEach => LaunchMode::Graph,
+                    },
                     vec![names[0].clone()],
                     0,
                     &t,
