@@ -414,23 +414,7 @@ pub fn render_markdown(
         s.fidelity
     );
 
-    if !s.warnings.is_empty() {
-        o.push_str(
-            "## Warnings: written with --force
-
-A guard refuses these; `--force` wrote the constants anyway. What they say is not the box's.
-
-",
-        );
-        for w in &s.warnings {
-            let mut lines = w.lines();
-            let _ = writeln!(o, "- {}", lines.next().unwrap_or(""));
-            for l in lines {
-                let _ = writeln!(o, "  - {}", l.trim());
-            }
-        }
-        o.push('\n');
-    }
+    forced_warnings(&mut o, &s.warnings);
 
     // Headline.
     let d = by_placement(&s.points, Which::Default);
@@ -744,4 +728,24 @@ A constant is fitted when moving it across the middle of its search range moves 
     }
     o.push_str("## Twins\n\nEach measurement is paired with a simulated twin on the same topology, ranks, placement, algorithm, size, kernel shape (the blocks the backend actually launched) and launch mode. SM probes add one `gpu.launch_eager_ns` to the simulated transfer (the simulator's transfer streams model no launch; the hardware's per-op time holds one). Host-to-device copies are twinned by device-to-host copies (the simulator's copy engine only pushes). NCCL is twinned by the faster of the model's ring protocols (LL, Simple).\n");
     o
+}
+
+/// The section a report opens with when `--force` wrote what a guard
+/// refuses: each warning, its first line a bullet and the rest under it
+/// (nothing when there are none). Calibration and rig reports alike.
+pub(crate) fn forced_warnings(o: &mut String, warnings: &[String]) {
+    if warnings.is_empty() {
+        return;
+    }
+    o.push_str(
+        "## Warnings: written with --force\n\nA guard refuses these; `--force` wrote the constants anyway. What they say is not the box's.\n\n",
+    );
+    for w in warnings {
+        let mut lines = w.lines();
+        let _ = writeln!(o, "- {}", lines.next().unwrap_or(""));
+        for l in lines {
+            let _ = writeln!(o, "  - {}", l.trim());
+        }
+    }
+    o.push('\n');
 }

@@ -44,20 +44,7 @@ pub fn rig_markdown(s: &RigSummary, command: &str) -> String {
             .join(", "),
         s.fidelity
     );
-    if !s.warnings.is_empty() {
-        let _ = writeln!(
-            o,
-            "## Warnings: written with --force\n\nA guard refuses these; `--force` wrote the constants anyway. What they say is not the box's.\n"
-        );
-        for w in &s.warnings {
-            let mut lines = w.lines();
-            let _ = writeln!(o, "- {}", lines.next().unwrap_or(""));
-            for l in lines {
-                let _ = writeln!(o, "  - {}", l.trim());
-            }
-        }
-        o.push('\n');
-    }
+    crate::report::forced_warnings(&mut o, &s.warnings);
     let _ = writeln!(o, "## Summary\n");
     let _ = writeln!(
         o,
