@@ -8,6 +8,7 @@ mod import_cmd;
 mod interrupt;
 mod jobs;
 mod nccl_cmd;
+mod nccl_p2p_sys;
 mod output;
 mod overwrite;
 mod progress;
@@ -496,7 +497,27 @@ fn simulate(a: SimulateArgs) -> Result<()> {
     let (sc, params, fids) = load(a.scenario.as_deref(), &a.model)?;
     let sc = a.step.apply(a.nccl.apply(sc)?)?;
     let specs = runs_of(&sc, &fids);
+    // NCCL a second time with NCCL_P2P_LEVEL=SYS where its default level
+    // stages pairs that have P2P through host memory (table and JSON)
+    let second = match a.format {
+        Format::Jsonl => None,
+        _ => nccl_p2p_sys::variant(&sc, &fids)?,
+    };
     budget::check(&sc, &params, &specs, a.model.force)?;
+    if let Some(v) = &second {
+        budget::check(&v.scenario, &params, &v.specs, a.model.force)?;
+    }
+    let second_runs: Vec<Run> = match &second {
+        Some(v) => longest_first(
+            &v.specs,
+            |s| work_estimate(&v.scenario, s),
+            |s| simulate_one(&v.scenario, &params, *s),
+        )
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .context("nccl with NCCL_P2P_LEVEL=SYS")?,
+        None => vec![],
+    };
     let format = a.format;
     run_journaled(
         "simulate",
@@ -505,7 +526,7 @@ fn simulate(a: SimulateArgs) -> Result<()> {
         &specs,
         &a.stream,
         format == Format::Jsonl,
-        move |sc, runs| simulate_output(sc, runs, format),
+        move |sc, runs| simulate_output(sc, runs, &second_runs, format),
     )?;
     Ok(())
 }
@@ -542,10 +563,10 @@ fn run_journaled(
     Ok(runs)
 }
 
-fn simulate_output(sc: &Scenario, runs: &[Run], format: Format) -> Result<String> {
+fn simulate_output(sc: &Scenario, runs: &[Run], second: &[Run], format: Format) -> Result<String> {
     Ok(match format {
-        Format::Json => output::json(sc, runs)? + "\n",
-        Format::Table => output::table(sc, runs),
+        Format::Json => output::json(sc, runs, second)? + "\n",
+        Format::Table => output::table(sc, runs, second),
         Format::Jsonl => String::new(),
     })
 }
@@ -645,7 +666,7 @@ fn sweep_output(sc: &Scenario, runs: &[Run], format: SweepFormat) -> Result<Stri
     Ok(match format {
         SweepFormat::Table => output::sweep_table(sc, runs),
         SweepFormat::Csv => output::sweep_csv(runs),
-        SweepFormat::Json => output::json(sc, runs)? + "\n",
+        SweepFormat::Json => output::json(sc, runs, &[])? + "\n",
         SweepFormat::Jsonl => String::new(),
         SweepFormat::NcclTests => contend_calib::nccl_tests_table(
             &runs.iter().map(|r| r.record().clone()).collect::<Vec<_>>(),

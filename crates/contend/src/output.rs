@@ -10,7 +10,7 @@ use serde::Serialize;
 use std::fmt::Write;
 
 /// `{"scenario": .., "topology": .., "results": [ResultRecord, ..]}`.
-pub fn json(sc: &Scenario, runs: &[Run]) -> anyhow::Result<String> {
+pub fn json(sc: &Scenario, runs: &[Run], second: &[Run]) -> anyhow::Result<String> {
     #[derive(Serialize)]
     struct Doc<'a> {
         scenario: &'a str,
@@ -22,6 +22,11 @@ pub fn json(sc: &Scenario, runs: &[Run]) -> anyhow::Result<String> {
         #[serde(skip_serializing_if = "Option::is_none")]
         no_p2p_note: Option<String>,
         results: Vec<&'a ResultRecord>,
+        /// `nccl` again with `NCCL_P2P_LEVEL=SYS`, where NCCL's default
+        /// level stages pairs that have P2P through host memory
+        /// (`nccl_p2p_sys.rs`).
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        nccl_p2p_level_sys: Vec<&'a ResultRecord>,
     }
     let id = |g| sc.topology().node(g).id.0.as_str();
     let doc = Doc {
@@ -30,6 +35,7 @@ pub fn json(sc: &Scenario, runs: &[Run]) -> anyhow::Result<String> {
         no_p2p: sc.no_p2p().iter().map(|p| [id(p.a), id(p.b)]).collect(),
         no_p2p_note: sc.no_p2p_note(),
         results: runs.iter().flat_map(|r| r.records.iter()).collect(),
+        nccl_p2p_level_sys: second.iter().flat_map(|r| r.records.iter()).collect(),
     };
     Ok(serde_json::to_string_pretty(&doc)?)
 }
@@ -165,7 +171,9 @@ fn combos(runs: &[Run]) -> Vec<(Placement, Fidelity)> {
 }
 
 /// The simulate table: per placement and fidelity, one row per algorithm.
-pub fn table(sc: &Scenario, runs: &[Run]) -> String {
+/// `second`: the second NCCL's runs (`nccl_p2p_sys.rs`), each printed
+/// under the `nccl` row of its placement, fidelity and size.
+pub fn table(sc: &Scenario, runs: &[Run], second: &[Run]) -> String {
     let mut s = header(sc);
     if let Workload::Transfer { .. } = sc.workload() {
         for (_, fid) in combos(runs) {
@@ -268,10 +276,14 @@ pub fn table(sc: &Scenario, runs: &[Run]) -> String {
                     format!(", allreduce of {}", Bytes(size))
                 }
             );
+            let also = second.iter().find(|r| {
+                r.spec.placement == pl && r.spec.fidelity == fid && r.record().size_bytes == size
+            });
             // the name column fits the longest name shown (15 at least)
             let nw = rows
                 .iter()
                 .map(|r| r.record().algorithm.name().len())
+                .chain(also.map(|_| SECOND_NCCL.len()))
                 .max()
                 .unwrap_or(0)
                 .max(15);
@@ -284,27 +296,11 @@ pub fn table(sc: &Scenario, runs: &[Run]) -> String {
                 "p99"
             );
             for r in &rows {
-                let rec = r.record();
-                let busy = match (&rec.extra.sim.binding, &rec.busiest_link) {
-                    (Some(b), _) => b.to_string(),
-                    (None, Some(b)) => {
-                        format!("busiest {} ({:.0}%)", b.link, b.utilisation * 100.0)
-                    }
-                    (None, None) => String::new(),
-                };
-                let _ = writeln!(
-                    s,
-                    "  {:<nw$} {:>12} {:>14} {:>12}   {busy}",
-                    rec.algorithm,
-                    dur(rec.total_ns),
-                    us(rec.stats.median_ns),
-                    us(rec.stats.p99_ns)
-                );
-                if let Some(n) = &r.note {
-                    let _ = writeln!(s, "    note: {n}");
-                }
-                if let Some(l) = &rec.extra.nccl.line {
-                    let _ = writeln!(s, "    {l}");
+                row(&mut s, nw, &r.record().algorithm.to_string(), r);
+                if r.record().algorithm.algorithm() == Some(Algorithm::Nccl)
+                    && let Some(a) = also
+                {
+                    row(&mut s, nw, SECOND_NCCL, a);
                 }
             }
             let key = |r: &&Run| {
@@ -323,6 +319,34 @@ pub fn table(sc: &Scenario, runs: &[Run]) -> String {
         }
     }
     s
+}
+
+/// The second NCCL's name in the table.
+const SECOND_NCCL: &str = "nccl P2P_LEVEL=SYS";
+
+/// One algorithm's row: name, step (or total) time, p50, p99, what binds,
+/// its note and NCCL's decision line under it.
+fn row(s: &mut String, nw: usize, name: &str, r: &Run) {
+    let rec = r.record();
+    let busy = match (&rec.extra.sim.binding, &rec.busiest_link) {
+        (Some(b), _) => b.to_string(),
+        (None, Some(b)) => format!("busiest {} ({:.0}%)", b.link, b.utilisation * 100.0),
+        (None, None) => String::new(),
+    };
+    let _ = writeln!(
+        s,
+        "  {:<nw$} {:>12} {:>14} {:>12}   {busy}",
+        name,
+        dur(rec.total_ns),
+        us(rec.stats.median_ns),
+        us(rec.stats.p99_ns)
+    );
+    if let Some(n) = &r.note {
+        let _ = writeln!(s, "    note: {n}");
+    }
+    if let Some(l) = &rec.extra.nccl.line {
+        let _ = writeln!(s, "    {l}");
+    }
 }
 
 /// The winner and its speed-up against NCCL as NCCL would run there (the

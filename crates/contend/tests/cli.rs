@@ -6,8 +6,10 @@ mod common;
 use common::{contend, root};
 
 fn without_wall(mut v: serde_json::Value) -> serde_json::Value {
-    for r in v["results"].as_array_mut().unwrap() {
-        r.as_object_mut().unwrap().remove("wall_ns");
+    for key in ["results", "nccl_p2p_level_sys"] {
+        for r in v[key].as_array_mut().into_iter().flatten() {
+            r.as_object_mut().unwrap().remove("wall_ns");
+        }
     }
     v
 }
@@ -111,6 +113,76 @@ fn simulate_prints_nccls_choices_and_takes_overrides() {
         "NCCL_P2P_LEVEL=SYS",
     ]);
     assert!(!ok && err.contains("does not run"), "{err}");
+}
+
+/// Where NCCL's default P2P level (PXB) stages pairs that have P2P through
+/// host memory, `simulate` runs NCCL again with `NCCL_P2P_LEVEL=SYS` and
+/// shows it under the `nccl` row: the same time as running with that
+/// variable, its own decision line; nothing where the scenario sets the
+/// level or no pair is above it.
+#[test]
+fn simulate_shows_nccl_with_p2p_level_sys_beside_its_defaults() {
+    let time_of = |out: &str, name: &str| -> String {
+        let line = out
+            .lines()
+            .find(|l| {
+                l.strip_prefix("  ")
+                    .and_then(|r| r.strip_prefix(name))
+                    .is_some_and(|r| r.starts_with("  "))
+            })
+            .unwrap_or_else(|| panic!("no `{name}` row in:\n{out}"));
+        line[2 + name.len()..]
+            .split_whitespace()
+            .take(2)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let (ok, out, err) = contend(&["simulate", "--fidelity", "flow"]);
+    assert!(ok, "{err}");
+    let second = out
+        .lines()
+        .position(|l| l.starts_with("  nccl P2P_LEVEL=SYS "))
+        .unwrap_or_else(|| panic!("no second NCCL row in:\n{out}"));
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[second - 1].contains("nccl 2.28: SHM on 8 connections"),
+        "{out}"
+    );
+    assert!(
+        lines[second + 1].contains("nccl 2.28: P2P write on 8 connections"),
+        "{out}"
+    );
+    let (ok, sys, err) = contend(&[
+        "simulate",
+        "--fidelity",
+        "flow",
+        "--nccl-env",
+        "NCCL_P2P_LEVEL=SYS",
+    ]);
+    assert!(ok, "{err}");
+    assert_eq!(time_of(&out, "nccl P2P_LEVEL=SYS"), time_of(&sys, "nccl"));
+    assert_ne!(time_of(&out, "nccl"), time_of(&sys, "nccl"));
+    // the level set by the user: one NCCL, theirs
+    assert!(!sys.contains("nccl P2P_LEVEL=SYS"), "{sys}");
+    // JSON: its records apart from the results
+    let (ok, json, err) = contend(&["simulate", "--fidelity", "flow", "--format", "json"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let second = v["nccl_p2p_level_sys"].as_array().unwrap();
+    assert_eq!(second.len(), 1);
+    assert_eq!(second[0]["algorithm"], "nccl");
+    assert_eq!(v["results"].as_array().unwrap().len(), 12);
+    // four GPUs under one switch: every pair within PXB, one NCCL
+    let plx = root().join("validation/k3-v100-4x-plx/topology.toml");
+    let (ok, one, err) = contend(&[
+        "simulate",
+        "--fidelity",
+        "flow",
+        "--topology",
+        plx.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    assert!(!one.contains("nccl P2P_LEVEL=SYS"), "{one}");
 }
 
 #[test]
