@@ -13,7 +13,8 @@ pub use contend_workload::ProbeOp;
 use contend_workload::jsonl::{JsonlError, parse_records};
 use contend_workload::limits::launchable;
 use contend_workload::{
-    Algorithm, Dtype, LaunchMode, Measured, Placement, ResultRecord, Source, WorkloadKind,
+    Algorithm, Dtype, FlagMemory, LaunchMode, Measured, Placement, ResultRecord, Source,
+    WorkloadKind,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -435,12 +436,7 @@ fn classify_one(r: &ResultRecord, topo: &Topology) -> Result<(Kind, Role), Strin
                 ));
             }
             let to = target_of(topo, g, &r.ranks[1])?;
-            let flags_in_host = r
-                .extra
-                .stream
-                .flags
-                .as_deref()
-                .is_some_and(|f| f.contains("host"));
+            let flags_in_host = r.extra.stream.flags == Some(FlagMemory::Host);
             let to_gpu = matches!(
                 topo.lookup(&to).map(|i| &topo.node(i).kind),
                 Some(NodeKind::Gpu(_))

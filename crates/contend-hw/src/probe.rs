@@ -10,7 +10,7 @@ use crate::driver::{self, DevMem, Event, Gpu, HostMem, StreamRef};
 use crate::error::HwError;
 use crate::rig::{Gate, Rig, Timeouts};
 use contend_workload::KernelConfig;
-use contend_workload::ProbeOp;
+use contend_workload::{ProbeOp, ProbeTarget};
 use std::time::{Duration, Instant};
 
 /// Where a transfer's traffic goes (or comes from, for loads).
@@ -74,11 +74,11 @@ impl Spec {
         self.probe().name()
     }
     /// `local`, `peer` or `host`.
-    pub fn target_kind(&self) -> &'static str {
+    pub fn target_kind(&self) -> ProbeTarget {
         match self.to {
-            Target::Host => "host",
-            Target::Gpu(j) if j == self.from => "local",
-            Target::Gpu(_) => "peer",
+            Target::Host => ProbeTarget::Host,
+            Target::Gpu(j) if j == self.from => ProbeTarget::Local,
+            Target::Gpu(_) => ProbeTarget::Peer,
         }
     }
 }

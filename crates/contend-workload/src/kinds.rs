@@ -232,6 +232,28 @@ named_enum!(
     }
 );
 
+named_enum!(
+    /// Where a probe stream goes (`extra.stream.target`).
+    ProbeTarget {
+        /// Host memory.
+        Host = "host",
+        /// Another GPU's memory.
+        Peer = "peer",
+        /// The GPU's own memory.
+        Local = "local",
+    }
+);
+
+named_enum!(
+    /// Where a ping-pong's flags live (`extra.stream.flags`).
+    FlagMemory {
+        /// Each GPU polls its own memory; the other side writes into it.
+        OwnMemory = "each GPU's own memory",
+        /// Both flags in host memory.
+        Host = "host memory",
+    }
+);
+
 impl ProbeOp {
     /// An SM kernel (its per-op time includes one kernel launch).
     pub fn is_kernel(self) -> bool {

@@ -42,8 +42,8 @@ mod skew;
 
 pub use grid::{FLAG_BLOCKS, kernel_work, launch_grid};
 pub use kinds::{
-    Algorithm, Dtype, Fidelity, LaunchMode, Launcher, PatternKind, Placement, ProbeOp, TransferOp,
-    WorkloadKind,
+    Algorithm, Dtype, Fidelity, FlagMemory, LaunchMode, Launcher, PatternKind, Placement, ProbeOp,
+    ProbeTarget, TransferOp, WorkloadKind,
 };
 pub use ladder::{LadderError, ladder, size_list};
 pub use lower::{

@@ -2,6 +2,7 @@
 //! for it and for a pattern's aggregate.
 
 use super::*;
+use contend_workload::{FlagMemory, ProbeTarget};
 
 pub(super) fn transfer_record(
     scenario: &str,
@@ -21,12 +22,12 @@ pub(super) fn transfer_record(
     let med = Stats::of(&t.per_op_ns).median_ns;
     let bw = (s.op != Op::PingPong && med > 0.0).then(|| s.bytes as f64 / med);
     let placement = match s.target_kind() {
-        "peer" => Some(Placement::Peer),
-        "host" => Some(Placement::Host),
-        _ => None,
+        ProbeTarget::Peer => Some(Placement::Peer),
+        ProbeTarget::Host => Some(Placement::Host),
+        ProbeTarget::Local => None,
     };
     let mut extra = Extra::default();
-    extra.stream.target = Some(s.target_kind().into());
+    extra.stream.target = Some(s.target_kind());
     extra.stream.concurrent_streams = Some(concurrent as u32);
     extra.kernel.group = Some(GroupTag::Label(group.into()));
     if matches!(s.op, Op::Load | Op::Store) {
@@ -35,14 +36,11 @@ pub(super) fn transfer_record(
     }
     if s.op == Op::PingPong {
         extra.stream.iterations = Some(s.iterations);
-        extra.stream.flags = Some(
-            if s.flags_in_host || s.to == Target::Host {
-                "host memory"
-            } else {
-                "each GPU's own memory"
-            }
-            .into(),
-        );
+        extra.stream.flags = Some(if s.flags_in_host || s.to == Target::Host {
+            FlagMemory::Host
+        } else {
+            FlagMemory::OwnMemory
+        });
         extra.stream.per_op = Some("one round trip".into());
         if s.fenced {
             extra.stream.fenced = Some(true);
@@ -94,7 +92,7 @@ pub(super) fn transfer_line(r: &ResultRecord) -> String {
         "{} {} {} {} B{blocks}: median {}{bw}",
         r.algorithm,
         r.ranks.join("->"),
-        r.extra.stream.target.as_deref().unwrap_or_default(),
+        r.extra.stream.target.map_or("", |t| t.name()),
         r.size_bytes,
         us(r.stats.median_ns)
     )

@@ -153,12 +153,12 @@ pub struct StreamFacts {
     pub from: Option<String>,
     pub to: Option<String>,
     /// Probe target: `host`, `peer` or `local`.
-    pub target: Option<String>,
+    pub target: Option<crate::ProbeTarget>,
     pub iterations: Option<u32>,
     /// Ping-pong with the barriers' system fences.
     pub fenced: Option<bool>,
-    /// Where a ping-pong's flags live (a sentence for people).
-    pub flags: Option<String>,
+    /// Where a ping-pong's flags live.
+    pub flags: Option<crate::FlagMemory>,
     /// What one per-op entry is (a sentence for people).
     pub per_op: Option<String>,
     /// Streams measured at the same time as this one (itself included).
@@ -419,5 +419,29 @@ impl Extra {
                     .find(|k| known.get(k.as_str()).is_none() && !k.starts_with("NCCL_"))
                     .map(|k| format!("extra.{k}"))
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{FlagMemory, ProbeTarget};
+
+    /// A probe stream's target and flags are read as the values the
+    /// hardware backend writes (the committed records' spellings), and a
+    /// spelling it never writes is refused, naming the ones it does.
+    #[test]
+    fn stream_target_and_flags_read_as_their_values() {
+        let s: StreamFacts =
+            serde_json::from_str(r#"{"target":"peer","flags":"host memory"}"#).unwrap();
+        assert_eq!(s.target, Some(ProbeTarget::Peer));
+        assert_eq!(s.flags, Some(FlagMemory::Host));
+        let s: StreamFacts =
+            serde_json::from_str(r#"{"target":"local","flags":"each GPU's own memory"}"#).unwrap();
+        assert_eq!(s.target, Some(ProbeTarget::Local));
+        assert_eq!(s.flags, Some(FlagMemory::OwnMemory));
+        let e = serde_json::from_str::<StreamFacts>(r#"{"flags":"in the host"}"#).unwrap_err();
+        assert!(e.to_string().contains("host memory"), "{e}");
+        assert!(serde_json::from_str::<StreamFacts>(r#"{"target":"hosts"}"#).is_err());
     }
 }
