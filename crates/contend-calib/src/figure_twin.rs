@@ -291,7 +291,7 @@ pub fn figure_twin(f: &Figure, topo: &Topology) -> Result<Expressed, TwinError> 
         }
         FigMetric::RoundTripLatencyUs | FigMetric::CopyLatencyUs if count > 1 => {
             return skip(
-                "a latency under load of single-thread readers, one kernel per peer on each GPU at once (p2pmark's effective latency): 2.5-7x the isolated latency with negligible traffic, which no model mechanism (one dependent load at a time per kernel) explains",
+                "a latency under load of single-thread readers, one kernel per peer on each GPU at once (p2pmark's effective latency): on every published rig it is the sum of the GPU's isolated round trips to its peers (within 6 %), so one GPU's readers take turns, where the model runs the kernels side by side; no model mechanism serialises one GPU's remote loads across kernels",
             );
         }
         FigMetric::RoundTripLatencyUs | FigMetric::CopyLatencyUs => {
