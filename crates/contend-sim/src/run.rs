@@ -15,7 +15,7 @@ use crate::transport::tlp::{Tlp, TlpOptions};
 use crate::wide_radix::WideRadixQueue;
 use contend_topo::{Bytes, Picos};
 use contend_workload::{
-    Algorithm, Fidelity, Placement, Resource, ResultRecord, Scenario, Workload,
+    Algorithm, Fidelity, LowerError, Placement, Resource, ResultRecord, Scenario, Workload,
 };
 use serde::Serialize;
 use thiserror::Error;
@@ -27,6 +27,15 @@ pub enum SimError {
         scenario: String,
         what: String,
         message: String,
+    },
+    /// The collective could not be lowered (NCCL with no algorithm and
+    /// protocol left at this size, ...): the reason typed, for callers
+    /// that skip such a run.
+    #[error("scenario `{scenario}`, {what}: {error}")]
+    Lower {
+        scenario: String,
+        what: String,
+        error: LowerError,
     },
 }
 
@@ -194,7 +203,20 @@ pub fn simulate_one_with(
 /// lowering's note.
 type Actors = (Vec<ActorSpec>, usize, Bytes, Option<String>);
 
-fn actors_of(sc: &Scenario, params: &ModelParams, spec: RunSpec) -> Result<Actors, String> {
+/// Why a run's actors could not be built.
+#[derive(Debug)]
+enum ActorsError {
+    Lower(LowerError),
+    Other(String),
+}
+
+impl From<LowerError> for ActorsError {
+    fn from(e: LowerError) -> Self {
+        ActorsError::Lower(e)
+    }
+}
+
+fn actors_of(sc: &Scenario, params: &ModelParams, spec: RunSpec) -> Result<Actors, ActorsError> {
     Ok(match (sc.workload(), spec.algorithm) {
         (
             Workload::Allreduce {
@@ -204,7 +226,7 @@ fn actors_of(sc: &Scenario, params: &ModelParams, spec: RunSpec) -> Result<Actor
         ) => {
             let size = spec
                 .size
-                .ok_or_else(|| "an allreduce run needs a size".to_string())?;
+                .ok_or_else(|| ActorsError::Other("an allreduce run needs a size".into()))?;
             let n = *repeats as usize;
             let (a, note) =
                 crate::script::collective(sc, params, alg, spec.placement, size, n, *gap, skew)?;
@@ -230,7 +252,11 @@ fn actors_of(sc: &Scenario, params: &ModelParams, spec: RunSpec) -> Result<Actor
             Bytes::ZERO,
             None,
         ),
-        _ => return Err("a collective workload needs an algorithm".into()),
+        _ => {
+            return Err(ActorsError::Other(
+                "a collective workload needs an algorithm".into(),
+            ));
+        }
     })
 }
 
@@ -247,7 +273,14 @@ fn run<Q: EventQueue<Ev<T::Event>> + Default, T: Transport>(
         what: spec.describe(),
         message,
     };
-    let (actors, collectives, size, note) = actors_of(sc, params, spec).map_err(fail)?;
+    let (actors, collectives, size, note) = actors_of(sc, params, spec).map_err(|e| match e {
+        ActorsError::Lower(error) => SimError::Lower {
+            scenario: sc.name().to_string(),
+            what: spec.describe(),
+            error,
+        },
+        ActorsError::Other(message) => fail(message),
+    })?;
     let mut eng: Engine<Q, T> = Engine::new(sc.topology(), params, actors, limits, topts);
     eng.trace_epoch = Some((collectives / 2) as u32);
     eng.run().map_err(|e| fail(e.to_string()))?;

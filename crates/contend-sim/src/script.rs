@@ -12,8 +12,9 @@ use crate::launcher::OneThread;
 use crate::params::ModelParams;
 use contend_topo::{Bytes, NodeKind, Picos};
 use contend_workload::{
-    Access, Algorithm, Engine as Mover, Launcher, LowerConfig, MemLoc, Notify, Op, Phase,
-    Placement, Program, Rank, Scenario, Skew, Stream, TransferOp, groups, launch_grid, lower,
+    Access, Algorithm, Engine as Mover, Launcher, LowerConfig, LowerError, MemLoc, Notify, Op,
+    Phase, Placement, Program, Rank, Scenario, Skew, Stream, TransferOp, groups, launch_grid,
+    lower,
 };
 use std::rc::Rc;
 
@@ -105,7 +106,7 @@ pub(crate) fn collective(
     count: usize,
     gap: Picos,
     skew: &Skew,
-) -> Result<(Vec<ActorSpec>, Option<String>), String> {
+) -> Result<(Vec<ActorSpec>, Option<String>), LowerError> {
     let mut c = lower(
         alg,
         sc.topology(),
@@ -113,8 +114,7 @@ pub(crate) fn collective(
         placement,
         size,
         &lower_config(sc, p),
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     let delays = skew.sample(sc.seed(), count, sc.ranks().len());
     let eager = sc.launch_of(alg) == contend_workload::LaunchMode::Eager;
     let one_thread = eager && sc.launcher() == Launcher::OneThread;

@@ -6,8 +6,8 @@
 use contend_nccl::{NcclVersion, Protocol};
 use contend_topo::{Bytes, NodeIdx, Picos};
 use contend_workload::{
-    Algorithm, Collective, LowerConfig, MemLoc, Notify, Op, Placement, Scenario, default_scenario,
-    lower, parse_scenario,
+    Algorithm, Collective, LowerConfig, MemLoc, Notify, Op, Placement, Scenario, ScenarioError,
+    default_scenario, lower, parse_scenario,
 };
 
 /// The default scenario (8× PRO 6000, two sockets) running `nccl` under
@@ -384,5 +384,44 @@ fn another_workload_keeps_the_plan_it_would_search_for() {
     assert_eq!(
         e.as_ref().map(|_| ()).map_err(|e| e.to_string()),
         fresh.as_ref().map(|_| ()).map_err(|e| e.to_string())
+    );
+}
+
+/// Variables that leave NCCL nothing it could run are refused as their own
+/// typed error (a caller trying settings skips exactly these), located at
+/// the variable in a scenario file and told in the same words either way.
+#[test]
+fn variables_that_leave_nccl_nothing_are_a_typed_located_error() {
+    let sc = default_scenario(None).unwrap();
+    let mut setup = sc.nccl().clone();
+    setup.env.set_modelled("NCCL_ALGO", "NVLS").unwrap();
+    match sc.with_nccl(setup) {
+        Err(ScenarioError::NcclNoChoice { size, .. }) => assert_eq!(size, Bytes(43008)),
+        other => panic!("{other:?}"),
+    }
+    let text = r#"
+name = "t"
+topology = "pro6000-8x-2socket"
+algorithms = ["nccl"]
+[nccl]
+NCCL_ALGO = "NVLS"
+[workload]
+kind = "allreduce"
+sizes = [1024, 1048576]
+"#;
+    let e = parse_scenario("t.toml", text, None, None).unwrap_err();
+    assert!(
+        matches!(&e, ScenarioError::NcclNoChoice { size, .. } if *size == Bytes(1024)),
+        "{e:?}"
+    );
+    assert_eq!(e.field(), Some("nccl.NCCL_ALGO"));
+    let m = e.to_string();
+    assert!(m.starts_with("t.toml:6:"), "{m}");
+    assert!(
+        m.ends_with(
+            "NCCL has no algorithm and protocol left for an allreduce of 1 KiB: \
+             NCCL_ALGO/NCCL_PROTO disable every one NCCL could run here"
+        ),
+        "{m}"
     );
 }

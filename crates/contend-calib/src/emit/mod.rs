@@ -18,11 +18,11 @@ use crate::engine_support::Engine;
 use crate::error::CalibError;
 use crate::fit::Progress;
 use contend_nccl::NcclEnv;
-use contend_sim::{ModelParams, RunSpec, simulate_one};
+use contend_sim::{ModelParams, RunSpec, SimError, simulate_one};
 use contend_topo::{Bytes, Picos, Topology};
 use contend_workload::{
-    Algorithm, Dtype, Fidelity, LaunchMode, NcclSetup, Placement, Scenario, ScenarioSpec, Skew,
-    Workload,
+    Algorithm, Dtype, Fidelity, LaunchMode, LowerError, NcclSetup, Placement, Scenario,
+    ScenarioError, ScenarioSpec, Skew, Workload,
 };
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -237,12 +237,8 @@ pub(crate) fn predict_resumable(
             });
             let sc = match sc {
                 Ok(sc) => Some(sc),
-                Err(e)
-                    if matches!(v, Variant::Nccl(_))
-                        && e.to_string().contains("no algorithm and protocol left") =>
-                {
-                    None
-                }
+                // forced NCCL settings that leave NCCL nothing at some size
+                Err(ScenarioError::NcclNoChoice { .. }) if matches!(v, Variant::Nccl(_)) => None,
                 Err(e) => return Err(CalibError::Fit(format!("{label} on {k} ranks: {e}"))),
             };
             scenarios.insert((k, label.clone()), sc);
@@ -283,12 +279,10 @@ pub(crate) fn predict_resumable(
             let t = match run {
                 Ok(r) => Some(r.record().stats.median_ns),
                 // a forced NCCL protocol NCCL would not run at this size
-                Err(e)
-                    if matches!(v, Variant::Nccl(_))
-                        && e.to_string().contains("no algorithm and protocol left") =>
-                {
-                    None
-                }
+                Err(SimError::Lower {
+                    error: LowerError::NcclNoChoice(_),
+                    ..
+                }) if matches!(v, Variant::Nccl(_)) => None,
                 Err(e) => {
                     return Err(CalibError::Fit(format!(
                         "{label} at {} on {k} ranks: {e}",

@@ -45,13 +45,26 @@ pub enum ScenarioError {
     Topology(#[from] TopoError),
     #[error("{location}: in the topology it names: {topo}")]
     InTopology { location: Location, topo: TopoError },
+    /// `NCCL_ALGO`/`NCCL_PROTO` leave NCCL nothing it could run for an
+    /// allreduce of `size` (typed: a caller that tries such settings skips
+    /// them).
+    #[error(
+        "{}NCCL has no algorithm and protocol left for an allreduce of {size}: \
+         NCCL_ALGO/NCCL_PROTO disable every one NCCL could run here",
+        location.as_ref().map(|l| format!("{l}: ")).unwrap_or_default()
+    )]
+    NcclNoChoice {
+        location: Option<Location>,
+        size: contend_topo::Bytes,
+    },
 }
 
 impl ScenarioError {
     /// The field at fault, where one is.
     pub fn field(&self) -> Option<&str> {
         match self {
-            ScenarioError::Invalid { location, .. } => location.as_ref()?.field.as_deref(),
+            ScenarioError::Invalid { location, .. }
+            | ScenarioError::NcclNoChoice { location, .. } => location.as_ref()?.field.as_deref(),
             ScenarioError::InTopology { location, .. } => location.field.as_deref(),
             ScenarioError::Topology(t) => t.location.as_ref()?.field.as_deref(),
         }

@@ -9,7 +9,7 @@ use super::validate::FieldError;
 use super::{ScenarioError, ScenarioSpec, Workload};
 use crate::kinds::Algorithm;
 use contend_nccl::{NcclEnv, NcclError, NcclPlan, NcclVersion};
-use contend_topo::{TopoError, TopoErrorKind};
+use contend_topo::{Bytes, TopoError, TopoErrorKind};
 use std::sync::Arc;
 
 /// The `[nccl]` table: the NCCL release whose rules the `nccl` algorithm
@@ -41,6 +41,12 @@ impl NcclSetup {
 pub(crate) enum PlanFailure {
     Field(FieldError),
     Topology(TopoError),
+    /// NCCL_ALGO/NCCL_PROTO (at `field`) leave nothing NCCL could run for
+    /// an allreduce of `size`.
+    NoChoice {
+        field: &'static str,
+        size: Bytes,
+    },
 }
 
 impl PlanFailure {
@@ -53,6 +59,18 @@ impl PlanFailure {
         match self {
             PlanFailure::Field(f) => locate(f),
             PlanFailure::Topology(t) => ScenarioError::Topology(t),
+            PlanFailure::NoChoice { field, size } => {
+                // located like any field, then typed
+                match locate(FieldError {
+                    field: field.into(),
+                    message: String::new(),
+                }) {
+                    ScenarioError::Invalid { location, .. } => {
+                        ScenarioError::NcclNoChoice { location, size }
+                    }
+                    other => other,
+                }
+            }
         }
     }
 }
@@ -117,13 +135,7 @@ pub(crate) fn plan_reusing(
             } else {
                 "nccl.NCCL_ALGO"
             };
-            return Err(PlanFailure::Field(FieldError {
-                field: field.into(),
-                message: format!(
-                    "NCCL has no algorithm and protocol left for an allreduce of {b}: \
-                     NCCL_ALGO/NCCL_PROTO disable every one NCCL could run here"
-                ),
-            }));
+            return Err(PlanFailure::NoChoice { field, size: *b });
         }
     }
     Ok(Some(p))
