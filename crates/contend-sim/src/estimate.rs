@@ -69,7 +69,7 @@ pub fn work_units(
     spec: RunSpec,
 ) -> Result<u64, EstimateError> {
     let fail = |message: String| EstimateError {
-        what: spec.describe(),
+        what: spec.to_string(),
         message,
     };
     // (bytes over links, ops) of one collective or of the streams' whole run
@@ -190,11 +190,7 @@ mod tests {
                 .record()
                 .events
                 .unwrap();
-            assert!(
-                est >= ran,
-                "{}: estimated {est} < {ran} events",
-                spec.describe()
-            );
+            assert!(est >= ran, "{}: estimated {est} < {ran} events", spec);
             let bound = if spec.fidelity == Fidelity::Tlp {
                 16
             } else {
@@ -203,7 +199,7 @@ mod tests {
             assert!(
                 est <= ran * bound,
                 "{}: estimated {est}, more than {bound}x the {ran} events",
-                spec.describe()
+                spec
             );
             total += est;
         }

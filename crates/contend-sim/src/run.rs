@@ -49,15 +49,22 @@ pub struct RunSpec {
     pub size: Option<Bytes>,
 }
 
-impl RunSpec {
-    pub(crate) fn describe(&self) -> String {
-        format!(
-            "{} {} {}{}",
+/// A run as one line names it (`one-shot-pull peer flow 4 KiB`, `transfer
+/// peer tlp`): the simulator's errors and the stream lines `--resume` reads
+/// back both use it, so the one rule is here.
+impl std::fmt::Display for RunSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {} {}",
             self.algorithm.map_or("transfer", |a| a.name()),
             self.placement,
-            self.fidelity,
-            self.size.map(|s| format!(" {s}")).unwrap_or_default()
-        )
+            self.fidelity
+        )?;
+        match self.size {
+            Some(s) => write!(f, " {s}"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -270,13 +277,13 @@ fn run<Q: EventQueue<Ev<T::Event>> + Default, T: Transport>(
     let started = std::time::Instant::now();
     let fail = |message: String| SimError::Failed {
         scenario: sc.name().to_string(),
-        what: spec.describe(),
+        what: spec.to_string(),
         message,
     };
     let (actors, collectives, size, note) = actors_of(sc, params, spec).map_err(|e| match e {
         ActorsError::Lower(error) => SimError::Lower {
             scenario: sc.name().to_string(),
-            what: spec.describe(),
+            what: spec.to_string(),
             error,
         },
         ActorsError::Other(message) => fail(message),
@@ -352,7 +359,7 @@ mod tests {
                 Fidelity::Flow => all_freed::<Flow>(&sc, spec, Default::default()),
                 Fidelity::Tlp => all_freed::<Tlp>(&sc, spec, TlpOptions::default()),
             };
-            assert!(freed, "{}", spec.describe());
+            assert!(freed, "{spec}");
         }
     }
 }

@@ -11,17 +11,11 @@ use contend_workload::{
 use serde::{Deserialize, Serialize};
 
 /// A run's label in its stream line (`one-shot-pull peer flow 4 KiB`,
-/// `transfer peer tlp`): the one place it is built, for the lines written
-/// and the lines read back. (contend-sim's private `RunSpec::describe`
-/// writes the same words for its own errors.)
+/// `transfer peer tlp`), for the lines written and the lines read back:
+/// the run's own name ([`RunSpec`]'s `Display`, which the simulator's
+/// errors use too).
 pub fn label(spec: &RunSpec) -> String {
-    format!(
-        "{} {} {}{}",
-        spec.algorithm.map_or("transfer", |a| a.name()),
-        spec.placement,
-        spec.fidelity,
-        spec.size.map(|b| format!(" {b}")).unwrap_or_default()
-    )
+    spec.to_string()
 }
 
 /// One finished simulation as a stream holds it: which run (its index in
