@@ -30,7 +30,7 @@
 
 use crate::advise::{Range, WorldAdvice, family};
 use crate::error::CalibError;
-use crate::report::chart_err;
+use crate::report_charts::chart_err;
 use contend_sim::Run;
 use contend_topo::Bytes;
 use contend_workload::compare::{self, Crossover};

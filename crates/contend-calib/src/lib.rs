@@ -40,6 +40,7 @@ pub mod latency_chart;
 pub mod measure;
 pub mod nccl_tests;
 pub mod report;
+mod report_charts;
 pub mod rig;
 pub mod rig_fit;
 pub mod rig_report;
