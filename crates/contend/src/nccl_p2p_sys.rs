@@ -25,15 +25,14 @@ pub struct P2pSys {
 /// (no `NCCL_P2P_LEVEL` or `NCCL_P2P_DISABLE` set), and a pair above it
 /// that has P2P (the topology's `[p2p]` facts).
 pub fn variant(sc: &Scenario, fidelities: &[Fidelity]) -> Result<Option<P2pSys>> {
+    // a plan only where the scenario runs `nccl`
     let Some(plan) = sc.nccl_plan() else {
         return Ok(None);
     };
-    if !sc.algorithms().contains(&Algorithm::Nccl)
-        || !matches!(
-            plan.p2p.source,
-            LevelSource::Default | LevelSource::AmdTwoGpus
-        )
-    {
+    if !matches!(
+        plan.p2p.source,
+        LevelSource::Default | LevelSource::AmdTwoGpus
+    ) {
         return Ok(None);
     }
     let no_p2p = sc.no_p2p();
