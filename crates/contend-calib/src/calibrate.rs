@@ -178,6 +178,7 @@ pub fn calibrate_resumable(
     for c in &launch {
         match c.name.as_str() {
             "gpu.launch_eager_ns" => start.gpu.launch_eager_ns = c.value,
+            "gpu.launch_graph_each_ns" => start.gpu.launch_graph_each_ns = c.value,
             _ => start.gpu.launch_graph_ns = c.value,
         }
     }
@@ -482,9 +483,11 @@ pub fn log_fit_split(ms: &mut [Measurement]) -> usize {
     n
 }
 
-/// `gpu.launch_eager_ns` and `gpu.launch_graph_ns`: the median per-launch
-/// time of the `launch-eager` and `launch-graph` probes (each record's
-/// per-op times are per launch), with their 5th and 95th percentiles.
+/// `gpu.launch_eager_ns`, `gpu.launch_graph_ns` and
+/// `gpu.launch_graph_each_ns`: the median per-launch time of the
+/// `launch-eager`, `launch-graph` and `launch-graph-each` probes (each
+/// record's per-op times are per launch), with their 5th and 95th
+/// percentiles.
 fn launch_constants(ms: &[Measurement]) -> Vec<FittedConstant> {
     let mut out = vec![];
     for (op, name, default) in [
@@ -497,6 +500,11 @@ fn launch_constants(ms: &[Measurement]) -> Vec<FittedConstant> {
             ProbeOp::LaunchGraph,
             "gpu.launch_graph_ns",
             ModelParams::default().gpu.launch_graph_ns,
+        ),
+        (
+            ProbeOp::LaunchGraphEach,
+            "gpu.launch_graph_each_ns",
+            ModelParams::default().gpu.launch_graph_each_ns,
         ),
     ] {
         let v: Vec<f64> = ms

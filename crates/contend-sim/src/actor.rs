@@ -64,9 +64,14 @@ pub(crate) struct ActorSpec {
     /// The program whose ops `Step::Op` indexes (shared by every
     /// repetition; a ring's ops worked out as the actor reaches them).
     pub ops: Rc<Program>,
-    pub eager: bool,
-    /// One host thread launches every rank (eager only).
+    /// How its kernel is launched (eager, a graph node, a graph per call).
+    pub mode: contend_workload::LaunchMode,
+    /// One host thread launches every rank (a launch call per collective:
+    /// eager or a graph per call).
     pub one_thread: Option<crate::launcher::OneThread>,
+    /// The caller's own host time per call before the launch
+    /// (torch.distributed's around NCCL; zero for a direct call).
+    pub caller: Picos,
     /// The kernel launch this actor is a block of (its rank), and how many
     /// actors that launch has (1: it alone).
     pub launch: (u32, u32),
@@ -207,8 +212,9 @@ impl<Q: EventQueue<Ev<T::Event>>, T: Transport> Engine<'_, Q, T> {
                 let act = &self.actors[a];
                 let done = crate::launcher::launch_done(
                     self.w.now,
-                    act.spec.eager,
+                    act.spec.mode,
                     act.spec.one_thread,
+                    act.spec.caller,
                     act.epoch,
                     p,
                 );

@@ -1,21 +1,26 @@
 //! DESIGN 6–7 — when a kernel launch lets its blocks run. In a CUDA graph
-//! a kernel node costs `gpu.launch_graph_ns`. Eager, a thread per rank
-//! (one process per rank) costs `gpu.launch_eager_ns` per collective, every
-//! rank at once. Eager from one host thread for every GPU (nccl-tests `-g
-//! N`, p2pmark), the thread launches collective k of rank r after every
-//! earlier launch of every rank: it is ready at (k·N + r + 1) launches from
-//! the start, whatever the GPUs are doing (the host runs ahead of them),
-//! and the kernel starts when it is ready and the rank has reached it, the
-//! GPU's own start of an enqueued kernel (`gpu.launch_graph_ns`) after. So
-//! back-to-back calls come no faster than N launches each: nccl-tests'
-//! flat floor of small sizes, about N × 3 µs.
+//! of the whole step a kernel node costs `gpu.launch_graph_ns`. A launch
+//! call per collective costs the call's own time: `gpu.launch_eager_ns`
+//! eager, `gpu.launch_graph_each_ns` for a graph of one collective launched
+//! per call (p2pmark's custom allreduce). With a thread per rank (one
+//! process per rank) every rank pays it at once. From one host thread for
+//! every GPU (nccl-tests `-g N`, p2pmark's NCCL), the thread makes call k of
+//! rank r after every earlier call of every rank: it is ready at (k·N + r +
+//! 1) calls from the start, whatever the GPUs are doing (the host runs
+//! ahead of them), and the kernel starts when it is ready and the rank has
+//! reached it, the GPU's own start of an enqueued kernel
+//! (`gpu.launch_graph_ns`) after. So back-to-back calls come no faster than
+//! N calls each: nccl-tests' flat floor of small sizes, about N × 3 µs.
 //!
-//! Constants: `contend hw probe --only launch` on two lent H100 hosts
+//! Constants: `contend hw probe --only launch` on lent H100 hosts
 //! (calibration/h100x1/): 3.0 and 3.4 µs per eager launch back to back
-//! (the default, 3.2, their mean), 0.8 µs per kernel of a replayed graph.
+//! (the default, 3.2, their mean), 0.8 µs per kernel of a replayed graph,
+//! and the per-call time of a one-kernel graph launched back to back
+//! (`launch-graph-each`).
 
 use crate::params::ModelParams;
 use contend_topo::Picos;
+use contend_workload::LaunchMode;
 
 /// One host thread launching every rank: this actor's rank and the ranks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,21 +29,38 @@ pub(crate) struct OneThread {
     pub ranks: u32,
 }
 
-/// When a launch reached at `now` for collective `epoch` lets the kernel run.
+/// Whether `mode` makes a host launch call per collective (eager, a graph
+/// per call), not a node of a graph replayed whole.
+pub(crate) fn per_call(mode: LaunchMode) -> bool {
+    match mode {
+        LaunchMode::Eager | LaunchMode::GraphEach => true,
+        LaunchMode::Graph => false,
+    }
+}
+
+/// When a launch reached at `now` for collective `epoch` lets the kernel
+/// run. `caller` is the host time the caller spends per call before the
+/// launch call (torch.distributed's around NCCL), paid per call like it.
 pub(crate) fn launch_done(
     now: Picos,
-    eager: bool,
+    mode: LaunchMode,
     one_thread: Option<OneThread>,
+    caller: Picos,
     epoch: u32,
     p: &ModelParams,
 ) -> Picos {
     let ns = |v: f64| Picos::from_ns_f64(v);
-    match (eager, one_thread) {
-        (false, _) => now + ns(p.gpu.launch_graph_ns),
-        (true, None) => now + ns(p.gpu.launch_eager_ns),
-        (true, Some(h)) => {
-            let launches = u64::from(epoch) * u64::from(h.ranks) + u64::from(h.rank) + 1;
-            let ready = Picos::from_ns_f64(p.gpu.launch_eager_ns * launches as f64);
+    let call = caller.as_ns_f64()
+        + match mode {
+            LaunchMode::Eager => p.gpu.launch_eager_ns,
+            LaunchMode::GraphEach => p.gpu.launch_graph_each_ns,
+            LaunchMode::Graph => return now + ns(p.gpu.launch_graph_ns),
+        };
+    match one_thread {
+        None => now + ns(call),
+        Some(h) => {
+            let calls = u64::from(epoch) * u64::from(h.ranks) + u64::from(h.rank) + 1;
+            let ready = Picos::from_ns_f64(call * calls as f64);
             ready.max(now) + ns(p.gpu.launch_graph_ns)
         }
     }
@@ -56,15 +78,122 @@ mod tests {
         let h = |rank| Some(OneThread { rank, ranks: 8 });
         let us = |t: Picos| t.as_ns_f64() / 1e3;
         // call 0: rank 0 after one launch, rank 7 after eight
-        assert_eq!(us(launch_done(Picos::ZERO, true, h(0), 0, &p)), 3.8);
-        assert_eq!(us(launch_done(Picos::ZERO, true, h(7), 0, &p)), 24.8);
+        assert_eq!(
+            us(launch_done(
+                Picos::ZERO,
+                LaunchMode::Eager,
+                h(0),
+                Picos::ZERO,
+                0,
+                &p
+            )),
+            3.8
+        );
+        assert_eq!(
+            us(launch_done(
+                Picos::ZERO,
+                LaunchMode::Eager,
+                h(7),
+                Picos::ZERO,
+                0,
+                &p
+            )),
+            24.8
+        );
         // call 5 of rank 2, reached early: (5·8 + 3) launches of 3 µs
-        assert_eq!(us(launch_done(Picos::ZERO, true, h(2), 5, &p)), 129.8);
+        assert_eq!(
+            us(launch_done(
+                Picos::ZERO,
+                LaunchMode::Eager,
+                h(2),
+                Picos::ZERO,
+                5,
+                &p
+            )),
+            129.8
+        );
         // reached after the host was ready: the GPU's start only
         let late = Picos::from_ns(500_000);
-        assert_eq!(us(launch_done(late, true, h(2), 5, &p)), 500.8);
+        assert_eq!(
+            us(launch_done(
+                late,
+                LaunchMode::Eager,
+                h(2),
+                Picos::ZERO,
+                5,
+                &p
+            )),
+            500.8
+        );
         // a thread per rank: one launch each, all at once; a graph: its node
-        assert_eq!(us(launch_done(late, true, None, 5, &p)), 503.0);
-        assert_eq!(us(launch_done(late, false, h(2), 5, &p)), 500.8);
+        assert_eq!(
+            us(launch_done(
+                late,
+                LaunchMode::Eager,
+                None,
+                Picos::ZERO,
+                5,
+                &p
+            )),
+            503.0
+        );
+        assert_eq!(
+            us(launch_done(
+                late,
+                LaunchMode::Graph,
+                h(2),
+                Picos::ZERO,
+                5,
+                &p
+            )),
+            500.8
+        );
+        // a graph per call: its call time, per call, like an eager launch
+        p.gpu.launch_graph_each_ns = 2500.0;
+        assert_eq!(
+            us(launch_done(
+                late,
+                LaunchMode::GraphEach,
+                None,
+                Picos::ZERO,
+                5,
+                &p
+            )),
+            502.5
+        );
+        assert_eq!(
+            us(launch_done(
+                Picos::ZERO,
+                LaunchMode::GraphEach,
+                h(2),
+                Picos::ZERO,
+                5,
+                &p
+            )),
+            108.3
+        );
+        // a caller's own host time (torch.distributed's) adds to every call,
+        // eager or a graph per call, and to nothing inside a graph
+        let torch = Picos::from_ns(20_000);
+        assert_eq!(
+            us(launch_done(late, LaunchMode::Eager, None, torch, 5, &p)),
+            523.0
+        );
+        // one thread: rank 2's call 5 is ready after 43 calls of 23 µs
+        assert_eq!(
+            us(launch_done(
+                Picos::ZERO,
+                LaunchMode::Eager,
+                h(2),
+                torch,
+                5,
+                &p
+            )),
+            989.8
+        );
+        assert_eq!(
+            us(launch_done(late, LaunchMode::Graph, None, torch, 5, &p)),
+            500.8
+        );
     }
 }

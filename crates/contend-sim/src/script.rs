@@ -12,9 +12,9 @@ use crate::launcher::OneThread;
 use crate::params::ModelParams;
 use contend_topo::{Bytes, NodeKind, Picos};
 use contend_workload::{
-    Access, Algorithm, Engine as Mover, Launcher, LowerConfig, LowerError, MemLoc, Notify, Op,
-    Phase, Placement, Program, Rank, Scenario, Skew, Stream, TransferOp, groups, launch_grid,
-    lower,
+    Access, Algorithm, Engine as Mover, Launcher, LowerConfig, LowerError, MemLoc, NcclCaller,
+    Notify, Op, Phase, Placement, Program, Rank, Scenario, Skew, Stream, TransferOp, groups,
+    launch_grid, lower,
 };
 use std::rc::Rc;
 
@@ -116,8 +116,12 @@ pub(crate) fn collective(
         &lower_config(sc, p),
     )?;
     let delays = skew.sample(sc.seed(), count, sc.ranks().len());
-    let eager = sc.launch_of(alg) == contend_workload::LaunchMode::Eager;
-    let one_thread = eager && sc.launcher() == Launcher::OneThread;
+    let mode = sc.launch_of(alg);
+    let one_thread = crate::launcher::per_call(mode) && sc.launcher() == Launcher::OneThread;
+    let caller = match (alg, sc.nccl().caller) {
+        (Algorithm::Nccl, NcclCaller::Torch) => Picos::from_ns_f64(p.nccl.torch_call_ns),
+        _ => Picos::ZERO,
+    };
     // the grid the hardware backend launches for this size (fewer blocks
     // when there is little work); NCCL's rings keep the configured shape
     let mut kernel = sc.kernel_of(alg);
@@ -154,11 +158,12 @@ pub(crate) fn collective(
                 flag_loc: c.flag_loc[i],
                 script,
                 ops: Rc::new(prog),
-                eager,
+                mode,
                 one_thread: one_thread.then_some(OneThread {
                     rank: r as u32,
                     ranks: sc.ranks().len() as u32,
                 }),
+                caller,
                 launch: (r as u32, per_rank(r)),
             }
         })
@@ -179,17 +184,22 @@ pub(crate) fn stream_actor_count(sc: &Scenario, s: &Stream) -> usize {
 /// The actors of every stream, in order (a ping-pong's partner right after it).
 pub(crate) fn streams(sc: &Scenario, streams: &[Stream]) -> Vec<ActorSpec> {
     // transfer streams have no algorithm: the scenario-wide launch mode
-    let eager = sc.launch() == contend_workload::LaunchMode::Eager;
+    let mode = sc.launch();
     let mut out = vec![];
     for s in streams {
         let base = out.len() as u32;
-        out.extend(stream(sc, s, base, eager));
+        out.extend(stream(sc, s, base, mode));
     }
     out
 }
 
 /// The actors of one stream; `base` is the index its first actor gets.
-fn stream(sc: &Scenario, s: &Stream, base: u32, eager: bool) -> Vec<ActorSpec> {
+fn stream(
+    sc: &Scenario,
+    s: &Stream,
+    base: u32,
+    mode: contend_workload::LaunchMode,
+) -> Vec<ActorSpec> {
     let mem = if matches!(sc.topology().node(s.to).kind, NodeKind::Gpu(_)) {
         MemLoc::Device(s.to)
     } else {
@@ -219,8 +229,9 @@ fn stream(sc: &Scenario, s: &Stream, base: u32, eager: bool) -> Vec<ActorSpec> {
             flag_loc: MemLoc::Device(s.from),
             script,
             ops: Rc::new(Program::from(ops)),
-            eager,
+            mode,
             one_thread: None,
+            caller: Picos::ZERO,
             launch: (base, 1),
         }
     };
@@ -317,8 +328,9 @@ fn stream(sc: &Scenario, s: &Stream, base: u32, eager: bool) -> Vec<ActorSpec> {
                 flag_loc: flags_at(s.to),
                 script,
                 ops: Rc::new(Program::from(pb)),
-                eager,
+                mode,
                 one_thread: None,
+                caller: Picos::ZERO,
                 launch: (base + 1, 1),
             };
             let initiator = ActorSpec {

@@ -300,6 +300,48 @@ fn start_offsets_and_repeats_shape_the_run() {
     }
 }
 
+/// `[nccl] caller = "torch"`: every eager NCCL call waits for torch's host
+/// path before its launch (`nccl.torch_call_ns`), the other algorithms
+/// keep theirs, and inside a graph no call is made.
+#[test]
+fn nccl_called_from_torch_pays_its_host_path_per_eager_call() {
+    let text = |caller: &str, launch: &str| {
+        format!(
+            "name = \"c\"\ntopology = \"pro6000-8x-2switch\"\nalgorithms = [\"nccl\", \"one-shot-push\"]\nlaunch = \"{launch}\"\n[nccl]\nNCCL_P2P_LEVEL = \"SYS\"\n{caller}\n[workload]\nkind = \"allreduce\"\nsizes = [12288]\nrepeats = 4\n"
+        )
+    };
+    let p = ModelParams::default();
+    let time = |caller: &str, launch: &str, a: Algorithm| {
+        let sc = parse_scenario("c.toml", &text(caller, launch), None, None).unwrap();
+        let spec = RunSpec {
+            algorithm: Some(a),
+            placement: Placement::Peer,
+            fidelity: Fidelity::Flow,
+            size: Some(contend_topo::Bytes(12288)),
+        };
+        simulate_one(&sc, &p, spec)
+            .unwrap()
+            .record()
+            .stats
+            .median_ns
+    };
+    let torch = "caller = \"torch\"";
+    let extra = time(torch, "eager", Algorithm::Nccl) - time("", "eager", Algorithm::Nccl);
+    assert!(
+        (extra - p.nccl.torch_call_ns).abs() < 0.05 * p.nccl.torch_call_ns,
+        "torch adds {extra} ns per call, the constant is {} ns",
+        p.nccl.torch_call_ns
+    );
+    assert_eq!(
+        time(torch, "eager", Algorithm::OneShotPush),
+        time("", "eager", Algorithm::OneShotPush)
+    );
+    assert_eq!(
+        time(torch, "graph", Algorithm::Nccl),
+        time("", "graph", Algorithm::Nccl)
+    );
+}
+
 /// `[algorithm.NAME] launch = "graph"` makes that algorithm's launches
 /// graph launches (cheaper than eager) and says so in its record; the
 /// others keep the scenario's.

@@ -351,7 +351,8 @@ impl Controls {
             Field::Launch => {
                 self.launch = Some(match self.launch.unwrap_or(self.base_launch) {
                     LaunchMode::Eager => LaunchMode::Graph,
-                    LaunchMode::Graph => LaunchMode::Eager,
+                    LaunchMode::Graph => LaunchMode::GraphEach,
+                    LaunchMode::GraphEach => LaunchMode::Eager,
                 })
             }
         }

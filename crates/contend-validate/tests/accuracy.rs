@@ -3,13 +3,13 @@
 //! bound:
 //!
 //! - **targets** (issue 38's "Done when"), asserted where the model meets
-//!   them: the one-shot median |error| ≤ 20 %, K3's one-shot/NCCL crossover
-//!   within 1.5×;
+//!   them: the NCCL median |error| ≤ 15 %, the one-shot median ≤ 20 %,
+//!   K3's one-shot/NCCL crossover within 1.5×;
 //! - **guards** where it does not yet (the target in the comment): the
 //!   current value plus a little, so a change that makes the model worse
 //!   fails here, and a change that meets the target tightens the guard into
 //!   the target. Measured with `contend validate` on this commit (NCCL
-//!   median 15.1 %, p90 63.0 %; K2's 8-GPU crossover 4.54× late; K2's 32 MiB
+//!   median 12.8 %, p90 48.4 %; K2's 8-GPU crossover 4.37× late; K2's 32 MiB
 //!   one-shot 88 % fast).
 //!
 //! Nothing here is fitted: a failing bound means a mechanism changed.
@@ -58,14 +58,15 @@ fn every_case_runs_and_every_row_is_predicted() {
 fn nccl_from_its_mechanics() {
     let n = suite().group(Group::Nccl);
     assert_eq!(n.rows, 55);
-    // target: median ≤ 15 %, p90 ≤ 35 % (before this suite's fixes: 36.9 %
-    // and 174 %, NCCL's step latency charged twice)
+    // target met: median ≤ 15 %; target p90 ≤ 35 %, guard 50 % (before
+    // this suite's fixes: 36.9 % and 174 %, NCCL's step latency charged
+    // twice; 15.1 % and 63.0 % before torch's host path was charged)
     assert!(
-        n.median_abs_pct <= 16.0,
+        n.median_abs_pct <= 15.0,
         "NCCL median {:.1} %",
         n.median_abs_pct
     );
-    assert!(n.p90_abs_pct <= 65.0, "NCCL p90 {:.1} %", n.p90_abs_pct);
+    assert!(n.p90_abs_pct <= 50.0, "NCCL p90 {:.1} %", n.p90_abs_pct);
     // no longer too slow everywhere: the signed median is near zero
     assert!(
         n.median_signed_pct.abs() <= 10.0,
@@ -84,6 +85,29 @@ fn nccl_from_its_mechanics() {
         assert!(
             r.error_pct.abs() <= 10.0,
             "K1 {} B: {:+.1} %",
+            r.size_bytes,
+            r.error_pct
+        );
+    }
+}
+
+#[test]
+fn k4_torch_distributed_pays_its_host_path() {
+    // K4 times one dist.all_reduce between CUDA events on an idle GPU:
+    // torch's host path before NCCL's launch is in the interval
+    // (nccl.torch_call_ns, measured on one GPU). Without it the small
+    // sizes were 63-71 % fast; with it within 30 %.
+    for r in suite()
+        .case("K4")
+        .unwrap()
+        .rows
+        .iter()
+        .filter(|r| r.series.starts_with("NCCL") && r.size_bytes <= 96 << 10)
+    {
+        assert!(
+            r.error_pct.abs() <= 30.0,
+            "{} {} B: {:+.1} %",
+            r.series,
             r.size_bytes,
             r.error_pct
         );
@@ -112,9 +136,9 @@ fn k3_crossover_in_a_cuda_graph() {
 fn k2_the_eight_gpu_one_shot_across_sockets() {
     let k2 = suite().case("K2").unwrap();
     // target: crossover within 2x of the measured 7.2 KiB; guard: the
-    // prediction crosses, and no later than now (4.54x)
+    // prediction crosses, and no later than now (4.37x)
     let r = crossover_ratio("K2", "one-shot 8 GPUs").expect("K2's 8-GPU prediction crosses");
-    assert!(r <= 4.8, "K2 8-GPU crossover ratio {r:.2}");
+    assert!(r <= 4.6, "K2 8-GPU crossover ratio {r:.2}");
     // target: 32 MiB within 2x (predicted / measured ≥ 0.5); guard: now 0.12
     let big = k2
         .rows

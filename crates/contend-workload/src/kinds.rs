@@ -127,10 +127,14 @@ impl Dtype {
 }
 
 named_enum!(
-    /// How kernels are launched.
+    /// How kernels are launched: eager (a launch call per kernel), in one
+    /// CUDA graph (the step captured whole, replayed: a graph node per
+    /// kernel), or a graph per call (each collective captured on its own,
+    /// the graph launched per call, as p2pmark times its custom allreduce).
     LaunchMode {
         Eager = "eager",
         Graph = "graph",
+        GraphEach = "graph-each",
     }
 );
 

@@ -58,7 +58,7 @@ pub use record::{
 pub use ring::RingSteps;
 pub use scenario::{
     AlgorithmConfig, BelowOneElement, DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME, KernelConfig,
-    NcclSetup, Pattern, PatternStreams, Scenario, ScenarioError, ScenarioSpec, Shape,
+    NcclCaller, NcclSetup, Pattern, PatternStreams, Scenario, ScenarioError, ScenarioSpec, Shape,
     StepOverrides, Stream, VerifyStep, Workload, at_least_one_element, default_scenario,
     load_scenario, parse_scenario, shipped_scenario_names,
 };

@@ -6,8 +6,8 @@
 use contend_nccl::{NcclVersion, Protocol};
 use contend_topo::{Bytes, NodeIdx, Picos};
 use contend_workload::{
-    Algorithm, Collective, LowerConfig, MemLoc, Notify, Op, Placement, Scenario, ScenarioError,
-    default_scenario, lower, parse_scenario,
+    Algorithm, Collective, LowerConfig, MemLoc, NcclCaller, Notify, Op, Placement, Scenario,
+    ScenarioError, default_scenario, lower, parse_scenario,
 };
 
 /// The default scenario (8× PRO 6000, two sockets) running `nccl` under
@@ -344,6 +344,44 @@ sizes = [1024, 1048576]
         .to_string();
     assert!(e.starts_with("t.toml:8:"), "{e}");
     assert!(e.contains("nccl.NCCL_MAX_CHANNELS"), "{e}");
+}
+
+#[test]
+fn the_nccl_table_says_who_calls_nccl() {
+    let text = r#"
+name = "t"
+topology = "pro6000-8x-2socket"
+algorithms = ["nccl"]
+[nccl]
+caller = "torch"
+[workload]
+kind = "allreduce"
+sizes = [1024]
+"#;
+    // direct by default; torch where the table says so, and said so
+    let plain = parse_scenario(
+        "t.toml",
+        &text.replace("caller = \"torch\"\n", ""),
+        None,
+        None,
+    )
+    .unwrap();
+    assert_eq!(plain.nccl().caller, NcclCaller::Direct);
+    let sc = parse_scenario("t.toml", text, None, None).unwrap();
+    assert_eq!(sc.nccl().caller, NcclCaller::Torch);
+    assert!(
+        sc.nccl()
+            .describe()
+            .ends_with("called from torch.distributed"),
+        "{}",
+        sc.nccl().describe()
+    );
+    // an unknown caller is an error at its line and field
+    let e = parse_scenario("t.toml", &text.replace("\"torch\"", "\"jax\""), None, None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("t.toml:6:"), "{e}");
+    assert!(e.contains("nccl.caller") && e.contains("`jax`"), "{e}");
 }
 
 /// A scenario given another workload keeps NCCL's plan (NCCL decides from

@@ -179,7 +179,8 @@ struct StepOpts {
     /// Element type: bf16, fp16 or fp32.
     #[arg(long)]
     dtype: Option<contend_workload::Dtype>,
-    /// Every algorithm's launch: eager, or graph (a CUDA graph replay).
+    /// Every algorithm's launch: eager, graph (the step captured in one
+    /// CUDA graph, replayed), or graph-each (a graph per call).
     #[arg(long)]
     launch: Option<contend_workload::LaunchMode>,
 }

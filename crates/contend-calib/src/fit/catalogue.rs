@@ -178,6 +178,13 @@ pub fn catalogue() -> Vec<FitParam> {
             false,
             gpu.launch_graph_ns
         ),
+        fp!(
+            "gpu.launch_graph_each_ns",
+            50.0,
+            30000.0,
+            false,
+            gpu.launch_graph_each_ns
+        ),
         fp!("gpu.copy_setup_ns", 50.0, 30000.0, false, gpu.copy_setup_ns),
         fp!("gpu.fence_ns", 10.0, 10000.0, false, gpu.fence_ns),
         fp!("gpu.local_poll_ns", 10.0, 10000.0, false, gpu.local_poll_ns),
@@ -283,8 +290,8 @@ pub fn catalogue() -> Vec<FitParam> {
 /// 3.2 µs, is the mean of the launch probes on two lent H100 hosts
 /// (calibration/h100x1/; the H200s showed 3.6–4.0 µs back to back in
 /// November 2026, calibration/h200x2/launch.toml); the launch probes
-/// (`launch-eager`, `launch-graph`) set both in closed form when the files
-/// hold them. `nccl.step_overhead_ns` is pinned by NCCL's latency probe
+/// (`launch-eager`, `launch-graph`, `launch-graph-each`) set them in closed
+/// form when the files hold them. `nccl.step_overhead_ns` is pinned by NCCL's latency probe
 /// (`nccl-latency`) and fitted only when the fit set holds it.
 pub const DEFAULT_SUBSET: &[&str] = &[
     "pcie.dllp_overhead",
@@ -346,6 +353,7 @@ pub fn pinned_by(name: &str) -> &'static str {
             "the launch probe (`launch-eager`, `contend hw probe`) or the small sizes of an nccl-tests log"
         }
         "gpu.launch_graph_ns" => "the launch probe `launch-graph` (`contend hw probe`)",
+        "gpu.launch_graph_each_ns" => "the launch probe `launch-graph-each` (`contend hw probe`)",
         "nccl.step_overhead_ns" => {
             "NCCL's latency probe (`nccl-latency`, from `contend hw probe` on two GPUs or more)"
         }

@@ -286,6 +286,11 @@ pub fn verify_step(
     let what = match mode {
         LaunchMode::Eager => "verify step (eager)",
         LaunchMode::Graph => "verify step (CUDA graph)",
+        LaunchMode::GraphEach => {
+            return Err(HwError::Unsupported(
+                "a verify step with a CUDA graph per collective".into(),
+            ));
+        }
     };
     let per_rank = rig.par(&ids, |rank, g, gate| {
         let s = c.stream(rank, g);
@@ -303,7 +308,7 @@ pub fn verify_step(
         };
         let graph = match mode {
             LaunchMode::Graph => Some(Graph::capture(g, s, step)?),
-            LaunchMode::Eager => None,
+            LaunchMode::Eager | LaunchMode::GraphEach => None,
         };
         let run = || match &graph {
             Some(gr) => gr.launch(s),

@@ -283,9 +283,10 @@ pub fn run_scenario(
                     }
                 };
                 for &alg in &algs {
-                    if sc.launch_of(alg) == LaunchMode::Graph {
+                    let mode = sc.launch_of(alg);
+                    if mode != LaunchMode::Eager {
                         sink.note(&format!(
-                            "{alg}: allreduce sizes are timed with eager launches (`launch = \"graph\"` applies to verify steps)"
+                            "{alg}: allreduce sizes are timed with eager launches (`launch = \"{mode}\"` applies to verify steps)"
                         ));
                     }
                     let c = match Custom::new(&team, alg, *dtype, sc.kernel_of(alg)) {
@@ -334,6 +335,16 @@ pub fn run_scenario(
                         }
                     };
                     for mode in verify_modes(sc, alg) {
+                        if mode == LaunchMode::GraphEach {
+                            soft(
+                                sink,
+                                &format!("{alg} {pl}"),
+                                HwError::Unsupported(
+                                    "`launch = \"graph-each\"` (a graph per collective) is the simulator's: contend hw times a verify step eager or as one CUDA graph".into(),
+                                ),
+                            )?;
+                            continue;
+                        }
                         verify_step_one(
                             rig,
                             sc,

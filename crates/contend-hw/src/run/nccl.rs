@@ -41,6 +41,11 @@ pub fn run_nccl(
 ) -> Result<(), HwError> {
     let ids = rank_gpus(sc, rig)?;
     let names = sc.rank_names();
+    if sc.nccl().caller == contend_workload::NcclCaller::Torch {
+        sink.note(
+            "nccl: called through NCCL's C API here; `[nccl] caller = \"torch\"` (torch.distributed's host path per call) is the simulator's, so these times leave it out",
+        );
+    }
     match sc.workload() {
         Workload::Allreduce { dtype, .. } => {
             let sizes = allreduce_sizes(sc, opts);

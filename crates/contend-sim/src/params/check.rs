@@ -36,11 +36,13 @@ impl ModelParams {
             ("host.memory_latency_ns", self.host.memory_latency_ns),
             ("gpu.launch_eager_ns", g.launch_eager_ns),
             ("gpu.launch_graph_ns", g.launch_graph_ns),
+            ("gpu.launch_graph_each_ns", g.launch_graph_each_ns),
             ("gpu.fence_ns", g.fence_ns),
             ("gpu.local_poll_ns", g.local_poll_ns),
             ("gpu.memory_latency_ns", g.memory_latency_ns),
             ("gpu.copy_setup_ns", g.copy_setup_ns),
             ("gpu.store_visibility_ns", g.store_visibility_ns),
+            ("nccl.torch_call_ns", self.nccl.torch_call_ns),
         ] {
             real(f, v, 0.0, Self::MAX_NS, " ns (at most 1 s)")?;
         }

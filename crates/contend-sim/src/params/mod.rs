@@ -254,6 +254,11 @@ pub struct GpuParams {
     /// of a kernel already enqueued, ns: 0.8 µs, the same probes' graph of
     /// 100 kernels (0.8 µs on both hosts).
     pub launch_graph_ns: f64,
+    /// One call of a CUDA graph holding one collective, launched back to
+    /// back from the host, ns: what a graph per call costs per collective
+    /// (`launch = "graph-each"`). The launch probe `launch-graph-each` (a
+    /// one-kernel graph launched 100 times between two events).
+    pub launch_graph_each_ns: f64,
     /// `__threadfence_system()` before a flag write, ns. Typical.
     pub fence_ns: f64,
     /// Time to notice a flag in local memory (poll loop), ns. Typical.
@@ -283,6 +288,12 @@ pub struct GpuParams {
     pub store_visibility_ns: f64,
 }
 
+/// `gpu.launch_graph_each_ns`'s default: `contend hw probe --only launch`
+/// three times on a lent H100 host (calibration/h100x1/
+/// h100x1-probe-launch-each-{1,2,3}.jsonl): medians 1828, 1746 and 1818 ns
+/// per call, their median 1818; the eager launch beside it 2876–2975.
+const GRAPH_EACH_NS: f64 = 1818.0;
+
 impl Default for GpuParams {
     fn default() -> Self {
         GpuParams {
@@ -295,6 +306,7 @@ impl Default for GpuParams {
             store_gbps_per_sm: 50.0,
             launch_eager_ns: 3200.0,
             launch_graph_ns: 800.0,
+            launch_graph_each_ns: GRAPH_EACH_NS,
             fence_ns: 500.0,
             local_poll_ns: 150.0,
             memory_latency_ns: 500.0,
@@ -383,12 +395,31 @@ pub struct NcclParams {
     /// shown one; calibration fits it only on NCCL's small-message latency
     /// probe (`contend hw probe --only nccl-latency` on two GPUs or more).
     pub step_overhead_ns: f64,
+    /// The host time torch.distributed's eager `all_reduce` spends per call
+    /// before NCCL's kernel launch (Python's dispatch, ProcessGroupNCCL's
+    /// stream joins, events and work bookkeeping, NCCL's enqueue), ns;
+    /// charged on a scenario whose `[nccl] caller = "torch"`, per eager
+    /// call, before the launch. On an idle GPU CUDA events around the call
+    /// hold it. Measured, not fitted on a collective: see the default.
+    pub torch_call_ns: f64,
 }
+
+/// `nccl.torch_call_ns`'s default: calibration/torch-call-probe.py on a lent
+/// H100 host (torch 2.11, NCCL 2.28.9; calibration/h100x1/
+/// h100x1-torch-call-probe.jsonl): one `dist.all_reduce` between two CUDA
+/// events after a synchronize and a barrier, world of one, 100 calls:
+/// medians 25.9 µs (12 KiB) and 26.1 µs (96 KiB). At one rank NCCL's
+/// in-place allreduce launches nothing, so the interval is torch's host
+/// path and NCCL's host enqueue; the launch itself the model charges apart.
+/// Back to back the same call takes 14.8–15.3 µs: the single call after a
+/// synchronize pays a cold path, which is how b12x's probe times it.
+const TORCH_CALL_NS: f64 = 26000.0;
 
 impl Default for NcclParams {
     fn default() -> Self {
         NcclParams {
             step_overhead_ns: 0.0,
+            torch_call_ns: TORCH_CALL_NS,
         }
     }
 }

@@ -37,7 +37,7 @@ pub(super) fn help_overlay(area: Rect, buf: &mut Buffer) {
         k("p", "placement: peer or host buffers"),
         k("t", "fidelity: flow (fast) or TLP (every packet, slow)"),
         k("h k l / H K L", "verify step: hidden size, tokens, layers"),
-        k("g", "launch: eager or graph (every algorithm)"),
+        k("g", "launch: eager, one graph, a graph per call (all)"),
         k("Enter", "run the scenario again"),
         k("1 2 3 4", "results: times, size sweep, links, timeline"),
         k("[ ]", "algorithm shown in timeline and topology"),

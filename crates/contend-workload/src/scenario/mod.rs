@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use thiserror::Error;
 
-pub use self::nccl::NcclSetup;
+pub use self::nccl::{NcclCaller, NcclSetup};
 pub use self::pattern::{Pattern, PatternStreams, Shape};
 pub use self::step::StepOverrides;
 pub use self::toml::{

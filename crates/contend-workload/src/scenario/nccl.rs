@@ -15,11 +15,37 @@ use std::sync::Arc;
 /// The `[nccl]` table: the NCCL release whose rules the `nccl` algorithm
 /// follows (2.27, 2.28 — the default — or 2.29) and the `NCCL_*`
 /// variables it runs under (those the replica models:
-/// [`contend_nccl::MODELLED`]).
+/// [`contend_nccl::MODELLED`]), and who calls it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NcclSetup {
     pub version: NcclVersion,
     pub env: NcclEnv,
+    pub caller: NcclCaller,
+}
+
+/// Who calls NCCL's collective (`[nccl] caller`): its C API directly
+/// (nccl-tests, p2pmark, vLLM's pynccl) or torch.distributed's
+/// `all_reduce` (ProcessGroupNCCL), whose eager call does its own host work
+/// before NCCL's launch (`nccl.torch_call_ns`). Inside a captured CUDA graph
+/// neither costs a call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NcclCaller {
+    #[default]
+    Direct,
+    Torch,
+}
+
+impl std::str::FromStr for NcclCaller {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "direct" => Ok(NcclCaller::Direct),
+            "torch" => Ok(NcclCaller::Torch),
+            _ => Err(format!(
+                "unknown caller `{s}`: `direct` (NCCL's C API) or `torch` (torch.distributed)"
+            )),
+        }
+    }
 }
 
 impl NcclSetup {
@@ -29,6 +55,9 @@ impl NcclSetup {
         for a in self.env.assignments() {
             s.push_str(", ");
             s.push_str(&a);
+        }
+        if self.caller == NcclCaller::Torch {
+            s.push_str(", called from torch.distributed");
         }
         s
     }

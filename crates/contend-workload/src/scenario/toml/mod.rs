@@ -327,7 +327,8 @@ pub fn parse_scenario(
     Ok(Scenario::from_checked(spec, plan))
 }
 
-/// `[nccl]`: `version = "2.28"` and `NCCL_*` variables the replica models,
+/// `[nccl]`: `version = "2.28"`, `caller = "torch"` (or `"direct"`, the
+/// default) and `NCCL_*` variables the replica models,
 /// each a string or an integer (`NCCL_P2P_LEVEL = "SYS"`,
 /// `NCCL_MAX_NCHANNELS = 4`); `NCCL_GRAPH_FILE` relative to the scenario's
 /// folder. A key or value NCCL's parsing would not take is an error at it.
@@ -358,12 +359,19 @@ fn parse_nccl(
             out.version = NcclVersion::from_str(&text).map_err(|e| cx.err(value, &field, e))?;
             continue;
         }
+        if k == "caller" {
+            out.caller = text.parse().map_err(|e| cx.err(value, &field, e))?;
+            continue;
+        }
         if !contend_nccl::MODELLED.contains(&k) && k != "NCCL_NVB_DISABLE" {
             let e = out.env.set_modelled(k, &text).unwrap_err();
             return Err(cx.err(
                 key,
                 &field,
-                format!("`{k}` {} (the table takes `version` and those)", e.message),
+                format!(
+                    "`{k}` {} (the table takes `version`, `caller` and those)",
+                    e.message
+                ),
             ));
         }
         let text = if k == "NCCL_GRAPH_FILE" {
