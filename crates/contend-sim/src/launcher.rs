@@ -2,21 +2,23 @@
 //! of the whole step a kernel node costs `gpu.launch_graph_ns`. A launch
 //! call per collective costs the call's own time: `gpu.launch_eager_ns`
 //! eager, `gpu.launch_graph_each_ns` for a graph of one collective launched
-//! per call (p2pmark's custom allreduce). With a thread per rank (one
-//! process per rank) every rank pays it at once. From one host thread for
-//! every GPU (nccl-tests `-g N`, p2pmark's NCCL), the thread makes call k of
-//! rank r after every earlier call of every rank: it is ready at (k·N + r +
-//! 1) calls from the start, whatever the GPUs are doing (the host runs
-//! ahead of them), and the kernel starts when it is ready and the rank has
-//! reached it, the GPU's own start of an enqueued kernel
+//! per call (p2pmark's custom allreduce), after the caller's own host time
+//! (torch.distributed's around NCCL: `nccl.torch_call_ns`). With a thread
+//! per rank (one process per rank) every rank pays it at once. From one
+//! host thread for every GPU (nccl-tests `-g N`, p2pmark's NCCL), the thread
+//! makes call k of rank r after every earlier call of every rank: it is
+//! ready at k·N + r + 1 calls from the start, whatever the GPUs are doing
+//! (the host runs ahead of them), and the kernel starts when it is ready
+//! and the rank has reached it, the GPU's own start of an enqueued kernel
 //! (`gpu.launch_graph_ns`) after. So back-to-back calls come no faster than
 //! N calls each: nccl-tests' flat floor of small sizes, about N × 3 µs.
 //!
 //! Constants: `contend hw probe --only launch` on lent H100 hosts
 //! (calibration/h100x1/): 3.0 and 3.4 µs per eager launch back to back
 //! (the default, 3.2, their mean), 0.8 µs per kernel of a replayed graph,
-//! and the per-call time of a one-kernel graph launched back to back
-//! (`launch-graph-each`).
+//! and 1.8 µs per call of a one-kernel graph launched back to back
+//! (`launch-graph-each`, three runs: calibration/h100x1/
+//! h100x1-probe-launch-each-*.jsonl).
 
 use crate::params::ModelParams;
 use contend_topo::Picos;
