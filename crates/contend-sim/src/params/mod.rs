@@ -259,7 +259,16 @@ pub struct GpuParams {
     /// (`launch = "graph-each"`). The launch probe `launch-graph-each` (a
     /// one-kernel graph launched 100 times between two events).
     pub launch_graph_each_ns: f64,
-    /// `__threadfence_system()` before a flag write, ns. Typical.
+    /// `__threadfence_system()` before a flag write, ns. 740: the fence
+    /// probe on a lent H100 host (calibration/probes/fence-cost.cu, records
+    /// calibration/h100x1/h100x1-fence-cost-{1,2}.jsonl): a warp's fence
+    /// alone takes 729 and 744 ns per iteration in the two runs, 757 and
+    /// 772 after a 512-byte line of stores, the same whether the line went
+    /// to the GPU's own memory or to host memory across PCIe (whose read
+    /// round trip is 1.2 µs there): the fence does not wait for posted
+    /// writes to land, so its cost is one constant, not a round trip of
+    /// the path written. The 2 x H200 fit (fenced flag ping-pong over
+    /// NVLink) found 586 ns, bootstrap 448–807.
     pub fence_ns: f64,
     /// Time to notice a flag in local memory (poll loop), ns. Typical.
     pub local_poll_ns: f64,
@@ -307,7 +316,7 @@ impl Default for GpuParams {
             launch_eager_ns: 3200.0,
             launch_graph_ns: 800.0,
             launch_graph_each_ns: GRAPH_EACH_NS,
-            fence_ns: 500.0,
+            fence_ns: 740.0,
             local_poll_ns: 150.0,
             memory_latency_ns: 500.0,
             local_efficiency: 0.8,
