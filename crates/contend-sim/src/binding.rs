@@ -1,4 +1,4 @@
-//! DESIGN 12 — what binds a collective, read from the run: the ranks'
+//! DESIGN 14 — what binds a collective, read from the run: the ranks'
 //! time in launches and barriers (from the traced collective's spans), then
 //! every rate-limited resource's busy fraction over the time remote data was
 //! moving (some transfer group open), and the bytes each stage rule held
