@@ -9,7 +9,7 @@
 //!   current value plus a little, so a change that makes the model worse
 //!   fails here, and a change that meets the target tightens the guard into
 //!   the target. Measured with `contend validate` on this commit (NCCL
-//!   median 12.8 %, p90 48.4 %; K2's 8-GPU crossover 4.37× late; K2's 32 MiB
+//!   median 13.4 %, p90 48.4 %; K2's 8-GPU crossover 4.33× late; K2's 32 MiB
 //!   one-shot 88 % fast).
 //!
 //! Nothing here is fitted: a failing bound means a mechanism changed.
@@ -136,7 +136,7 @@ fn k3_crossover_in_a_cuda_graph() {
 fn k2_the_eight_gpu_one_shot_across_sockets() {
     let k2 = suite().case("K2").unwrap();
     // target: crossover within 2x of the measured 7.2 KiB; guard: the
-    // prediction crosses, and no later than now (4.37x)
+    // prediction crosses, and no later than now (4.33x)
     let r = crossover_ratio("K2", "one-shot 8 GPUs").expect("K2's 8-GPU prediction crosses");
     assert!(r <= 4.6, "K2 8-GPU crossover ratio {r:.2}");
     // target: 32 MiB within 2x (predicted / measured ≥ 0.5); guard: now 0.12
