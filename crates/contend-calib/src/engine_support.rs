@@ -136,11 +136,34 @@ pub struct Support {
     pub note: &'static str,
 }
 
-/// FlashInfer's PCIe IPC allreduce variants as contend's algorithms
-/// (`flashinfer/comm/pcie_ipc_policy.py`: UNSTAGED one-shot push, STAGED
-/// two-shot push (island staged at 8), STAGED_RING staged push,
-/// FLAT_STAGED two-shot push at 8; 0.7.2's COPY_ENGINE_RING the
-/// copy-engine ring).
+/// FlashInfer's PCIe IPC allreduce variants at `k` GPUs, by FlashInfer's
+/// name, as contend's algorithms (`flashinfer/comm/pcie_ipc_policy.py`:
+/// UNSTAGED one-shot push; STAGED two-shot push, island staged at 8;
+/// STAGED_RING staged push; FLAT_STAGED two-shot push at 8; 0.7.2's
+/// COPY_ENGINE_RING the copy-engine ring, from 4 GPUs). The one place the
+/// mapping is written: the FlashInfer emitter names these, and
+/// [`FLASHINFER_PCIE`] is their union (a test holds it).
+pub(crate) fn flashinfer_variants(k: usize) -> Vec<(&'static str, Algorithm)> {
+    let mut v = vec![("UNSTAGED", Algorithm::OneShotPush)];
+    match k {
+        2 => v.push(("STAGED", Algorithm::TwoShotPush)),
+        4 => {
+            v.push(("STAGED", Algorithm::TwoShotPush));
+            v.push(("STAGED_RING", Algorithm::StagedPush));
+            v.push(("COPY_ENGINE_RING", Algorithm::CeRing));
+        }
+        _ => {
+            v.push(("FLAT_STAGED", Algorithm::TwoShotPush));
+            v.push(("STAGED", Algorithm::IslandTwoShot));
+            v.push(("STAGED_RING", Algorithm::StagedPush));
+            v.push(("COPY_ENGINE_RING", Algorithm::CeRing));
+        }
+    }
+    v
+}
+
+/// Every algorithm a FlashInfer PCIe IPC variant runs, at any world size
+/// FlashInfer takes ([`flashinfer_variants`] over 2, 4 and 8 GPUs).
 const FLASHINFER_PCIE: &[Algorithm] = &[
     Algorithm::OneShotPush,
     Algorithm::TwoShotPush,
@@ -509,6 +532,24 @@ pub fn engine_section(engine: Engine, topo: &Topology, advice: &[WorldAdvice]) -
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn flashinfers_algorithms_are_its_variants_at_every_world_size() {
+        use std::collections::BTreeSet;
+        let variants: BTreeSet<_> = [2, 4, 8]
+            .into_iter()
+            .flat_map(super::flashinfer_variants)
+            .map(|(_, a)| a)
+            .collect();
+        let listed: BTreeSet<_> = super::FLASHINFER_PCIE.iter().copied().collect();
+        assert_eq!(variants, listed);
+        // each world size names a variant once
+        for k in [2, 4, 8] {
+            let v = super::flashinfer_variants(k);
+            let names: BTreeSet<_> = v.iter().map(|(n, _)| *n).collect();
+            assert_eq!(names.len(), v.len(), "{k} GPUs: {v:?}");
+        }
+    }
+
     use super::*;
     use contend_topo::shipped;
 

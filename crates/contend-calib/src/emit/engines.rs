@@ -23,25 +23,6 @@ fn algos(list: &[Algorithm]) -> Vec<(String, Variant)> {
         .collect()
 }
 
-fn flashinfer_variants(k: usize) -> Vec<(&'static str, Algorithm)> {
-    let mut v = vec![("UNSTAGED", Algorithm::OneShotPush)];
-    match k {
-        2 => v.push(("STAGED", Algorithm::TwoShotPush)),
-        4 => {
-            v.push(("STAGED", Algorithm::TwoShotPush));
-            v.push(("STAGED_RING", Algorithm::StagedPush));
-            v.push(("COPY_ENGINE_RING", Algorithm::CeRing));
-        }
-        _ => {
-            v.push(("FLAT_STAGED", Algorithm::TwoShotPush));
-            v.push(("STAGED", Algorithm::IslandTwoShot));
-            v.push(("STAGED_RING", Algorithm::StagedPush));
-            v.push(("COPY_ENGINE_RING", Algorithm::CeRing));
-        }
-    }
-    v
-}
-
 /// The grid FlashInfer's seed launches a variant with (contend does not
 /// choose grids): blocks, threads.
 fn flashinfer_grid(k: usize, variant: &str, payload: u64) -> (u64, u64) {
@@ -116,7 +97,7 @@ pub fn flashinfer(
     );
     let _ = writeln!(s, "CONTEND_PCIE_IPC_CONFIGS = {{");
     for &k in &worlds {
-        let vs = flashinfer_variants(k);
+        let vs = crate::engine_support::flashinfer_variants(k);
         let labels: Vec<&str> = vs.iter().map(|v| v.1.name()).collect();
         let rows: Vec<(u64, &str)> = opts
             .sizes
