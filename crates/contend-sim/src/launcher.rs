@@ -77,125 +77,33 @@ mod tests {
         let mut p = ModelParams::default();
         p.gpu.launch_eager_ns = 3000.0;
         p.gpu.launch_graph_ns = 800.0;
-        let h = |rank| Some(OneThread { rank, ranks: 8 });
-        let us = |t: Picos| t.as_ns_f64() / 1e3;
-        // call 0: rank 0 after one launch, rank 7 after eight
-        assert_eq!(
-            us(launch_done(
-                Picos::ZERO,
-                LaunchMode::Eager,
-                h(0),
-                Picos::ZERO,
-                0,
-                &p
-            )),
-            3.8
-        );
-        assert_eq!(
-            us(launch_done(
-                Picos::ZERO,
-                LaunchMode::Eager,
-                h(7),
-                Picos::ZERO,
-                0,
-                &p
-            )),
-            24.8
-        );
-        // call 5 of rank 2, reached early: (5·8 + 3) launches of 3 µs
-        assert_eq!(
-            us(launch_done(
-                Picos::ZERO,
-                LaunchMode::Eager,
-                h(2),
-                Picos::ZERO,
-                5,
-                &p
-            )),
-            129.8
-        );
-        // reached after the host was ready: the GPU's start only
-        let late = Picos::from_ns(500_000);
-        assert_eq!(
-            us(launch_done(
-                late,
-                LaunchMode::Eager,
-                h(2),
-                Picos::ZERO,
-                5,
-                &p
-            )),
-            500.8
-        );
-        // a thread per rank: one launch each, all at once; a graph: its node
-        assert_eq!(
-            us(launch_done(
-                late,
-                LaunchMode::Eager,
-                None,
-                Picos::ZERO,
-                5,
-                &p
-            )),
-            503.0
-        );
-        assert_eq!(
-            us(launch_done(
-                late,
-                LaunchMode::Graph,
-                h(2),
-                Picos::ZERO,
-                5,
-                &p
-            )),
-            500.8
-        );
-        // a graph per call: its call time, per call, like an eager launch
         p.gpu.launch_graph_each_ns = 2500.0;
-        assert_eq!(
-            us(launch_done(
-                late,
-                LaunchMode::GraphEach,
-                None,
-                Picos::ZERO,
-                5,
-                &p
-            )),
-            502.5
-        );
-        assert_eq!(
-            us(launch_done(
-                Picos::ZERO,
-                LaunchMode::GraphEach,
-                h(2),
-                Picos::ZERO,
-                5,
-                &p
-            )),
-            108.3
-        );
+        let h = |rank| Some(OneThread { rank, ranks: 8 });
+        // when the kernel runs, in µs
+        let at = |now: Picos, mode, one, caller: Picos, epoch| {
+            launch_done(now, mode, one, caller, epoch, &p).as_ns_f64() / 1e3
+        };
+        let (zero, late) = (Picos::ZERO, Picos::from_ns(500_000));
+        use LaunchMode::{Eager, Graph, GraphEach};
+        // call 0: rank 0 after one launch, rank 7 after eight
+        assert_eq!(at(zero, Eager, h(0), zero, 0), 3.8);
+        assert_eq!(at(zero, Eager, h(7), zero, 0), 24.8);
+        // call 5 of rank 2, reached early: (5·8 + 3) launches of 3 µs
+        assert_eq!(at(zero, Eager, h(2), zero, 5), 129.8);
+        // reached after the host was ready: the GPU's start only
+        assert_eq!(at(late, Eager, h(2), zero, 5), 500.8);
+        // a thread per rank: one launch each, all at once; a graph: its node
+        assert_eq!(at(late, Eager, None, zero, 5), 503.0);
+        assert_eq!(at(late, Graph, h(2), zero, 5), 500.8);
+        // a graph per call: its call time, per call, like an eager launch
+        assert_eq!(at(late, GraphEach, None, zero, 5), 502.5);
+        assert_eq!(at(zero, GraphEach, h(2), zero, 5), 108.3);
         // a caller's own host time (torch.distributed's) adds to every call,
         // eager or a graph per call, and to nothing inside a graph
         let torch = Picos::from_ns(20_000);
-        assert_eq!(
-            us(launch_done(late, LaunchMode::Eager, None, torch, 5, &p)),
-            523.0
-        );
+        assert_eq!(at(late, Eager, None, torch, 5), 523.0);
         // one thread: rank 2's call 5 is ready after 43 calls of 23 µs
-        assert_eq!(
-            us(launch_done(
-                Picos::ZERO,
-                LaunchMode::Eager,
-                h(2),
-                torch,
-                5,
-                &p
-            )),
-            989.8
-        );
-        assert_eq!(
-            us(launch_done(late, LaunchMode::Graph, None, torch, 5, &p)),
-            500.8
-        );
+        assert_eq!(at(zero, Eager, h(2), torch, 5), 989.8);
+        assert_eq!(at(late, Graph, None, torch, 5), 500.8);
     }
 }

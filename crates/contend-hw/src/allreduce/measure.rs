@@ -278,20 +278,20 @@ pub fn verify_step(
     repeats: u32,
     seed: u64,
 ) -> Result<Timing, HwError> {
-    let t = &rig.timeouts;
-    c.ready(bytes)?;
-    let ids = c.gpu_ids().to_vec();
-    let inputs = draw_all(c, dtype, bytes, ids.len(), seed);
-    let r = repeats.max(1) as usize;
     let what = match mode {
         LaunchMode::Eager => "verify step (eager)",
         LaunchMode::Graph => "verify step (CUDA graph)",
         LaunchMode::GraphEach => {
             return Err(HwError::Unsupported(
-                "a verify step with a CUDA graph per collective".into(),
+                "`launch = \"graph-each\"` (a CUDA graph per collective) is the simulator's: contend hw times a verify step eager or as one CUDA graph".into(),
             ));
         }
     };
+    let t = &rig.timeouts;
+    c.ready(bytes)?;
+    let ids = c.gpu_ids().to_vec();
+    let inputs = draw_all(c, dtype, bytes, ids.len(), seed);
+    let r = repeats.max(1) as usize;
     let per_rank = rig.par(&ids, |rank, g, gate| {
         let s = c.stream(rank, g);
         let spin = g.func("spin")?;

@@ -18,9 +18,11 @@ use contend_workload::{
 mod nccl;
 mod probe_set;
 mod transfer;
+mod verify_step;
 pub use nccl::{run_nccl, run_nccl_once};
 pub use probe_set::{NCCL_LATENCY_SIZES, PROBE_GROUPS, check_probe_groups, run_probe};
 use transfer::{aggregate_line, transfer_line, transfer_record};
+use verify_step::{step_delays, verify_modes, verify_step_one};
 
 /// Knobs of a run.
 #[derive(Clone, Debug, Default)]
@@ -335,16 +337,6 @@ pub fn run_scenario(
                         }
                     };
                     for mode in verify_modes(sc, alg) {
-                        if mode == LaunchMode::GraphEach {
-                            soft(
-                                sink,
-                                &format!("{alg} {pl}"),
-                                HwError::Unsupported(
-                                    "`launch = \"graph-each\"` (a graph per collective) is the simulator's: contend hw times a verify step eager or as one CUDA graph".into(),
-                                ),
-                            )?;
-                            continue;
-                        }
                         verify_step_one(
                             rig,
                             sc,
@@ -565,108 +557,6 @@ fn measure_allreduce(
     let s2 = fresh_seed(seed ^ 0x5555);
     allreduce::verify_once(rig, c, dtype, placement, size, s2)?;
     Ok((t, vec![s1, s2]))
-}
-
-fn step_delays(
-    sc: &Scenario,
-    ops: usize,
-    n: usize,
-    gap: contend_topo::Picos,
-    skew: &contend_workload::Skew,
-) -> Vec<Vec<u64>> {
-    let s = skew.sample(sc.seed(), ops, n);
-    s.iter()
-        .map(|row| row.iter().map(|p| (gap.0 + p.0) / 1000).collect())
-        .collect()
-}
-
-#[allow(clippy::too_many_arguments)]
-fn verify_step_one(
-    rig: &Rig,
-    sc: &Scenario,
-    sink: &mut Sink,
-    c: &dyn Collective,
-    dtype: Dtype,
-    pl: Option<Placement>,
-    size: usize,
-    ops: usize,
-    delays: &[Vec<u64>],
-    mode: LaunchMode,
-    opts: &Options,
-    source: Source,
-    names: &[String],
-) -> Result<(), HwError> {
-    let label = format!(
-        "verify step {} {} {mode}",
-        c.algorithm(),
-        pl.map_or("-", |p| p.name())
-    );
-    let reps = opts.repeats.unwrap_or(if opts.quick { 5 } else { 30 });
-    let seed = fresh_seed(sc.seed());
-    match allreduce::verify_step(
-        rig,
-        c,
-        dtype,
-        pl.map_or("nccl", |p| p.name()),
-        size,
-        delays,
-        mode,
-        2,
-        reps,
-        seed,
-    ) {
-        Ok(t) => {
-            let med = Stats::of(&t.per_op_ns).median_ns;
-            let mut extra = Extra::default();
-            c.describe(size, &mut extra);
-            let tf = &mut extra.timing;
-            tf.dtype = Some(dtype);
-            tf.allreduces = Some(ops as u32);
-            tf.per_allreduce_median_ns = Some(med / ops.max(1) as f64);
-            tf.repeats = Some(t.per_op_ns.len() as u32);
-            tf.seed = Some(seed);
-            tf.gap_and_skew = Some(delays.iter().flatten().any(|d| *d > 0));
-            tf.timing = Some("per_op_ns: one whole verify step per entry (CUDA events around the step), slowest rank; total_ns: median step".into());
-            if source == Source::Hw {
-                custom_extra(c, &mut extra);
-            }
-            let mut t2 = t.clone();
-            t2.total_ns = med;
-            let rec = record(
-                source,
-                sc.name(),
-                sc.topology_ref(),
-                WorkloadKind::VerifyStep,
-                c.algorithm(),
-                pl,
-                mode,
-                names.to_vec(),
-                size as u64,
-                &t2,
-                None,
-                Some(true),
-                extra,
-            );
-            sink.note(&format!(
-                "{label}: step median {} ({} per allreduce), verified",
-                us(med),
-                us(med / ops.max(1) as f64)
-            ));
-            sink.write(rec)?;
-        }
-        Err(e) => soft(sink, &label, e)?,
-    }
-    sink.step(&label);
-    Ok(())
-}
-
-/// The launch modes a verify step is measured with: the algorithm's own
-/// `launch` where the scenario gives one, else both (eager and CUDA graph).
-fn verify_modes(sc: &Scenario, alg: Algorithm) -> Vec<LaunchMode> {
-    match sc.algorithm_config(alg).and_then(|c| c.launch) {
-        Some(m) => vec![m],
-        None => vec![LaunchMode::Eager, LaunchMode::Graph],
-    }
 }
 
 #[cfg(test)]
