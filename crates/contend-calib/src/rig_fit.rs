@@ -53,6 +53,10 @@ pub const CANDIDATES: &[&str] = &[
     "root_complex.host_completion_bytes",
     "cross_socket.port_gbps",
     "cross_socket.p2p_bandwidth_gbps",
+    // before the cross-socket stream rule: a mechanism of the switch the
+    // topology marks collapsing, where the stream rule is a shape any
+    // socket link may have
+    "root_complex.collapse_request_bytes",
     "cross_socket.stream_exponent",
     "cross_socket.stream_knee",
     "cross_socket.stream_gbps",

@@ -4,10 +4,15 @@
 //! watched port (a switch's uplink, or a root port into a root complex)
 //! toward `min_targets` or more distinct destination root complexes at
 //! once, those writes get the collapsed rate — together (`per = port`) or
-//! per (source, destination root complex) pair (`per = pair`). Reads are
-//! never affected.
+//! per (source, destination root complex) pair (`per = pair`).
 //!
-//! "At once" is what each fidelity can see: at TLP fidelity, writes seen
+//! Where the port collapses per TLP (`root_complex.collapse_request_bytes`
+//! above 0), the read requests it passes toward other root complexes count
+//! with the writes: they make the rule fire, and each takes the collapsed
+//! rate as a posted write of that many bytes would. Completions are never
+//! affected, nor are requests where the constant is 0.
+//!
+//! "At once" is what each fidelity can see: at TLP fidelity, packets seen
 //! within the rule's window of each other; at flow fidelity, flows active at
 //! the same instant (a fluid flow is seen continuously).
 
@@ -44,6 +49,9 @@ pub(crate) struct CollapseRule {
     gbps: f64,
     per: CollapsePer,
     window: Picos,
+    /// What a read request costs the port, in posted-write payload bytes
+    /// (0: requests pass untouched).
+    request_bytes: u32,
 }
 
 /// What a stage's rule sees of a packet's path: (source endpoint, target
@@ -155,7 +163,16 @@ impl CollapseRule {
             gbps,
             per: spec.per,
             window: spec.window.unwrap_or(ns(rc.collapse_window_ns)),
+            request_bytes: rc.collapse_request_bytes.round() as u32,
         })
+    }
+
+    /// What a read request costs the port, as the payload bytes of a
+    /// posted write that costs the same; `None` where requests pass
+    /// untouched.
+    #[inline]
+    pub fn request_bytes(&self) -> Option<u32> {
+        (self.request_bytes > 0).then_some(self.request_bytes)
     }
 
     /// Whether this many distinct sources and targets collapse the port.
@@ -164,7 +181,8 @@ impl CollapseRule {
         sources >= self.min_sources && targets >= self.min_targets
     }
 
-    /// TLP fidelity: a posted write of `wire` bytes from `source` toward
+    /// TLP fidelity: a posted write of `wire` bytes (or a read request that
+    /// costs as much, [`CollapseRule::request_bytes`]) from `source` toward
     /// `target` passes the port at `now`. Returns its serialization time
     /// at the collapsed rate if the rule fires.
     pub fn observe(
@@ -186,8 +204,8 @@ impl CollapseRule {
         Some(BytesPerSec::from_gbps(self.gbps * pairs).time_for(Bytes(wire as u64)))
     }
 
-    /// Flow fidelity: the posted-write flows on the port now, as (flow,
-    /// source, target). Returns, if the rule fires, each group of flows
+    /// Flow fidelity: the flows whose writes (or read requests) pass the
+    /// port now, as (flow, source, target). Returns, if the rule fires, each group of flows
     /// that shares a collapsed rate (bytes per second), in a fixed order.
     pub fn collapsed_groups(
         &self,

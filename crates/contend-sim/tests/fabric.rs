@@ -267,6 +267,56 @@ fn collapse_fires_on_its_trigger_and_not_on_the_controls() {
     }
 }
 
+/// A port that collapses per TLP counts the read requests it passes with
+/// its writes (`root_complex.collapse_request_bytes`): two GPUs of one
+/// virtual switch reading from GPUs behind two root complexes send their
+/// requests up through the collapsing uplink, each request costing what a
+/// posted write of that many bytes does. SM loads (128-byte requests) and
+/// copy-engine reads (512-byte ones) then move 128/cost and 512/cost of
+/// the collapsed rate; with the constant at 0 (the default) they pass
+/// untouched. Both fidelities, within 15 % of the rule's arithmetic (the
+/// TLP fidelity charges a request a write's wire bytes, flow its payload).
+#[test]
+fn read_requests_collapse_where_the_port_counts_them() {
+    let t = partitioned(
+        "[node.collapse]\nmin_sources = 2\nmin_targets = 2\nrate_gbps = 2.7\nper = \"port\"",
+    );
+    let reads = |op: &str, cost: f64| {
+        let mut p = ModelParams::default();
+        p.root_complex.collapse_request_bytes = cost;
+        run(
+            &scenario(
+                t.clone(),
+                &[("gpu0", "gpu4", op), ("gpu1", "gpu6", op)],
+                "16 MiB",
+            ),
+            &p,
+        )
+    };
+    for (op, request) in [("load", 128.0), ("copy-read", 512.0)] {
+        let free = reads(op, 0.0);
+        let counted = reads(op, 256.0);
+        let want = 2.7 * request / 256.0;
+        for f in 0..2 {
+            assert!(
+                sum(&free[f]) > 30.0,
+                "{op} uncounted, fidelity {f}: {free:?}"
+            );
+            let got = sum(&counted[f]);
+            assert!(
+                (got / want - 1.0).abs() < 0.15,
+                "{op} counted, fidelity {f}: {got} GB/s, want {want}: {counted:?}"
+            );
+        }
+        // the two fidelities agree
+        let (tlp, flow) = (sum(&counted[0]), sum(&counted[1]));
+        assert!(
+            (tlp / flow - 1.0).abs() < 0.15,
+            "{op}: tlp {tlp} flow {flow}"
+        );
+    }
+}
+
 #[test]
 fn virtual_switches_of_one_chip_talk_over_its_fabric_not_the_root_complex() {
     let p = ModelParams::default();

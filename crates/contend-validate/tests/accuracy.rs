@@ -4,13 +4,14 @@
 //!
 //! - **targets** (issue 38's "Done when"), asserted where the model meets
 //!   them: the NCCL median |error| ≤ 15 %, the one-shot median ≤ 20 %,
-//!   K3's one-shot/NCCL crossover within 1.5×;
+//!   K3's one-shot/NCCL crossover within 1.5×, K2's 8-GPU one-shot/NCCL
+//!   crossover within 2×;
 //! - **guards** where it does not yet (the target in the comment): the
 //!   current value plus a little, so a change that makes the model worse
 //!   fails here, and a change that meets the target tightens the guard into
 //!   the target. Measured with `contend validate` on this commit (NCCL
-//!   median 13.4 %, p90 48.4 %; K2's 8-GPU crossover 4.33× late; K2's 32 MiB
-//!   one-shot 88 % fast).
+//!   median 13.4 %, p90 48.4 %; K2's 8-GPU crossover 1.32× late; K2's 32 MiB
+//!   one-shot 56 % fast, predicted/measured 0.44).
 //!
 //! Nothing here is fitted: a failing bound means a mechanism changed.
 
@@ -135,11 +136,11 @@ fn k3_crossover_in_a_cuda_graph() {
 #[test]
 fn k2_the_eight_gpu_one_shot_across_sockets() {
     let k2 = suite().case("K2").unwrap();
-    // target: crossover within 2x of the measured 7.2 KiB; guard: the
-    // prediction crosses, and no later than now (4.33x)
+    // target met: crossover within 2x of the measured 7.2 KiB (now 1.32x,
+    // from the uplink counting read requests)
     let r = crossover_ratio("K2", "one-shot 8 GPUs").expect("K2's 8-GPU prediction crosses");
-    assert!(r <= 4.6, "K2 8-GPU crossover ratio {r:.2}");
-    // target: 32 MiB within 2x (predicted / measured ≥ 0.5); guard: now 0.12
+    assert!((0.5..=2.0).contains(&r), "K2 8-GPU crossover ratio {r:.2}");
+    // target: 32 MiB within 2x (predicted / measured ≥ 0.5); guard: now 0.44
     let big = k2
         .rows
         .iter()
@@ -147,7 +148,7 @@ fn k2_the_eight_gpu_one_shot_across_sockets() {
         .unwrap();
     let ratio = big.predicted_us / big.measured_us;
     assert!(
-        ratio >= 0.11,
+        ratio >= 0.42,
         "K2 32 MiB one-shot predicted/measured {ratio:.3}"
     );
     // the 4-GPU one-shot of one socket is right: within 10 % from 512 KiB

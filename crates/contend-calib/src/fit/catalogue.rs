@@ -265,6 +265,13 @@ pub fn catalogue() -> Vec<FitParam> {
             cross_socket.stream_exponent
         ),
         fp_opt!("platform.collapse_gbps", 0.5, 60.0, platform.collapse_gbps),
+        fp!(
+            "root_complex.collapse_request_bytes",
+            0.0,
+            1024.0,
+            false,
+            root_complex.collapse_request_bytes
+        ),
         FitParam {
             name: "root_complex.host_completion_bytes",
             lo: 64.0,

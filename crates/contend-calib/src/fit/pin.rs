@@ -90,9 +90,14 @@ pub fn choose(
     for fp in cands {
         let (lo, hi) = span(fp, base);
         // the knee of the cross-socket degradation does nothing while the
-        // degradation is off: it is probed with the degradation on
+        // degradation is off: where the degradation's exponent is fitted,
+        // the knee is probed with it on; where it is not, the knee stays
+        // off with it (moves nothing)
         let mut probe = base.clone();
-        if fp.name == "cross_socket.stream_knee" && probe.cross_socket.stream_exponent == 0.0 {
+        if fp.name == "cross_socket.stream_knee"
+            && probe.cross_socket.stream_exponent == 0.0
+            && chosen.contains(&"cross_socket.stream_exponent")
+        {
             probe.cross_socket.stream_exponent = 1.0;
         }
         let mut a = probe.clone();

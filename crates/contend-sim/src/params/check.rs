@@ -19,6 +19,13 @@ impl ModelParams {
         real("pcie.dllp_overhead", pc.dllp_overhead, 0.0, 0.9, "")?;
         real("gpu.local_efficiency", g.local_efficiency, 0.01, 1.0, "")?;
         real(
+            "root_complex.collapse_request_bytes",
+            rc.collapse_request_bytes,
+            0.0,
+            Self::MAX_TLP_BYTES as f64,
+            " bytes",
+        )?;
+        real(
             "nccl.step_overhead_ns",
             self.nccl.step_overhead_ns,
             0.0,

@@ -119,6 +119,17 @@ pub struct RootComplexParams {
     pub collapse_gbps: f64,
     /// Window over which the collapse rule counts sources and targets, ns.
     pub collapse_window_ns: f64,
+    /// What a read request costs a collapsing port, as the payload bytes of
+    /// a posted write that would cost the same: a port that collapses per
+    /// TLP counts the requests it passes toward other root complexes with
+    /// its writes (they make it fire, and take their share of the collapsed
+    /// rate). 0: read requests pass untouched. Broadcom PEX890xx (the ASUS
+    /// ESC8000A-E13P): p2pmark's dense copy-engine reads score 0.12 at 8
+    /// GPUs where rigs without the collapse score 0.41–0.44, and the
+    /// collapse test's 2.7 GB/s is ~10.5 M write TLPs per second; fitted
+    /// there on that dense figure (`calibration/public/asus-esc8000a-e13p`).
+    /// The default: no other published rig shows reads collapse.
+    pub collapse_request_bytes: f64,
     /// Internal buffer of the root complex fabric, bytes.
     pub buffer_bytes: u32,
     /// Non-posted header credits a root complex holds, as a multiple of a
@@ -138,6 +149,7 @@ impl Default for RootComplexParams {
             collapse_min_targets: 2,
             collapse_gbps: 5.0,
             collapse_window_ns: 2000.0,
+            collapse_request_bytes: 0.0,
             buffer_bytes: 64 * 1024,
             nonposted_credit_factor: 4,
         }

@@ -13,7 +13,7 @@ mod state;
 
 use self::state::FlowState;
 use crate::engine::{Ev, World};
-use crate::fabric::Fabric;
+use crate::fabric::{Fabric, StageRule};
 use crate::flags::{FlagAddr, Waiting};
 use crate::gpu::{self, Dir};
 use crate::ids::{ActorId, ChId, FxMap, GroupId, XferId};
@@ -81,7 +81,7 @@ pub(crate) struct Flow {
     flows: FlowState,
     /// Buffers reused by every flow start and drain (no allocation there).
     uses: Vec<(ChId, f64)>,
-    rules: Vec<(ChId, NodeIdx, NodeIdx)>,
+    rules: Vec<(ChId, NodeIdx, NodeIdx, f64)>,
     finished: Vec<(XferId, Picos)>,
     /// Kind, tail and first window of each flow asked for so far.
     asked: FxMap<Ask, Asked>,
@@ -361,24 +361,37 @@ impl Flow {
                 (Picos::ZERO, cap, 0.0)
             }
         };
-        // the rules the flow's paths meet: collapse (posted writes only) and
+        // the rules the flow's paths meet: collapse (posted writes, and a
+        // read's requests where the port collapses per TLP) and
         // cross-socket P2P, there and back
         let rules = &mut self.rules;
         rules.clear();
         // A stream is counted once, on the path its data takes: a write's
-        // forward path, a read's completions.
-        let data = &w.fabric.paths[if xf.dir == Dir::Write { fwd } else { back }];
-        if xf.dir == Dir::Write {
-            rules.extend(
-                data.collapse_at
-                    .iter()
-                    .map(|&(pos, s, t)| (data.chans[pos], s, t)),
-            );
+        // forward path, a read's completions. A collapsing port counts what
+        // a path sends up through it: a write's data, a read's requests
+        // (each `req` bytes of data asks one request of the port's
+        // request cost).
+        let (data, sent) = match xf.dir {
+            Dir::Write => (&w.fabric.paths[fwd], &w.fabric.paths[fwd]),
+            Dir::Read => (&w.fabric.paths[back], &w.fabric.paths[fwd]),
+        };
+        for &(pos, s, t) in &sent.collapse_at {
+            let c = sent.chans[pos];
+            let StageRule::Collapse(rule) = &w.fabric.chans[c].rule else {
+                continue;
+            };
+            let weight = match xf.dir {
+                Dir::Write => Some(1.0),
+                Dir::Read => rule.request_bytes().map(|b| b as f64 / req as f64),
+            };
+            if let Some(weight) = weight {
+                rules.push((c, s, t, weight));
+            }
         }
         rules.extend(
             data.cross_at
                 .iter()
-                .map(|&(pos, s, t)| (data.chans[pos], s, t)),
+                .map(|&(pos, s, t)| (data.chans[pos], s, t, 1.0)),
         );
         (self.flows.intern(cap, &self.uses, &self.rules), rtt, first)
     }

@@ -118,8 +118,20 @@ impl Chan {
         let mut through = None;
         if self.fixed.ruled {
             match (&spec.rule, via) {
-                (StageRule::Collapse(rule), Some((source, target))) if kind == TlpKind::Write => {
-                    if let Some(s) = rule.observe(&mut self.recent, source, target, start, wire) {
+                (StageRule::Collapse(rule), Some((source, target))) => {
+                    // a posted write costs its wire bytes; a read request,
+                    // where the port collapses per TLP, what a write of
+                    // the rule's request bytes would
+                    let cost = match kind {
+                        TlpKind::Write => Some(wire),
+                        TlpKind::ReadRequest => rule
+                            .request_bytes()
+                            .map(|b| self.fixed.serial.wire(TlpKind::Write, b)),
+                        _ => None,
+                    };
+                    if let Some(cost) = cost
+                        && let Some(s) = rule.observe(&mut self.recent, source, target, start, cost)
+                    {
                         ser = s;
                         self.ruled += wire as u64;
                     }

@@ -29,7 +29,7 @@ pub(super) struct CrossLive {
 /// since its groups were worked out.
 #[derive(Debug, Default)]
 pub(super) struct CollapseLive {
-    members: Vec<(u32, NodeIdx, NodeIdx)>,
+    members: Vec<(u32, NodeIdx, NodeIdx, f64)>,
     groups: Vec<u32>,
     dirty: bool,
 }
@@ -52,7 +52,7 @@ impl FlowState {
         // (the list goes back empty, its capacity kept)
         let mut gone = std::mem::take(&mut self.gone);
         for &(s, kind) in &gone {
-            for &(c, a, b) in &self.kinds[kind as usize].rules {
+            for &(c, a, b, _) in &self.kinds[kind as usize].rules {
                 match &fabric.chans[c].rule {
                     StageRule::CrossSocket(rule) => {
                         let x = self.cross.get_mut(&c).expect("a stream's channel is known");
@@ -99,7 +99,7 @@ impl FlowState {
             );
             let s = self.live.add_flow(&self.scratch, self.kinds[k].rules.len());
             self.flows[fi].slot = s;
-            for &(c, a, b) in &self.kinds[k].rules {
+            for &(c, a, b, w) in &self.kinds[k].rules {
                 match &fabric.chans[c].rule {
                     StageRule::CrossSocket(rule) => {
                         let x = self.cross.entry(c).or_default();
@@ -126,7 +126,7 @@ impl FlowState {
                     }
                     StageRule::Collapse(_) => {
                         let k = self.collapse.entry(c).or_default();
-                        k.members.push((s, a, b));
+                        k.members.push((s, a, b, w));
                         if !k.dirty {
                             k.dirty = true;
                             self.dirty.push(c);
@@ -152,7 +152,7 @@ impl FlowState {
                 k.members
                     .iter()
                     .enumerate()
-                    .map(|(i, &(_, a, b))| (i, a, b)),
+                    .map(|(i, &(_, a, b, _))| (i, a, b)),
             );
             for (gi, (capacity, flows)) in rule
                 .collapsed_groups(&self.rule_members)
@@ -167,7 +167,7 @@ impl FlowState {
                 let r = k.groups[gi];
                 live.set_capacity(r, capacity);
                 for m in flows {
-                    live.add_use(k.members[m].0, r, 1.0);
+                    live.add_use(k.members[m].0, r, k.members[m].3);
                 }
             }
         }

@@ -49,13 +49,15 @@ use contend_topo::{NodeIdx, Picos};
 
 /// What a flow asks of the fabric: its cap, the channels it uses
 /// (`coef` wire bytes per payload byte), and the rule channels it meets
-/// with what the rule sees of its path (collapse entries only for posted
-/// writes).
+/// with what the rule sees of its path and what the flow uses of the
+/// rule's rate per payload byte (collapse entries only for posted writes,
+/// weight 1, and for reads where the port counts requests, weight the
+/// request cost over the request size; cross-socket entries weight 1).
 #[derive(Debug)]
 pub(crate) struct Kind {
     pub cap: f64,
     pub uses: Vec<(ChId, f64)>,
-    pub rules: Vec<(ChId, NodeIdx, NodeIdx)>,
+    pub rules: Vec<(ChId, NodeIdx, NodeIdx, f64)>,
 }
 
 /// A flow as every pass over the flows reads it (what only its end reads
@@ -152,14 +154,14 @@ pub(crate) struct FlowState {
     capacity: Vec<f64>,
     uses: Vec<(u32, f64)>,
     start: Vec<usize>,
-    on_rules: Vec<(ChId, usize, NodeIdx, NodeIdx)>,
+    on_rules: Vec<(ChId, usize, NodeIdx, NodeIdx, f64)>,
     members: Vec<(usize, NodeIdx, NodeIdx)>,
     streams: Vec<(usize, (NodeIdx, NodeIdx))>,
     /// Rule resources, numbered from 0 until the channels' are counted:
     /// their capacities, (flow, rule resource) by flow, where each flow's
     /// entries went in `uses`, and each cross-socket channel's shared rate.
     rule_cap: Vec<f64>,
-    rule_uses: Vec<(usize, u32)>,
+    rule_uses: Vec<(usize, u32, f64)>,
     rule_pos: Vec<usize>,
     shared: Vec<(ChId, f64)>,
     /// Rule resources whose flows the rule holds when they are full:
@@ -295,7 +297,7 @@ impl FlowState {
     /// busy for them (counted once, not at every advance).
     fn account(&mut self, kind: u32, moved: f64, fabric: &Fabric) {
         let k = &self.kinds[kind as usize];
-        for &(c, _, _) in &k.rules {
+        for &(c, _, _, _) in &k.rules {
             self.bytes[c.ix()] += moved;
         }
         for &(c, w) in &k.uses {
@@ -311,7 +313,7 @@ impl FlowState {
         &mut self,
         cap: f64,
         uses: &[(ChId, f64)],
-        rules: &[(ChId, NodeIdx, NodeIdx)],
+        rules: &[(ChId, NodeIdx, NodeIdx, f64)],
     ) -> u32 {
         self.key.clear();
         self.key.push(cap.to_bits());
@@ -320,10 +322,11 @@ impl FlowState {
             self.key.push(c.0 as u64);
             self.key.push(w.to_bits());
         }
-        for &(c, a, b) in rules {
+        for &(c, a, b, w) in rules {
             self.key.push(c.0 as u64);
             self.key.push(a.0 as u64);
             self.key.push(b.0 as u64);
+            self.key.push(w.to_bits());
         }
         if let Some(&k) = self.kind_of.get(self.key.as_slice()) {
             return k;

@@ -17,8 +17,8 @@ impl FlowState {
         // within each
         self.on_rules.clear();
         for (fi, f) in self.flows.iter().enumerate() {
-            for &(c, a, b) in &self.kinds[f.kind as usize].rules {
-                self.on_rules.push((c, fi, a, b));
+            for &(c, a, b, w) in &self.kinds[f.kind as usize].rules {
+                self.on_rules.push((c, fi, a, b, w));
             }
         }
         self.on_rules.sort_by_key(|m| m.0);
@@ -35,18 +35,25 @@ impl FlowState {
             }
             let group = &self.on_rules[i..j];
             match &fabric.chans[c].rule {
-                // Posted-write collapse: writes through one collapsing port
-                // from enough sources toward enough root complexes share the
-                // collapsed rate.
+                // Posted-write collapse: writes (and read requests, where
+                // the port counts them) through one collapsing port from
+                // enough sources toward enough root complexes share the
+                // collapsed rate, each flow at its weight.
                 StageRule::Collapse(rule) => {
                     self.members.clear();
-                    self.members
-                        .extend(group.iter().map(|&(_, f, a, b)| (f, a, b)));
-                    for (capacity, flows) in rule.collapsed_groups(&self.members) {
+                    // (members by their place in the group)
+                    self.members.extend(
+                        group
+                            .iter()
+                            .enumerate()
+                            .map(|(m, &(_, _, a, b, _))| (m, a, b)),
+                    );
+                    for (capacity, members) in rule.collapsed_groups(&self.members) {
                         let ri = self.rule_cap.len() as u32;
                         self.watched.push((c, ri as usize));
                         self.rule_cap.push(capacity);
-                        self.rule_uses.extend(flows.into_iter().map(|f| (f, ri)));
+                        self.rule_uses
+                            .extend(members.into_iter().map(|m| (group[m].1, ri, group[m].4)));
                     }
                 }
                 // Cross-socket P2P: the shared rate for this many streams,
@@ -54,14 +61,15 @@ impl FlowState {
                 StageRule::CrossSocket(rule) => {
                     self.streams.clear();
                     self.streams
-                        .extend(group.iter().map(|&(_, f, a, b)| (f, (a, b))));
+                        .extend(group.iter().map(|&(_, f, a, b, _)| (f, (a, b))));
                     let (shared, streams) = rule.resources(&self.streams);
                     self.shared.push((c, shared));
                     for (capacity, flows) in streams {
                         let ri = self.rule_cap.len() as u32;
                         self.watched.push((c, ri as usize));
                         self.rule_cap.push(capacity);
-                        self.rule_uses.extend(flows.into_iter().map(|f| (f, ri)));
+                        self.rule_uses
+                            .extend(flows.into_iter().map(|f| (f, ri, 1.0)));
                     }
                 }
                 StageRule::None => {}
@@ -97,7 +105,8 @@ impl FlowState {
             }
             while next_rule < self.rule_uses.len() && self.rule_uses[next_rule].0 == fi {
                 self.rule_pos.push(self.uses.len());
-                self.uses.push((self.rule_uses[next_rule].1, 1.0));
+                let (_, ri, w) = self.rule_uses[next_rule];
+                self.uses.push((ri, w));
                 next_rule += 1;
             }
             self.start.push(self.uses.len());
