@@ -14,7 +14,9 @@
 //!
 //! "At once" is what each fidelity can see: at TLP fidelity, packets seen
 //! within the rule's window of each other; at flow fidelity, flows active at
-//! the same instant (a fluid flow is seen continuously).
+//! the same instant (a fluid flow is seen continuously), and flags — posted
+//! writes that are no flow — for the rule's window from when they reach
+//! the port (they make the rule fire and share no rate).
 
 use crate::ids::FxMap;
 use crate::params::{ModelParams, ns};
@@ -204,15 +206,29 @@ impl CollapseRule {
         Some(BytesPerSec::from_gbps(self.gbps * pairs).time_for(Bytes(wire as u64)))
     }
 
+    /// How long after a packet passes the rule still counts its source and
+    /// target.
+    #[inline]
+    pub fn window(&self) -> Picos {
+        self.window
+    }
+
     /// Flow fidelity: the flows whose writes (or read requests) pass the
-    /// port now, as (flow, source, target). Returns, if the rule fires, each group of flows
-    /// that shares a collapsed rate (bytes per second), in a fixed order.
+    /// port now, as (flow, source, target), and the (source, target) of
+    /// posted writes that are no flow (flags) seen within the window.
+    /// Returns, if the rule fires, each group of flows that shares a
+    /// collapsed rate (bytes per second), in a fixed order: what was only
+    /// seen makes the rule fire and shares no rate.
     pub fn collapsed_groups(
         &self,
         members: &[(usize, NodeIdx, NodeIdx)],
+        seen: &[(NodeIdx, NodeIdx)],
     ) -> Vec<(f64, Vec<usize>)> {
-        let sources = distinct(members.iter().map(|m| m.1));
-        let targets = distinct(members.iter().map(|m| m.2));
+        if members.is_empty() {
+            return vec![];
+        }
+        let sources = distinct(members.iter().map(|m| m.1).chain(seen.iter().map(|s| s.0)));
+        let targets = distinct(members.iter().map(|m| m.2).chain(seen.iter().map(|s| s.1)));
         if !self.fires(sources, targets) {
             return vec![];
         }
@@ -339,14 +355,23 @@ mod tests {
         let late = Picos::from_us(100);
         assert!(r.observe(&mut recent, g1, rc3, late, 280).is_none());
         // two GPUs to one root complex: no collapse
-        assert!(r.collapsed_groups(&[(0, g0, rc2), (1, g1, rc2)]).is_empty());
-        let g = r.collapsed_groups(&[(0, g0, rc2), (1, g1, rc3)]);
+        assert!(
+            r.collapsed_groups(&[(0, g0, rc2), (1, g1, rc2)], &[])
+                .is_empty()
+        );
+        let g = r.collapsed_groups(&[(0, g0, rc2), (1, g1, rc3)], &[]);
         assert_eq!(g, vec![(2.7e9, vec![0, 1])]);
-        let p = rule(2, CollapsePer::Pair).collapsed_groups(&[
-            (0, g0, rc2),
-            (1, g1, rc3),
-            (2, g1, rc3),
-        ]);
+        let p = rule(2, CollapsePer::Pair)
+            .collapsed_groups(&[(0, g0, rc2), (1, g1, rc3), (2, g1, rc3)], &[]);
         assert_eq!(p, vec![(2.7e9, vec![0]), (2.7e9, vec![1, 2])]);
+        // a flag seen from a second GPU toward a second root complex makes
+        // one flow's writes collapse, and shares no rate; seen alone, it
+        // collapses nothing
+        assert!(r.collapsed_groups(&[(0, g0, rc2)], &[]).is_empty());
+        assert_eq!(
+            r.collapsed_groups(&[(0, g0, rc2)], &[(g1, rc3)]),
+            vec![(2.7e9, vec![0])]
+        );
+        assert!(r.collapsed_groups(&[], &[(g0, rc2), (g1, rc3)]).is_empty());
     }
 }

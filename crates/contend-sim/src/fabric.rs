@@ -550,8 +550,14 @@ impl Fabric {
     /// Unloaded one-way time of one packet of `payload` along a path
     /// (store and forward at every hop).
     pub fn one_way(&self, path: PathId, kind: TlpKind, payload: u32) -> Picos {
+        self.one_way_to(path, self.paths[path].chans.len(), kind, payload)
+    }
+
+    /// Unloaded time for one packet of `payload` to pass the first `hops`
+    /// channels of a path: when it reaches channel `hops`.
+    pub fn one_way_to(&self, path: PathId, hops: usize, kind: TlpKind, payload: u32) -> Picos {
         let mut t = Picos::ZERO;
-        for &c in &self.paths[path].chans {
+        for &c in &self.paths[path].chans[..hops] {
             let ch = &self.chans[c];
             t += ch.latency + ch.ser(ch.wire(kind, payload));
         }

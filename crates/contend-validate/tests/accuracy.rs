@@ -10,7 +10,7 @@
 //!   current value plus a little, so a change that makes the model worse
 //!   fails here, and a change that meets the target tightens the guard into
 //!   the target. Measured with `contend validate` on this commit (NCCL
-//!   median 14.4 %, p90 45.8 % over 67 rows; K2's 8-GPU crossover 1.32× late; K2's 32 MiB
+//!   median 13.2 %, p90 45.8 % over 67 rows; K2's 8-GPU crossover 1.32× late; K2's 32 MiB
 //!   one-shot 56 % fast, predicted/measured 0.44).
 //!
 //! Nothing here is fitted: a failing bound means a mechanism changed.

@@ -200,6 +200,26 @@ impl Transport for Flow {
         } else {
             w.push_flag(w.now + t, flag);
         }
+        // A flag is a posted write: a collapsing port it passes counts its
+        // source and target for the rule's window from when it gets there,
+        // as the TLP fidelity's sightings do; the rates change then (a tick).
+        let mut sighted = false;
+        for &(pos, source, target) in &w.fabric.paths[path].collapse_at {
+            let c = w.fabric.paths[path].chans[pos];
+            if let StageRule::Collapse(rule) = &w.fabric.chans[c].rule {
+                let there = w.now
+                    + gpu::store_visibility(w.p)
+                    + w.fabric
+                        .one_way_to(path, pos, TlpKind::Write, w.p.gpu.flag_bytes);
+                self.flows
+                    .sight(c, source, target, there, there + rule.window());
+                sighted = true;
+            }
+        }
+        if sighted {
+            self.flows.advance(w.now);
+            self.next_tick(w);
+        }
     }
 
     /// Polls go out every round trip; the first that reads memory after
@@ -404,7 +424,12 @@ impl Flow {
     /// The tick for the next flow to drain (or start, or leave its first
     /// window) at the rates as they are.
     fn next_tick<Q: EventQueue<Ev<FlowEv>>>(&mut self, w: &mut World<'_, Q>) {
-        let next = self.flows.next_finish(w.now);
+        // the next drain, start or first window's end, or the next flag a
+        // collapsing port stops counting
+        let next = match (self.flows.next_finish(w.now), self.flows.next_sight(w.now)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         // The pending tick stands for the new one when it falls at the same
         // time and nothing was pushed for that time since it: it pops where
         // the new one would.

@@ -35,6 +35,18 @@ pub(super) struct CollapseLive {
 }
 
 impl FlowState {
+    /// Collapsing channel `c` saw a change its groups hang on (a flag seen
+    /// or over): the rates are worked out again, its groups in the kept
+    /// problem too.
+    pub(super) fn collapse_changed(&mut self, c: ChId) {
+        self.idle_joined = false;
+        let k = self.collapse.entry(c).or_default();
+        if !k.dirty {
+            k.dirty = true;
+            self.dirty.push(c);
+        }
+    }
+
     /// Brings the kept problem up to the flows: those gone leave it (and
     /// their rules' streams and members), the new ones (the last flows,
     /// in order) join it, and the collapsing channels that changed get
@@ -154,8 +166,15 @@ impl FlowState {
                     .enumerate()
                     .map(|(i, &(_, a, b, _))| (i, a, b)),
             );
+            self.seen.clear();
+            self.seen.extend(
+                self.sights
+                    .iter()
+                    .filter(|s| s.0 == c && s.3 <= self.last)
+                    .map(|s| (s.1, s.2)),
+            );
             for (gi, (capacity, flows)) in rule
-                .collapsed_groups(&self.rule_members)
+                .collapsed_groups(&self.rule_members, &self.seen)
                 .into_iter()
                 .enumerate()
             {

@@ -218,7 +218,20 @@ pub(crate) struct FlowState {
     whole_max_min: bool,
     /// A recompute is already scheduled for this time.
     pub pending: Option<Picos>,
+    /// Posted writes that are no flow (flags) seen on collapsing ports,
+    /// each counted by the port's rule from when it gets there until the
+    /// rule's window after: (channel, source, target root complex, from,
+    /// until), in the order sent. The TLP fidelity sees them packet by
+    /// packet; here they make a rule fire for that long and share no rate.
+    pub(super) sights: Vec<Sight>,
+    /// When the sightings were last looked at (those starting or ending
+    /// since change their rules).
+    sights_at: Picos,
+    seen: Vec<(NodeIdx, NodeIdx)>,
 }
+
+/// A flag seen by a collapsing port: (channel, source, target, from, until).
+pub(super) type Sight = (ChId, NodeIdx, NodeIdx, Picos, Picos);
 
 impl FlowState {
     pub fn new(chans: usize, opts: super::FlowOptions) -> FlowState {
@@ -273,6 +286,9 @@ impl FlowState {
             full_max_min: opts.full_max_min,
             whole_max_min: opts.whole_max_min,
             pending: None,
+            sights: vec![],
+            sights_at: Picos::ZERO,
+            seen: vec![],
         }
     }
 
@@ -368,9 +384,49 @@ impl FlowState {
         self.ends.push(FlowEnd { xfer, bytes, tail });
     }
 
+    /// A posted write that is no flow (a flag) reaches collapsing channel
+    /// `c` at `from`, from `source` toward root complex `target`: the
+    /// port's rule counts the pair from then until `until`. The rates
+    /// change when it starts (a tick, [`FlowState::next_sight`]) and ends.
+    pub fn sight(&mut self, c: ChId, source: NodeIdx, target: NodeIdx, from: Picos, until: Picos) {
+        self.sights.push((c, source, target, from, until));
+    }
+
+    /// The sightings that started or ended since they were last looked at
+    /// change their rules; those over leave.
+    fn update_sights(&mut self) {
+        let (now, since) = (self.last, self.sights_at);
+        self.sights_at = now;
+        let mut i = 0;
+        while i < self.sights.len() {
+            let (c, _, _, from, until) = self.sights[i];
+            if until <= now {
+                self.sights.remove(i);
+                // (one that came and went between two looks changed nothing)
+                if from <= since {
+                    self.collapse_changed(c);
+                }
+                continue;
+            }
+            if from > since && from <= now {
+                self.collapse_changed(c);
+            }
+            i += 1;
+        }
+    }
+
+    /// When the next sighting starts or ends after `now`.
+    pub fn next_sight(&self, now: Picos) -> Option<Picos> {
+        self.sights
+            .iter()
+            .map(|s| if s.3 > now { s.3 } else { s.4 })
+            .min()
+    }
+
     /// New rates for every flow: from the memo where this flow set was
     /// solved before, else solved (and remembered).
     pub fn recompute(&mut self, fabric: &Fabric) {
+        self.update_sights();
         self.rates(fabric);
         // A first window no rated channel bounds goes out and lands at once:
         // the flow is through it, and its cap binds from there (no flow
@@ -396,6 +452,11 @@ impl FlowState {
         let check = self.idle_joined && self.last_whole;
         self.idle_joined = true;
         if self.full_solve {
+            return self.solve(fabric);
+        }
+        if !self.sights.is_empty() {
+            // the rates hang on the flags seen, which no flow set keys
+            self.last_whole = false;
             return self.solve(fabric);
         }
         // (the set is built where the memo or the check needs it)

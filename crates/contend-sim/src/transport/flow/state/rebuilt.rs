@@ -38,7 +38,8 @@ impl FlowState {
                 // Posted-write collapse: writes (and read requests, where
                 // the port counts them) through one collapsing port from
                 // enough sources toward enough root complexes share the
-                // collapsed rate, each flow at its weight.
+                // collapsed rate, each flow at its weight; flags seen
+                // there within the window count toward the trigger.
                 StageRule::Collapse(rule) => {
                     self.members.clear();
                     // (members by their place in the group)
@@ -48,7 +49,14 @@ impl FlowState {
                             .enumerate()
                             .map(|(m, &(_, _, a, b, _))| (m, a, b)),
                     );
-                    for (capacity, members) in rule.collapsed_groups(&self.members) {
+                    self.seen.clear();
+                    self.seen.extend(
+                        self.sights
+                            .iter()
+                            .filter(|s| s.0 == c && s.3 <= now)
+                            .map(|s| (s.1, s.2)),
+                    );
+                    for (capacity, members) in rule.collapsed_groups(&self.members, &self.seen) {
                         let ri = self.rule_cap.len() as u32;
                         self.watched.push((c, ri as usize));
                         self.rule_cap.push(capacity);
