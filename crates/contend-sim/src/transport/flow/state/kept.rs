@@ -166,15 +166,9 @@ impl FlowState {
                     .enumerate()
                     .map(|(i, &(_, a, b, _))| (i, a, b)),
             );
-            self.seen.clear();
-            self.seen.extend(
-                self.sights
-                    .iter()
-                    .filter(|s| s.0 == c && s.3 <= self.last)
-                    .map(|s| (s.1, s.2)),
-            );
+            let seen = self.flag_sights.seen_on(c, self.last);
             for (gi, (capacity, flows)) in rule
-                .collapsed_groups(&self.rule_members, &self.seen)
+                .collapsed_groups(&self.rule_members, seen)
                 .into_iter()
                 .enumerate()
             {

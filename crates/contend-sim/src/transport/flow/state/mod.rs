@@ -35,9 +35,11 @@
 //! every time): the same rates to within rounding (the memo's and the
 //! rebuilt problem's twins are to the bit with `full_max_min`).
 
+mod flag_sights;
 mod kept;
 mod rebuilt;
 
+use self::flag_sights::FlagSights;
 use self::kept::{CollapseLive, CrossLive};
 use super::memo::Memo;
 use crate::fabric::Fabric;
@@ -218,20 +220,11 @@ pub(crate) struct FlowState {
     whole_max_min: bool,
     /// A recompute is already scheduled for this time.
     pub pending: Option<Picos>,
-    /// Posted writes that are no flow (flags) seen on collapsing ports,
-    /// each counted by the port's rule from when it gets there until the
-    /// rule's window after: (channel, source, target root complex, from,
-    /// until), in the order sent. The TLP fidelity sees them packet by
-    /// packet; here they make a rule fire for that long and share no rate.
-    pub(super) sights: Vec<Sight>,
-    /// When the sightings were last looked at (those starting or ending
-    /// since change their rules).
-    sights_at: Picos,
-    seen: Vec<(NodeIdx, NodeIdx)>,
+    /// Flags seen on collapsing ports ([`FlagSights`]), and the channels
+    /// whose rules their starts and ends changed.
+    pub(super) flag_sights: FlagSights,
+    sights_changed: Vec<ChId>,
 }
-
-/// A flag seen by a collapsing port: (channel, source, target, from, until).
-pub(super) type Sight = (ChId, NodeIdx, NodeIdx, Picos, Picos);
 
 impl FlowState {
     pub fn new(chans: usize, opts: super::FlowOptions) -> FlowState {
@@ -286,9 +279,8 @@ impl FlowState {
             full_max_min: opts.full_max_min,
             whole_max_min: opts.whole_max_min,
             pending: None,
-            sights: vec![],
-            sights_at: Picos::ZERO,
-            seen: vec![],
+            flag_sights: FlagSights::default(),
+            sights_changed: vec![],
         }
     }
 
@@ -384,49 +376,27 @@ impl FlowState {
         self.ends.push(FlowEnd { xfer, bytes, tail });
     }
 
-    /// A posted write that is no flow (a flag) reaches collapsing channel
-    /// `c` at `from`, from `source` toward root complex `target`: the
-    /// port's rule counts the pair from then until `until`. The rates
-    /// change when it starts (a tick, [`FlowState::next_sight`]) and ends.
+    /// A flag reaches collapsing channel `c` at `from`, from `source`
+    /// toward root complex `target`: the port's rule counts the pair until
+    /// `until` ([`FlagSights`]).
     pub fn sight(&mut self, c: ChId, source: NodeIdx, target: NodeIdx, from: Picos, until: Picos) {
-        self.sights.push((c, source, target, from, until));
+        self.flag_sights.add(c, source, target, from, until);
     }
 
-    /// The sightings that started or ended since they were last looked at
-    /// change their rules; those over leave.
-    fn update_sights(&mut self) {
-        let (now, since) = (self.last, self.sights_at);
-        self.sights_at = now;
-        let mut i = 0;
-        while i < self.sights.len() {
-            let (c, _, _, from, until) = self.sights[i];
-            if until <= now {
-                self.sights.remove(i);
-                // (one that came and went between two looks changed nothing)
-                if from <= since {
-                    self.collapse_changed(c);
-                }
-                continue;
-            }
-            if from > since && from <= now {
-                self.collapse_changed(c);
-            }
-            i += 1;
-        }
-    }
-
-    /// When the next sighting starts or ends after `now`.
+    /// When the next flag a collapsing port counts starts or ends.
     pub fn next_sight(&self, now: Picos) -> Option<Picos> {
-        self.sights
-            .iter()
-            .map(|s| if s.3 > now { s.3 } else { s.4 })
-            .min()
+        self.flag_sights.next(now)
     }
 
     /// New rates for every flow: from the memo where this flow set was
     /// solved before, else solved (and remembered).
     pub fn recompute(&mut self, fabric: &Fabric) {
-        self.update_sights();
+        let mut changed = std::mem::take(&mut self.sights_changed);
+        self.flag_sights.update(self.last, &mut changed);
+        for c in changed.drain(..) {
+            self.collapse_changed(c);
+        }
+        self.sights_changed = changed;
         self.rates(fabric);
         // A first window no rated channel bounds goes out and lands at once:
         // the flow is through it, and its cap binds from there (no flow
@@ -454,7 +424,7 @@ impl FlowState {
         if self.full_solve {
             return self.solve(fabric);
         }
-        if !self.sights.is_empty() {
+        if !self.flag_sights.is_empty() {
             // the rates hang on the flags seen, which no flow set keys
             self.last_whole = false;
             return self.solve(fabric);

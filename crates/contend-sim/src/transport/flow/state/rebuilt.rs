@@ -49,14 +49,8 @@ impl FlowState {
                             .enumerate()
                             .map(|(m, &(_, _, a, b, _))| (m, a, b)),
                     );
-                    self.seen.clear();
-                    self.seen.extend(
-                        self.sights
-                            .iter()
-                            .filter(|s| s.0 == c && s.3 <= now)
-                            .map(|s| (s.1, s.2)),
-                    );
-                    for (capacity, members) in rule.collapsed_groups(&self.members, &self.seen) {
+                    let seen = self.flag_sights.seen_on(c, now);
+                    for (capacity, members) in rule.collapsed_groups(&self.members, seen) {
                         let ri = self.rule_cap.len() as u32;
                         self.watched.push((c, ri as usize));
                         self.rule_cap.push(capacity);
