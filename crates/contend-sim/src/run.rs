@@ -1,18 +1,18 @@
 //! Running a scenario: which runs it asks for ([`runs_of`]), each run's
-//! actors built ([`crate::script`]), executed by the engine on the chosen
-//! transport and event queue, and summarised ([`crate::summary`]).
+//! actors built ([`crate::actors::script`]), executed by the engine on the chosen
+//! fidelity and event queue, and summarised ([`crate::report::summary`]).
 
-use crate::actor::{ActorSpec, Span};
+use crate::actors::actor::{ActorSpec, Span};
+use crate::engine::ids::ActorId;
+use crate::engine::limits::RunLimits;
+use crate::engine::queue::HeapQueue;
+use crate::engine::wide_radix::WideRadixQueue;
 use crate::engine::{Engine, Ev};
-use crate::ids::ActorId;
-use crate::limits::RunLimits;
+use crate::engine::{FidelityModel, Queue};
+use crate::fidelity::flow::{Flow, FlowOptions};
+use crate::fidelity::tlp::{Tlp, TlpOptions};
 use crate::params::ModelParams;
-use crate::queue::{EventQueue, HeapQueue};
-use crate::summary::{Ran, records, round6};
-use crate::transport::Transport;
-use crate::transport::flow::{Flow, FlowOptions};
-use crate::transport::tlp::{Tlp, TlpOptions};
-use crate::wide_radix::WideRadixQueue;
+use crate::report::summary::{Ran, records, round6};
 use contend_topo::{Bytes, Picos};
 use contend_workload::{
     Algorithm, Fidelity, LowerError, Placement, Resource, ResultRecord, Scenario, Workload,
@@ -100,7 +100,7 @@ pub enum QueueKind {
     Heap,
 }
 
-/// How to run: queue, the TLP transport's optimisation switches, limits.
+/// How to run: queue, the TLP fidelity's optimisation switches, limits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SimOptions {
     pub queue: QueueKind,
@@ -188,8 +188,8 @@ pub fn simulate_one_with(
     spec: RunSpec,
     opts: &SimOptions,
 ) -> Result<Run, SimError> {
-    use crate::transport::flow::FlowEv;
-    use crate::transport::tlp::TlpEv;
+    use crate::fidelity::flow::FlowEv;
+    use crate::fidelity::tlp::TlpEv;
     match (spec.fidelity, opts.queue) {
         (Fidelity::Tlp, QueueKind::Radix) => {
             run::<WideRadixQueue<Ev<TlpEv>>, Tlp>(sc, params, spec, opts.tlp, opts.limits)
@@ -235,13 +235,21 @@ fn actors_of(sc: &Scenario, params: &ModelParams, spec: RunSpec) -> Result<Actor
                 .size
                 .ok_or_else(|| ActorsError::Other("an allreduce run needs a size".into()))?;
             let n = *repeats as usize;
-            let (a, note) =
-                crate::script::collective(sc, params, alg, spec.placement, size, n, *gap, skew)?;
+            let (a, note) = crate::actors::script::collective(
+                sc,
+                params,
+                alg,
+                spec.placement,
+                size,
+                n,
+                *gap,
+                skew,
+            )?;
             (a, n, size, note)
         }
         (Workload::VerifyStep(v), Some(alg)) => {
             let n = v.allreduces() as usize;
-            let (a, note) = crate::script::collective(
+            let (a, note) = crate::actors::script::collective(
                 sc,
                 params,
                 alg,
@@ -254,7 +262,7 @@ fn actors_of(sc: &Scenario, params: &ModelParams, spec: RunSpec) -> Result<Actor
             (a, n, v.size(), note)
         }
         (Workload::Transfer { .. }, _) => (
-            crate::script::streams(sc, sc.streams()),
+            crate::actors::script::streams(sc, sc.streams()),
             0,
             Bytes::ZERO,
             None,
@@ -267,7 +275,7 @@ fn actors_of(sc: &Scenario, params: &ModelParams, spec: RunSpec) -> Result<Actor
     })
 }
 
-fn run<Q: EventQueue<Ev<T::Event>> + Default, T: Transport>(
+fn run<Q: Queue<T::Event>, T: FidelityModel>(
     sc: &Scenario,
     params: &ModelParams,
     spec: RunSpec,
@@ -301,7 +309,7 @@ fn run<Q: EventQueue<Ev<T::Event>> + Default, T: Transport>(
     let end = end.max(eng.now());
     let utilisation = eng.utilisation(end);
     let binding = spec.algorithm.map(|_| {
-        crate::binding::binding(
+        crate::report::binding::binding(
             &eng.w.fabric,
             &eng.channel_use(),
             eng.w.moving.total(end),
@@ -340,7 +348,7 @@ mod tests {
 
     /// Runs one of the scenario's runs to its end; true if everything a
     /// run frees as it goes (transfers, groups, flag counters) is gone.
-    fn all_freed<T: Transport>(sc: &Scenario, spec: RunSpec, opts: T::Options) -> bool {
+    fn all_freed<T: FidelityModel>(sc: &Scenario, spec: RunSpec, opts: T::Options) -> bool {
         let p = ModelParams::default();
         let (actors, ..) = actors_of(sc, &p, spec).unwrap();
         let mut eng: Engine<WideRadixQueue<Ev<T::Event>>, T> =

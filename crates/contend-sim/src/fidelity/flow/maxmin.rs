@@ -1,0 +1,412 @@
+//! DESIGN 9 — weighted max-min fair sharing, the fast solver the flow
+//! fidelity uses: progressive filling with per-resource weight sums and
+//! remaining capacities kept incrementally, so each round costs
+//! O(resources + flows). Its plain twin is [`crate::fidelity::flow::maxmin_reference`]; a
+//! property test holds them to the same rates.
+
+/// One resource of a max-min problem: capacity and the (flow, weight) pairs using it.
+#[derive(Clone, Debug)]
+pub struct Resource {
+    pub capacity: f64,
+    pub users: Vec<(usize, f64)>,
+}
+
+/// Weighted max-min fair rates by progressive filling: all unfrozen flows
+/// grow together; a flow freezes when a resource it uses saturates or it
+/// reaches its cap. Per-resource weight sums and remaining capacities are
+/// kept incrementally, so each round costs O(resources + flows).
+pub fn max_min(caps: &[f64], resources: &[Resource]) -> Vec<f64> {
+    let mut w = MaxMin::default();
+    w.solve(caps, resources);
+    w.rate
+}
+
+/// Reusable buffers for [`max_min`] (the simulator solves many small
+/// problems, so a solve allocates nothing once they have grown).
+#[derive(Debug, Default)]
+pub struct MaxMin {
+    pub rate: Vec<f64>,
+    frozen: Vec<bool>,
+    left: Vec<f64>,
+    wsum: Vec<f64>,
+    sat: Vec<bool>,
+    /// The problem [`MaxMin::solve`] was given, as [`MaxMin::solve_flows`]
+    /// takes it.
+    capacity: Vec<f64>,
+    flow_uses: Vec<(u32, f64)>,
+    flow_start: Vec<usize>,
+    /// (flow, weight) per resource, in flow order, with offsets.
+    users: Vec<(u32, f64)>,
+    rstart: Vec<usize>,
+    fill: Vec<usize>,
+}
+
+impl MaxMin {
+    /// Solves a problem given as resources with their users.
+    pub fn solve(&mut self, caps: &[f64], resources: &[Resource]) {
+        let n = caps.len();
+        let mut start = std::mem::take(&mut self.flow_start);
+        let mut uses = std::mem::take(&mut self.flow_uses);
+        let mut capacity = std::mem::take(&mut self.capacity);
+        // bucket the (resource, weight) pairs by flow, in resource order
+        start.clear();
+        start.resize(n + 1, 0);
+        for res in resources {
+            for &(f, _) in &res.users {
+                start[f + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        uses.clear();
+        uses.resize(start[n], (0, 0.0));
+        self.fill.clear();
+        self.fill.extend_from_slice(&start[..n]);
+        for (ri, res) in resources.iter().enumerate() {
+            for &(f, w) in &res.users {
+                uses[self.fill[f]] = (ri as u32, w);
+                self.fill[f] += 1;
+            }
+        }
+        capacity.clear();
+        capacity.extend(resources.iter().map(|r| r.capacity));
+        self.solve_flows(caps, &capacity, &start, &uses);
+        self.flow_start = start;
+        self.flow_uses = uses;
+        self.capacity = capacity;
+    }
+
+    /// The users of resource `ri` in the last solve, (flow, weight) in
+    /// flow order.
+    pub fn users_of(&self, ri: usize) -> &[(u32, f64)] {
+        &self.users[self.rstart[ri]..self.rstart[ri + 1]]
+    }
+
+    /// Solves a problem given flow by flow: flow `f` uses
+    /// `uses[start[f]..start[f + 1]]` (resource, weight). Each resource's
+    /// weights are summed in flow order (a flow's repeated uses of one
+    /// resource in its order): the same rates, to the bit, as
+    /// [`MaxMin::solve`] on resources listing their users in flow order.
+    #[allow(clippy::needless_range_loop)] // parallel arrays indexed by flow and resource
+    pub fn solve_flows(
+        &mut self,
+        caps: &[f64],
+        capacity: &[f64],
+        start: &[usize],
+        uses: &[(u32, f64)],
+    ) {
+        let n = caps.len();
+        let r = capacity.len();
+        self.rate.clear();
+        self.rate.resize(n, 0.0);
+        self.frozen.clear();
+        self.frozen.extend(caps.iter().map(|c| *c <= 0.0));
+        self.left.clear();
+        self.left.extend_from_slice(capacity);
+        self.wsum.clear();
+        self.wsum.resize(r, 0.0);
+        self.sat.clear();
+        self.sat.resize(r, false);
+        // each resource's users, in flow order
+        self.rstart.clear();
+        self.rstart.resize(r + 1, 0);
+        for &(ri, _) in &uses[..start[n]] {
+            self.rstart[ri as usize + 1] += 1;
+        }
+        for i in 0..r {
+            self.rstart[i + 1] += self.rstart[i];
+        }
+        self.users.clear();
+        self.users.resize(start[n], (0, 0.0));
+        self.fill.clear();
+        self.fill.extend_from_slice(&self.rstart[..r]);
+        for f in 0..n {
+            let open = !self.frozen[f];
+            for &(ri, w) in &uses[start[f]..start[f + 1]] {
+                let k = &mut self.fill[ri as usize];
+                self.users[*k] = (f as u32, w);
+                *k += 1;
+                if open {
+                    self.wsum[ri as usize] += w;
+                }
+            }
+        }
+        let mut open = self.frozen.iter().filter(|f| !**f).count();
+        let mut level = 0.0f64;
+        while open > 0 {
+            let mut delta = f64::INFINITY;
+            for ri in 0..r {
+                if !self.sat[ri] && self.wsum[ri] > 1e-15 {
+                    delta = delta.min(self.left[ri] / self.wsum[ri]);
+                }
+            }
+            for i in 0..n {
+                if !self.frozen[i] {
+                    delta = delta.min(caps[i] - level);
+                }
+            }
+            if !delta.is_finite() {
+                for i in 0..n {
+                    if !self.frozen[i] {
+                        self.rate[i] = caps[i];
+                    }
+                }
+                break;
+            }
+            let delta = delta.max(0.0);
+            level += delta;
+            for ri in 0..r {
+                if !self.sat[ri] {
+                    self.left[ri] -= self.wsum[ri] * delta;
+                }
+            }
+            for i in 0..n {
+                if !self.frozen[i] {
+                    self.rate[i] = level;
+                }
+            }
+            for ri in 0..r {
+                if !self.sat[ri] && self.wsum[ri] > 1e-15 && self.left[ri] <= capacity[ri] * 1e-12 {
+                    self.sat[ri] = true;
+                    for k in self.rstart[ri]..self.rstart[ri + 1] {
+                        let f = self.users[k].0 as usize;
+                        open -= self.freeze(f, start, uses);
+                    }
+                }
+            }
+            for i in 0..n {
+                if !self.frozen[i] && level >= caps[i] * (1.0 - 1e-12) {
+                    self.rate[i] = caps[i];
+                    open -= self.freeze(i, start, uses);
+                }
+            }
+        }
+    }
+
+    /// Freezes flow `f`; 1 if it was open.
+    fn freeze(&mut self, f: usize, start: &[usize], uses: &[(u32, f64)]) -> usize {
+        if self.frozen[f] {
+            return 0;
+        }
+        self.frozen[f] = true;
+        for &(ri, w) in &uses[start[f]..start[f + 1]] {
+            self.wsum[ri as usize] -= w;
+        }
+        1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fidelity::flow::maxmin_reference::max_min_reference;
+    use proptest::prelude::*;
+
+    /// The solver as it was before it took its problem as a list of uses
+    /// (each resource's users bucketed by flow per solve): the twin the
+    /// fast one must match to the bit.
+    mod old {
+        use super::Resource;
+
+        #[derive(Debug, Default)]
+        struct OldMaxMin {
+            rate: Vec<f64>,
+            frozen: Vec<bool>,
+            left: Vec<f64>,
+            wsum: Vec<f64>,
+            sat: Vec<bool>,
+            /// (resource, weight) per flow, flattened with offsets.
+            uses: Vec<(usize, f64)>,
+            start: Vec<usize>,
+        }
+
+        impl OldMaxMin {
+            #[allow(clippy::needless_range_loop)] // parallel arrays indexed by flow and resource
+            fn solve(&mut self, caps: &[f64], resources: &[Resource]) {
+                let n = caps.len();
+                let r = resources.len();
+                self.rate.clear();
+                self.rate.resize(n, 0.0);
+                self.frozen.clear();
+                self.frozen.extend(caps.iter().map(|c| *c <= 0.0));
+                self.left.clear();
+                self.left.extend(resources.iter().map(|r| r.capacity));
+                self.wsum.clear();
+                self.wsum.resize(r, 0.0);
+                self.sat.clear();
+                self.sat.resize(r, false);
+                // bucket the (resource, weight) pairs by flow
+                self.start.clear();
+                self.start.resize(n + 1, 0);
+                for res in resources {
+                    for &(f, _) in &res.users {
+                        self.start[f + 1] += 1;
+                    }
+                }
+                for i in 0..n {
+                    self.start[i + 1] += self.start[i];
+                }
+                self.uses.clear();
+                self.uses.resize(self.start[n], (0, 0.0));
+                let mut fill = self.start.clone();
+                for (ri, res) in resources.iter().enumerate() {
+                    for &(f, w) in &res.users {
+                        self.uses[fill[f]] = (ri, w);
+                        fill[f] += 1;
+                        if !self.frozen[f] {
+                            self.wsum[ri] += w;
+                        }
+                    }
+                }
+                let mut open = self.frozen.iter().filter(|f| !**f).count();
+                let mut level = 0.0f64;
+                while open > 0 {
+                    let mut delta = f64::INFINITY;
+                    for ri in 0..r {
+                        if !self.sat[ri] && self.wsum[ri] > 1e-15 {
+                            delta = delta.min(self.left[ri] / self.wsum[ri]);
+                        }
+                    }
+                    for i in 0..n {
+                        if !self.frozen[i] {
+                            delta = delta.min(caps[i] - level);
+                        }
+                    }
+                    if !delta.is_finite() {
+                        for i in 0..n {
+                            if !self.frozen[i] {
+                                self.rate[i] = caps[i];
+                            }
+                        }
+                        break;
+                    }
+                    let delta = delta.max(0.0);
+                    level += delta;
+                    for ri in 0..r {
+                        if !self.sat[ri] {
+                            self.left[ri] -= self.wsum[ri] * delta;
+                        }
+                    }
+                    for i in 0..n {
+                        if !self.frozen[i] {
+                            self.rate[i] = level;
+                        }
+                    }
+                    for ri in 0..r {
+                        if !self.sat[ri]
+                            && self.wsum[ri] > 1e-15
+                            && self.left[ri] <= resources[ri].capacity * 1e-12
+                        {
+                            self.sat[ri] = true;
+                            for &(f, _) in &resources[ri].users {
+                                open -= self.freeze(f);
+                            }
+                        }
+                    }
+                    for i in 0..n {
+                        if !self.frozen[i] && level >= caps[i] * (1.0 - 1e-12) {
+                            self.rate[i] = caps[i];
+                            open -= self.freeze(i);
+                        }
+                    }
+                }
+            }
+
+            /// Freezes flow `f`; 1 if it was open.
+            fn freeze(&mut self, f: usize) -> usize {
+                if self.frozen[f] {
+                    return 0;
+                }
+                self.frozen[f] = true;
+                for k in self.start[f]..self.start[f + 1] {
+                    let (ri, w) = self.uses[k];
+                    self.wsum[ri] -= w;
+                }
+                1
+            }
+        }
+
+        pub fn max_min_old(caps: &[f64], resources: &[Resource]) -> Vec<f64> {
+            let mut w = OldMaxMin::default();
+            w.solve(caps, resources);
+            w.rate
+        }
+    }
+
+    #[test]
+    fn two_flows_share_one_resource_equally() {
+        let r = vec![Resource {
+            capacity: 10.0,
+            users: vec![(0, 1.0), (1, 1.0)],
+        }];
+        assert_eq!(max_min(&[f64::INFINITY, f64::INFINITY], &r), vec![5.0, 5.0]);
+    }
+
+    #[test]
+    fn a_capped_flow_leaves_the_rest_to_the_other() {
+        let r = vec![Resource {
+            capacity: 10.0,
+            users: vec![(0, 1.0), (1, 1.0)],
+        }];
+        let x = max_min(&[2.0, f64::INFINITY], &r);
+        assert!((x[0] - 2.0).abs() < 1e-9 && (x[1] - 8.0).abs() < 1e-9);
+    }
+
+    proptest! {
+        #[test]
+        fn fast_matches_reference(
+            caps in proptest::collection::vec(prop_oneof![Just(f64::INFINITY), 1.0f64..100.0], 1..8),
+            res in proptest::collection::vec((1.0f64..100.0, proptest::collection::vec((0usize..8, 1.0f64..1.5), 1..5)), 1..6),
+        ) {
+            let n = caps.len();
+            let mut resources: Vec<Resource> = res.into_iter().map(|(c, u)| {
+                let mut users: Vec<(usize, f64)> = u.into_iter().filter(|(f, _)| *f < n).collect();
+                users.sort_by_key(|(f, _)| *f);
+                users.dedup_by_key(|(f, _)| *f);
+                Resource { capacity: c, users }
+            }).collect();
+            // keep every flow bounded: an extra resource for uncapped, unused flows
+            resources.push(Resource { capacity: 1000.0, users: (0..n).map(|f| (f, 1.0)).collect() });
+            let a = max_min(&caps, &resources);
+            let b = max_min_reference(&caps, &resources);
+            for (x, y) in a.iter().zip(&b) {
+                prop_assert!((x - y).abs() <= 1e-6 * y.abs().max(1.0), "{a:?} vs {b:?}");
+            }
+            // the solver as it was, to the bit
+            let c = old::max_min_old(&caps, &resources);
+            prop_assert_eq!(
+                a.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                c.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+            );
+            // feasibility: no resource over capacity
+            for r in &resources {
+                let used: f64 = r.users.iter().map(|(f, w)| a[*f] * w).sum();
+                prop_assert!(used <= r.capacity * (1.0 + 1e-9));
+            }
+        }
+
+        /// Problems as the flow fidelity gives them (a flow may use one
+        /// resource twice, flows may be capped at zero, resources may be
+        /// unused): the same rates as the solver before, to the bit.
+        #[test]
+        fn fast_matches_the_old_solver_to_the_bit(
+            caps in proptest::collection::vec(prop_oneof![Just(f64::INFINITY), Just(0.0), 1.0f64..100.0], 1..12),
+            res in proptest::collection::vec((1.0f64..100.0, proptest::collection::vec((0usize..12, 0.5f64..1.5), 0..8)), 1..8),
+        ) {
+            let n = caps.len();
+            let mut resources: Vec<Resource> = res.into_iter().map(|(c, u)| {
+                let mut users: Vec<(usize, f64)> = u.into_iter().filter(|(f, _)| *f < n).collect();
+                users.sort_by_key(|(f, _)| *f);
+                Resource { capacity: c, users }
+            }).collect();
+            resources.push(Resource { capacity: 1000.0, users: (0..n).map(|f| (f, 1.0)).collect() });
+            let a = max_min(&caps, &resources);
+            let c = old::max_min_old(&caps, &resources);
+            prop_assert_eq!(
+                a.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                c.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+            );
+        }
+    }
+}

@@ -1,0 +1,76 @@
+//! DESIGN 9 — the plain twin of [`crate::fidelity::flow::maxmin`]: max-min fair rates by
+//! repeatedly fixing the single most constrained bottleneck. Slower and
+//! simpler; must agree with the fast solver.
+
+use crate::fidelity::flow::maxmin::Resource;
+
+/// The reference twin: repeatedly find the single most constrained
+/// bottleneck (resource fair share or flow cap), fix those flows, remove
+/// their usage, repeat. Slower and simpler; must agree with [`crate::fidelity::flow::maxmin::max_min`].
+pub fn max_min_reference(caps: &[f64], resources: &[Resource]) -> Vec<f64> {
+    let n = caps.len();
+    let mut rate = vec![f64::NAN; n];
+    let mut cap_left: Vec<f64> = resources.iter().map(|r| r.capacity).collect();
+    loop {
+        let open: Vec<usize> = (0..n).filter(|i| rate[*i].is_nan()).collect();
+        if open.is_empty() {
+            return rate;
+        }
+        // the level at which each resource would saturate if all open flows rose together
+        let mut best = f64::INFINITY;
+        for (ri, r) in resources.iter().enumerate() {
+            let w: f64 = r
+                .users
+                .iter()
+                .filter(|(f, _)| rate[*f].is_nan())
+                .map(|(_, w)| *w)
+                .sum();
+            if w > 0.0 {
+                best = best.min(cap_left[ri].max(0.0) / w);
+            }
+        }
+        let min_cap = open.iter().map(|i| caps[*i]).fold(f64::INFINITY, f64::min);
+        let level = best.min(min_cap);
+        if !level.is_finite() {
+            for i in open {
+                rate[i] = caps[i];
+            }
+            return rate;
+        }
+        // fix flows at that level: capped ones and those on saturated resources
+        let mut fixed = vec![];
+        for &i in &open {
+            if caps[i] <= level * (1.0 + 1e-12) {
+                fixed.push(i);
+            }
+        }
+        for (ri, r) in resources.iter().enumerate() {
+            let w: f64 = r
+                .users
+                .iter()
+                .filter(|(f, _)| rate[*f].is_nan())
+                .map(|(_, w)| *w)
+                .sum();
+            if w > 0.0 && cap_left[ri].max(0.0) / w <= level * (1.0 + 1e-12) {
+                fixed.extend(
+                    r.users
+                        .iter()
+                        .map(|(f, _)| *f)
+                        .filter(|f| rate[*f].is_nan()),
+                );
+            }
+        }
+        fixed.sort_unstable();
+        fixed.dedup();
+        for &i in &fixed {
+            rate[i] = level.min(caps[i]);
+        }
+        for (ri, r) in resources.iter().enumerate() {
+            for (f, w) in &r.users {
+                if fixed.contains(f) {
+                    cap_left[ri] -= w * rate[*f];
+                }
+            }
+        }
+    }
+}
