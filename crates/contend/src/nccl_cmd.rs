@@ -28,7 +28,7 @@ pub struct ExplainArgs {
     /// Topology: a file or a shipped name (`contend topo list`).
     topology: String,
     /// Message size to show NCCL's choice for (repeatable): 43008, 42KiB, 64MiB.
-    #[arg(long = "size", value_parser = parse_bytes)]
+    #[arg(long = "size", value_parser = Bytes::parse_size)]
     sizes: Vec<Bytes>,
     /// An NCCL variable, NAME=value (repeatable): NCCL_P2P_LEVEL=SYS.
     #[arg(long = "env", value_name = "NAME=VALUE")]
@@ -62,10 +62,6 @@ pub struct ExplainArgs {
 pub struct LogArgs {
     /// The log file.
     log: PathBuf,
-}
-
-fn parse_bytes(s: &str) -> Result<Bytes, String> {
-    Bytes::parse(s)
 }
 
 pub fn run(cmd: NcclCommand) -> Result<()> {
