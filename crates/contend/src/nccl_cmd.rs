@@ -80,7 +80,7 @@ fn explain(a: ExplainArgs) -> Result<()> {
     let topo = shipped::resolve(&a.topology)?;
     let mut env = NcclEnv::from_assignments(&a.env)?;
     if let Some(c) = &a.cpu {
-        env.host.cpu = Some(CpuArch::parse(c).map_err(anyhow::Error::msg)?);
+        env.host.cpu = Some(CpuArch::parse(c)?);
     }
     env.host.compute_capability = a.cc;
     if a.no_gpu_p2p {
