@@ -50,7 +50,7 @@ pub mod run;
 pub mod topo;
 pub mod verify;
 
-pub use error::HwError;
+pub use error::{EmulationError, HwError, UnknownProbeGroup};
 pub use output::Sink;
 pub use rig::Rig;
 pub use run::Options;

@@ -12,6 +12,7 @@
 use serde::{Deserialize, Deserializer, Serialize};
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
+use thiserror::Error;
 
 /// 2^64 as a float (exact): every non-negative float below it fits in a `u64`.
 const U64_END: f64 = 18_446_744_073_709_551_616.0;
@@ -108,17 +109,25 @@ impl Bytes {
         Bytes(self.0.min(o.0))
     }
 
+    /// [`Bytes::parse_size`] with the error as its message only, for
+    /// callers that still keep a message (contend-calib's figure files);
+    /// new code matches the typed error of [`Bytes::parse_size`].
+    pub fn parse(s: &str) -> Result<Bytes, String> {
+        Bytes::parse_size(s).map_err(|e| e.to_string())
+    }
+
     /// Parses `43008`, `42 KiB`, `64MiB`, `1.5 MB`, `512B`. Whole numbers
     /// are exact (no float rounding); a size past `u64::MAX` bytes, a
     /// negative or fractional number of bytes is an error.
-    pub fn parse(s: &str) -> Result<Bytes, String> {
+    pub fn parse_size(s: &str) -> Result<Bytes, BytesParseError> {
         let t = s.trim();
         let split = t
             .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
             .unwrap_or(t.len());
         let (num, unit) = t.split_at(split);
         let num = num.replace('_', "");
-        let not_a_size = || format!("`{s}` is not a size (try `43008`, `42 KiB` or `64 MiB`)");
+        let text = || s.to_string();
+        let not_a_size = || BytesParseError::NotASize { text: text() };
         let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
             "" | "b" => 1,
             "k" | "kib" => 1 << 10,
@@ -129,12 +138,13 @@ impl Bytes {
             "gb" => 1_000_000_000,
             _ if num.is_empty() => return Err(not_a_size()),
             other => {
-                return Err(format!(
-                    "unknown size unit `{other}` in `{s}` (use B, KiB, MiB, GiB, KB, MB, GB)"
-                ));
+                return Err(BytesParseError::UnknownUnit {
+                    unit: other.to_string(),
+                    text: text(),
+                });
             }
         };
-        let too_big = || format!("`{s}` is more bytes than contend can count");
+        let too_big = || BytesParseError::TooBig { text: text() };
         if num.bytes().all(|c| c.is_ascii_digit()) {
             // exact: digits only
             let n: u128 = match num.parse() {
@@ -151,13 +161,26 @@ impl Bytes {
         let num: f64 = num.parse().map_err(|_| not_a_size())?;
         let v = num * mult as f64;
         if !v.is_finite() || v < 0.0 || v.fract() != 0.0 {
-            return Err(format!("`{s}` is not a whole number of bytes"));
+            return Err(BytesParseError::NotWhole { text: text() });
         }
         if v >= U64_END {
             return Err(too_big());
         }
         Ok(Bytes(v as u64))
     }
+}
+
+/// Why a text is not a size ([`Bytes::parse_size`]); each names the text as given.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum BytesParseError {
+    #[error("`{text}` is not a size (try `43008`, `42 KiB` or `64 MiB`)")]
+    NotASize { text: String },
+    #[error("unknown size unit `{unit}` in `{text}` (use B, KiB, MiB, GiB, KB, MB, GB)")]
+    UnknownUnit { unit: String, text: String },
+    #[error("`{text}` is more bytes than contend can count")]
+    TooBig { text: String },
+    #[error("`{text}` is not a whole number of bytes")]
+    NotWhole { text: String },
 }
 
 /// A whole number of bytes (`43008`) or a string with a unit (`"42 KiB"`).
@@ -183,7 +206,7 @@ impl<'de> Deserialize<'de> for Bytes {
                 )))
             }
             fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Bytes, E> {
-                Bytes::parse(s).map_err(E::custom)
+                Bytes::parse_size(s).map_err(E::custom)
             }
         }
         d.deserialize_any(V)
@@ -284,7 +307,13 @@ mod tests {
         assert_eq!(Bytes::parse("42 KiB").unwrap(), Bytes(43008));
         assert_eq!(Bytes::parse("64MiB").unwrap(), Bytes(64 << 20));
         assert_eq!(Bytes::parse("1.5 KB").unwrap(), Bytes(1500));
-        assert!(Bytes::parse("12 parsecs").unwrap_err().contains("parsecs"));
+        assert_eq!(
+            Bytes::parse_size("12 parsecs"),
+            Err(BytesParseError::UnknownUnit {
+                unit: "parsecs".into(),
+                text: "12 parsecs".into()
+            })
+        );
         assert!(Bytes::parse("0.5").is_err());
         assert_eq!(Bytes(43008).to_string(), "42 KiB");
         assert_eq!(Bytes(64 << 30).to_string(), "64 GiB");

@@ -246,7 +246,7 @@ impl App {
                 }
                 let out = match result {
                     Err(e) => {
-                        self.jobs.finish(kind, Some(e));
+                        self.jobs.finish(kind, Some(e.to_string()));
                         return;
                     }
                     Ok(out) => out,

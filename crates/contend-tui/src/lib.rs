@@ -62,6 +62,6 @@ pub use term::{TuiError, install_panic_hook, restore, run};
 pub use tree::{Row, RowKind, Selected, TreeState, link_label, node_label, rows};
 pub use twin::{Twin, twin_scenario};
 pub use worker::{
-    InlineWorker, Job, JobKind, JobOutput, ThreadWorker, WORKER_THREAD_PREFIX, Worker, WorkerMsg,
-    execute,
+    InlineWorker, Job, JobError, JobKind, JobOutput, ThreadWorker, WORKER_THREAD_PREFIX, Worker,
+    WorkerMsg, execute,
 };

@@ -6,7 +6,7 @@
 
 use crate::measure::Variant;
 use crate::twin::Twin;
-use contend_sim::{ModelParams, Run, runs_of, simulate_one};
+use contend_sim::{ModelParams, Run, SimError, runs_of, simulate_one};
 use contend_workload::{Fidelity, Scenario};
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::thread::JoinHandle;
+use thiserror::Error;
 
 /// Threads the worker starts are named with this prefix (the panic hook
 /// leaves the terminal alone for them: their panics become job errors).
@@ -84,7 +85,24 @@ pub enum WorkerMsg {
     Done {
         kind: JobKind,
         id: u64,
-        result: Result<JobOutput, String>,
+        result: Result<JobOutput, JobError>,
+    },
+}
+
+/// Why a job produced nothing to show (the app shows the message).
+#[derive(Debug, Error)]
+pub enum JobError {
+    /// A simulation refused or failed.
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    /// A simulation panicked (the panic's message).
+    #[error("the simulator panicked: {0}")]
+    Panicked(String),
+    /// A re-run of the scenario in a measured variant failed.
+    #[error("re-run in the measured {}: {error}", variant.label())]
+    Twin {
+        variant: Variant,
+        error: Box<JobError>,
     },
 }
 
@@ -103,11 +121,11 @@ pub fn execute(
     job: &Job,
     progress: &mut dyn FnMut(usize, usize),
     cancelled: &dyn Fn() -> bool,
-) -> Option<Result<JobOutput, String>> {
+) -> Option<Result<JobOutput, JobError>> {
     let total = job.total();
     progress(0, total);
     let mut done = 0;
-    let mut run_all = |sc: &Scenario| -> Option<Result<Vec<Run>, String>> {
+    let mut run_all = |sc: &Scenario| -> Option<Result<Vec<Run>, JobError>> {
         let specs = runs_of(sc, &[job.fidelity]);
         let mut runs = Vec::with_capacity(specs.len());
         for spec in specs {
@@ -117,14 +135,14 @@ pub fn execute(
             let r = catch_unwind(AssertUnwindSafe(|| simulate_one(sc, &job.params, spec)));
             match r {
                 Ok(Ok(run)) => runs.push(run),
-                Ok(Err(e)) => return Some(Err(e.to_string())),
+                Ok(Err(e)) => return Some(Err(e.into())),
                 Err(p) => {
                     let msg = p
                         .downcast_ref::<&str>()
                         .map(|s| s.to_string())
                         .or_else(|| p.downcast_ref::<String>().cloned())
                         .unwrap_or_else(|| "unknown panic".into());
-                    return Some(Err(format!("the simulator panicked: {msg}")));
+                    return Some(Err(JobError::Panicked(msg)));
                 }
             }
             done += 1;
@@ -144,10 +162,10 @@ pub fn execute(
         match run_all(&t.scenario)? {
             Ok(r) => out.twins.push((t.variant, r)),
             Err(e) => {
-                return Some(Err(format!(
-                    "re-run in the measured {}: {e}",
-                    t.variant.label()
-                )));
+                return Some(Err(JobError::Twin {
+                    variant: t.variant,
+                    error: Box::new(e),
+                }));
             }
         }
     }

@@ -4,8 +4,8 @@
 use contend_sim::ModelParams;
 use contend_topo::{Bytes, shipped};
 use contend_tui::{
-    App, AppOptions, Focus, InlineWorker, JobKind, Selected, Tab, ThreadWorker, Worker, WorkerMsg,
-    ui,
+    App, AppOptions, Focus, InlineWorker, JobError, JobKind, Selected, Tab, ThreadWorker, Worker,
+    WorkerMsg, ui,
 };
 use contend_workload::{
     Algorithm, LaunchMode, ResultRecord, Scenario, Source, Stats, Workload, default_scenario,
@@ -492,7 +492,7 @@ fn stale_results_are_dropped() {
     app.apply(WorkerMsg::Done {
         kind: JobKind::Scenario,
         id: 999,
-        result: Err("old".into()),
+        result: Err(JobError::Panicked("old".into())),
     });
     assert!(app.is_busy());
     assert!(!render(&app, 120, 40).contains("old"));

@@ -111,10 +111,10 @@ pub struct AdviseArgs {
     #[arg(long, value_enum, default_value_t = PlacementArg::Peer)]
     pub placement: PlacementArg,
     /// Smallest size.
-    #[arg(long, default_value = "1KiB", value_parser = Bytes::parse)]
+    #[arg(long, default_value = "1KiB", value_parser = Bytes::parse_size)]
     pub from: Bytes,
     /// Largest size.
-    #[arg(long, default_value = "64MiB", value_parser = Bytes::parse)]
+    #[arg(long, default_value = "64MiB", value_parser = Bytes::parse_size)]
     pub to: Bytes,
     /// Output format.
     #[arg(long, value_enum, default_value_t = AdviseFormat::Table)]

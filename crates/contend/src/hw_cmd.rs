@@ -143,7 +143,7 @@ fn decision_pass(
 /// A `--only` group.
 fn parse_probe_group(s: &str) -> Result<String, String> {
     let g = s.trim().to_string();
-    contend_hw::run::check_probe_groups(std::slice::from_ref(&g))?;
+    contend_hw::run::check_probe_groups(std::slice::from_ref(&g)).map_err(|e| e.to_string())?;
     Ok(g)
 }
 
@@ -153,7 +153,7 @@ fn parse_emulate_ranks(s: &str) -> Result<usize, String> {
         .trim()
         .parse()
         .map_err(|_| format!("`{s}` is not a number of ranks"))?;
-    contend_hw::run::check_emulate_ranks(n)
+    contend_hw::run::check_emulate_ranks(n).map_err(|e| e.to_string())
 }
 
 /// Options shared by the measuring subcommands.
@@ -178,7 +178,7 @@ pub struct RunArgs {
 
 /// A size flag: a whole number of bytes from 1 to the largest size contend runs.
 fn parse_size(s: &str) -> Result<u64, String> {
-    let b = contend_topo::Bytes::parse(s)?;
+    let b = contend_topo::Bytes::parse_size(s).map_err(|e| e.to_string())?;
     if b.0 == 0 || b > MAX_SIZE {
         return Err(format!(
             "{} B is outside 1..={} ({MAX_SIZE})",

@@ -7,7 +7,7 @@
 #![allow(unsafe_code)]
 
 use crate::driver::{self, DevMem, Func, Gpu, HostMem, Stream, StreamRef};
-use crate::error::HwError;
+use crate::error::{EmulationError, HwError};
 use crate::rig::Rig;
 use contend_topo::Bytes;
 use contend_workload::{Algorithm, Dtype, KernelConfig, Placement};
@@ -297,21 +297,20 @@ pub fn coresident(
     sms: u32,
     blocks_per_sm: u32,
     reserve: u32,
-) -> Result<(), String> {
+) -> Result<(), EmulationError> {
     let need = ranks as u64 * u64::from(grid);
-    let usable = sms.saturating_sub(reserve);
-    let capacity = u64::from(usable) * u64::from(blocks_per_sm);
+    let capacity = u64::from(sms.saturating_sub(reserve)) * u64::from(blocks_per_sm);
     if need <= capacity {
         return Ok(());
     }
-    let kept = if reserve > 0 {
-        format!("{usable} of its {sms} SMs ({reserve} left for the driver's copies)")
-    } else {
-        format!("{sms} SMs")
-    };
-    Err(format!(
-        "{ranks} emulated ranks x {grid} blocks of {kernel} = {need} blocks, but one GPU keeps at most {capacity} resident ({kept} x {blocks_per_sm} blocks per SM): ranks waiting for blocks that cannot start would deadlock; use fewer ranks or fewer blocks ([kernel] blocks)"
-    ))
+    Err(EmulationError::NotCoresident {
+        kernel: kernel.to_string(),
+        ranks,
+        grid,
+        sms,
+        blocks_per_sm,
+        reserve,
+    })
 }
 
 impl<'t, 'r> Custom<'t, 'r> {
@@ -537,7 +536,7 @@ impl Collective for Custom<'_, '_> {
             per_sm,
             reserve,
         )
-        .map_err(HwError::Unsupported)
+        .map_err(HwError::from)
     }
     fn exact(&self) -> bool {
         self.algorithm == Algorithm::TwoShotPushFp32Acc
@@ -590,7 +589,9 @@ mod tests {
         assert_eq!(coresident("k", 8, 16, 132, 1, 0), Ok(()));
         assert_eq!(coresident("k", 8, 16, 132, 1, 1), Ok(()));
         // 8 x 17 = 136 > 132: refused, with the numbers
-        let e = coresident("two_shot_push_bf16", 8, 17, 132, 1, 0).unwrap_err();
+        let e = coresident("two_shot_push_bf16", 8, 17, 132, 1, 0)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with(
                 "8 emulated ranks x 17 blocks of two_shot_push_bf16 = 136 blocks, but one GPU keeps at most 132 resident (132 SMs x 1 blocks per SM)"
@@ -600,7 +601,9 @@ mod tests {
         // two blocks per SM double the room
         assert_eq!(coresident("k", 8, 33, 132, 2, 0), Ok(()));
         // the copy-engine ring leaves an SM for the driver's copies
-        let e = coresident("ce_ring_step_bf16", 4, 33, 132, 1, 1).unwrap_err();
+        let e = coresident("ce_ring_step_bf16", 4, 33, 132, 1, 1)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("131 of its 132 SMs (1 left for the driver's copies)"),
             "{e}"

@@ -4,7 +4,7 @@
 //! result written as a [`ResultRecord`] the moment it is measured.
 
 use crate::allreduce::{self, Collective, Custom, Team, Timing};
-use crate::error::HwError;
+use crate::error::{EmulationError, HwError};
 use crate::nccl::NcclTeam;
 use crate::output::Sink;
 use crate::probe::{self, Op, Spec, Target};
@@ -42,14 +42,11 @@ pub struct Options {
 }
 
 /// The range `--emulate-ranks` takes: 2 to the kernels' MAX_RANKS.
-pub fn check_emulate_ranks(n: usize) -> Result<usize, String> {
+pub fn check_emulate_ranks(n: usize) -> Result<usize, EmulationError> {
     if (2..=crate::abi::MAX_RANKS).contains(&n) {
         Ok(n)
     } else {
-        Err(format!(
-            "{n} ranks cannot be emulated: an allreduce needs 2 and the kernels take at most {}",
-            crate::abi::MAX_RANKS
-        ))
+        Err(EmulationError::RankCount { n })
     }
 }
 
@@ -57,12 +54,10 @@ pub fn check_emulate_ranks(n: usize) -> Result<usize, String> {
 /// stand for: spread evenly over the list (`i * count / n`), all of them
 /// when `n == count`. Spreading keeps the topology's islands: of 8 GPUs in
 /// two islands of 4, 4 emulated ranks are 2 + 2 and 2 are 1 + 1.
-pub fn emulated_ranks(count: usize, n: usize) -> Result<Vec<usize>, String> {
+pub fn emulated_ranks(count: usize, n: usize) -> Result<Vec<usize>, EmulationError> {
     check_emulate_ranks(n)?;
     if n > count {
-        return Err(format!(
-            "--emulate-ranks {n}: the scenario has {count} rank(s); emulated ranks stand for ranks of its topology, so it needs at least {n}"
-        ));
+        return Err(EmulationError::FewerScenarioRanks { n, count });
     }
     Ok((0..n).map(|i| i * count / n).collect())
 }
@@ -85,7 +80,7 @@ fn emulated_scenario(sc: &Scenario, n: usize) -> Result<(Scenario, Vec<String>),
             "--emulate-ranks runs allreduce and verify-step workloads, not transfers".into(),
         ));
     }
-    let pick = emulated_ranks(sc.ranks().len(), n).map_err(HwError::Unsupported)?;
+    let pick = emulated_ranks(sc.ranks().len(), n)?;
     let mut spec = sc.spec();
     spec.ranks = pick.iter().map(|&i| sc.ranks()[i]).collect();
     let sub = Scenario::new(spec).map_err(|e| HwError::Scenario(e.to_string()))?;
@@ -571,7 +566,8 @@ mod tests {
         assert_eq!(emulated_ranks(2, 2), Ok(vec![0, 1]));
         assert_eq!(emulated_ranks(6, 4), Ok(vec![0, 1, 3, 4]));
         let e = emulated_ranks(4, 8).unwrap_err();
-        assert!(e.contains("the scenario has 4 rank(s)"), "{e}");
+        assert_eq!(e, EmulationError::FewerScenarioRanks { n: 8, count: 4 });
+        assert!(e.to_string().contains("the scenario has 4 rank(s)"), "{e}");
         for n in [0, 1, 9] {
             assert!(check_emulate_ranks(n).is_err(), "{n}");
             assert!(emulated_ranks(16, n).is_err(), "{n}");

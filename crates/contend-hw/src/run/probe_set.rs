@@ -6,7 +6,7 @@
 use super::{common_extra, measure_allreduce, record, soft, transfer_line, transfer_record, us};
 use crate::Options;
 use crate::allreduce::{Collective, Timing};
-use crate::error::HwError;
+use crate::error::{HwError, UnknownProbeGroup};
 use crate::nccl::NcclTeam;
 use crate::output::Sink;
 use crate::probe::{self, LaunchProbe, Op, Spec, Target};
@@ -27,12 +27,9 @@ pub const PROBE_GROUPS: [&str; 7] = [
 ];
 
 /// Checks a `--only` list against [`PROBE_GROUPS`].
-pub fn check_probe_groups(v: &[String]) -> Result<(), String> {
+pub fn check_probe_groups(v: &[String]) -> Result<(), UnknownProbeGroup> {
     match v.iter().find(|g| !PROBE_GROUPS.contains(&g.as_str())) {
-        Some(g) => Err(format!(
-            "unknown probe group `{g}` (one of: {})",
-            PROBE_GROUPS.join(", ")
-        )),
+        Some(g) => Err(UnknownProbeGroup { group: g.clone() }),
         None => Ok(()),
     }
 }
