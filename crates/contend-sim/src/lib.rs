@@ -69,6 +69,7 @@ pub use fidelity::flow::{maxmin, maxmin_live, maxmin_reference};
 pub use study::{periodicity, start_trace};
 
 pub use actors::actor::{Span, SpanKind};
+pub use engine::RunStop;
 pub use engine::limits::{LimitHit, RunLimits};
 pub use fidelity::flow::FlowOptions;
 pub use fidelity::tlp::TlpOptions;
@@ -77,6 +78,6 @@ pub use params::{
     ParamsError, PcieParams, PlatformParams, RingParams, RootComplexParams, SwitchParams,
 };
 pub use run::{
-    QueueKind, Run, RunSpec, SimError, SimOptions, runs_of, simulate, simulate_one,
+    QueueKind, Run, RunSpec, SimError, SimOptions, Unfit, runs_of, simulate, simulate_one,
     simulate_one_reference, simulate_one_with,
 };

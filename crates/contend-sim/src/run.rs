@@ -7,7 +7,7 @@ use crate::engine::ids::ActorId;
 use crate::engine::limits::RunLimits;
 use crate::engine::queue::HeapQueue;
 use crate::engine::wide_radix::WideRadixQueue;
-use crate::engine::{Engine, Ev};
+use crate::engine::{Engine, Ev, RunStop};
 use crate::engine::{FidelityModel, Queue};
 use crate::fidelity::flow::{Flow, FlowOptions};
 use crate::fidelity::tlp::{Tlp, TlpOptions};
@@ -20,23 +20,42 @@ use contend_workload::{
 use serde::Serialize;
 use thiserror::Error;
 
+/// Why a simulation gave no result, by variant: callers match on it.
 #[derive(Debug, Error)]
 pub enum SimError {
-    #[error("scenario `{scenario}`, {what}: {message}")]
-    Failed {
+    /// The run asked for does not fit the scenario's workload.
+    #[error("scenario `{scenario}`, {spec}: {why}")]
+    Unfit {
         scenario: String,
-        what: String,
-        message: String,
+        spec: RunSpec,
+        why: Unfit,
     },
     /// The collective could not be lowered (NCCL with no algorithm and
     /// protocol left at this size, ...): the reason typed, for callers
     /// that skip such a run.
-    #[error("scenario `{scenario}`, {what}: {error}")]
+    #[error("scenario `{scenario}`, {spec}: {error}")]
     Lower {
         scenario: String,
-        what: String,
+        spec: RunSpec,
         error: LowerError,
     },
+    /// The run stopped before every rank finished (a deadlock, or a run
+    /// limit reached).
+    #[error("scenario `{scenario}`, {spec}: {stop}")]
+    Stopped {
+        scenario: String,
+        spec: RunSpec,
+        stop: RunStop,
+    },
+}
+
+/// A run that does not fit its scenario's workload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
+pub enum Unfit {
+    #[error("an allreduce run needs a size")]
+    NoSize,
+    #[error("a collective workload needs an algorithm")]
+    NoAlgorithm,
 }
 
 /// One simulation to run: which algorithm (none for transfers), placement,
@@ -214,7 +233,7 @@ type Actors = (Vec<ActorSpec>, usize, Bytes, Option<String>);
 #[derive(Debug)]
 enum ActorsError {
     Lower(LowerError),
-    Other(String),
+    Unfit(Unfit),
 }
 
 impl From<LowerError> for ActorsError {
@@ -231,9 +250,7 @@ fn actors_of(sc: &Scenario, params: &ModelParams, spec: RunSpec) -> Result<Actor
             },
             Some(alg),
         ) => {
-            let size = spec
-                .size
-                .ok_or_else(|| ActorsError::Other("an allreduce run needs a size".into()))?;
+            let size = spec.size.ok_or(ActorsError::Unfit(Unfit::NoSize))?;
             let n = *repeats as usize;
             let (a, note) = crate::actors::script::collective(
                 sc,
@@ -268,9 +285,7 @@ fn actors_of(sc: &Scenario, params: &ModelParams, spec: RunSpec) -> Result<Actor
             None,
         ),
         _ => {
-            return Err(ActorsError::Other(
-                "a collective workload needs an algorithm".into(),
-            ));
+            return Err(ActorsError::Unfit(Unfit::NoAlgorithm));
         }
     })
 }
@@ -283,22 +298,26 @@ fn run<Q: Queue<T::Event>, T: FidelityModel>(
     limits: RunLimits,
 ) -> Result<Run, SimError> {
     let started = std::time::Instant::now();
-    let fail = |message: String| SimError::Failed {
-        scenario: sc.name().to_string(),
-        what: spec.to_string(),
-        message,
-    };
+    let scenario = || sc.name().to_string();
     let (actors, collectives, size, note) = actors_of(sc, params, spec).map_err(|e| match e {
         ActorsError::Lower(error) => SimError::Lower {
-            scenario: sc.name().to_string(),
-            what: spec.to_string(),
+            scenario: scenario(),
+            spec,
             error,
         },
-        ActorsError::Other(message) => fail(message),
+        ActorsError::Unfit(why) => SimError::Unfit {
+            scenario: scenario(),
+            spec,
+            why,
+        },
     })?;
     let mut eng: Engine<Q, T> = Engine::new(sc.topology(), params, actors, limits, topts);
     eng.trace_epoch = Some((collectives / 2) as u32);
-    eng.run().map_err(|e| fail(e.to_string()))?;
+    eng.run().map_err(|stop| SimError::Stopped {
+        scenario: scenario(),
+        spec,
+        stop,
+    })?;
     let wall_ns = started.elapsed().as_nanos() as u64;
     let mut end = Picos::ZERO;
     for a in eng.actors.ids() {

@@ -19,9 +19,9 @@
 //! caches, so a TLP event weighs one unit more per 160 ranks (in proportion).
 
 use crate::params::ModelParams;
-use crate::run::RunSpec;
+use crate::run::{RunSpec, Unfit};
 use contend_topo::Bytes;
-use contend_workload::{Access, Fidelity, Op, Scenario, TransferOp, Workload, lower};
+use contend_workload::{Access, Fidelity, LowerError, Op, Scenario, TransferOp, Workload, lower};
 
 /// Work units a command may spend before it asks for `--force`: 4e8.
 /// At TLP fidelity a unit is at most an event (the estimate runs 1.3 to 10
@@ -55,11 +55,14 @@ const FLOW_IN_FLIGHT_PER_UNIT: u64 = 128;
 const TLP_RANKS_PER_UNIT: u64 = 160;
 
 /// Why a run could not be estimated.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("cannot estimate {what}: {message}")]
-pub struct EstimateError {
-    pub what: String,
-    pub message: String,
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EstimateError {
+    /// The run does not fit the scenario's workload.
+    #[error("cannot estimate {spec}: {why}")]
+    Unfit { spec: RunSpec, why: Unfit },
+    /// Its collective could not be lowered.
+    #[error("cannot estimate {spec}: {error}")]
+    Lower { spec: RunSpec, error: LowerError },
 }
 
 /// The work units of one run (see the module's doc).
@@ -68,10 +71,7 @@ pub fn work_units(
     params: &ModelParams,
     spec: RunSpec,
 ) -> Result<u64, EstimateError> {
-    let fail = |message: String| EstimateError {
-        what: spec.to_string(),
-        message,
-    };
+    let unfit = |why| EstimateError::Unfit { spec, why };
     // (bytes over links, ops) of one collective or of the streams' whole run
     let (bytes, ops, accesses, in_flight, count): (u64, u64, u64, u64, u64) =
         match (sc.workload(), spec.algorithm) {
@@ -92,8 +92,7 @@ pub fn work_units(
             (w, Some(alg)) => {
                 let (size, count) = match w {
                     Workload::Allreduce { repeats, .. } => (
-                        spec.size
-                            .ok_or_else(|| fail("an allreduce run needs a size".into()))?,
+                        spec.size.ok_or_else(|| unfit(Unfit::NoSize))?,
                         u64::from(*repeats),
                     ),
                     Workload::VerifyStep(v) => (v.size(), u64::from(v.allreduces())),
@@ -107,7 +106,7 @@ pub fn work_units(
                     size,
                     &crate::actors::script::lower_config(sc, params),
                 )
-                .map_err(|e| fail(e.to_string()))?;
+                .map_err(|error| EstimateError::Lower { spec, error })?;
                 let mut bytes = Bytes::ZERO;
                 let mut ops = 0u64;
                 let mut accesses = 0u64;
@@ -147,7 +146,7 @@ pub fn work_units(
                 let in_flight = widest.saturating_mul(c.programs.len() as u64);
                 (bytes.0, ops, accesses, in_flight, count)
             }
-            (_, None) => return Err(fail("a collective workload needs an algorithm".into())),
+            (_, None) => return Err(unfit(Unfit::NoAlgorithm)),
         };
     let per = match spec.fidelity {
         Fidelity::Tlp => {

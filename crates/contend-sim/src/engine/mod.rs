@@ -79,7 +79,7 @@ impl<'a, Q: Queue<T::Event>, T: FidelityModel> Engine<'a, Q, T> {
     }
 
     /// Runs every actor's script to its end.
-    pub fn run(&mut self) -> Result<(), RunError> {
+    pub fn run(&mut self) -> Result<(), RunStop> {
         for a in self.actors.ids() {
             self.w.push(Picos::ZERO, Ev::Resume(a));
         }
@@ -87,7 +87,7 @@ impl<'a, Q: Queue<T::Event>, T: FidelityModel> Engine<'a, Q, T> {
             self.w.now = t;
             self.events += 1;
             if let Some(hit) = self.limits.check(t, self.events) {
-                return Err(RunError::Limit(hit));
+                return Err(RunStop::Limit(hit));
             }
             match ev {
                 Ev::Resume(a) => self.step(a),
@@ -99,7 +99,7 @@ impl<'a, Q: Queue<T::Event>, T: FidelityModel> Engine<'a, Q, T> {
         }
         for (i, a) in self.actors.iter().enumerate() {
             if !a.finished() {
-                return Err(RunError::Deadlock {
+                return Err(RunStop::Deadlock {
                     actor: i,
                     step: a.pc,
                     waiting: a.waiting.map(|w| (w.count, w.flag.phase, w.flag.epoch)),
@@ -172,9 +172,13 @@ impl<'a, Q: Queue<T::Event>, T: FidelityModel> Engine<'a, Q, T> {
 }
 
 /// Why a run stopped before every actor finished.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum RunError {
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum RunStop {
     /// The queue ran dry with an actor still mid-script.
+    #[error(
+        "the simulation deadlocked: actor {actor} stopped at step {step}{}",
+        waiting_for(waiting)
+    )]
     Deadlock {
         actor: usize,
         step: usize,
@@ -182,27 +186,14 @@ pub(crate) enum RunError {
         waiting: Option<(u32, u32, u32)>,
     },
     /// A stated run limit was reached.
+    #[error("{0}")]
     Limit(LimitHit),
 }
 
-impl std::fmt::Display for RunError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RunError::Deadlock {
-                actor,
-                step,
-                waiting,
-            } => {
-                write!(
-                    f,
-                    "the simulation deadlocked: actor {actor} stopped at step {step}"
-                )?;
-                if let Some((n, ph, e)) = waiting {
-                    write!(f, " waiting for {n} flags of phase {ph} of collective {e}")?;
-                }
-                Ok(())
-            }
-            RunError::Limit(hit) => write!(f, "{hit}"),
-        }
+/// What a deadlocked actor waited for, as its message says it.
+fn waiting_for(waiting: &Option<(u32, u32, u32)>) -> String {
+    match waiting {
+        Some((n, ph, e)) => format!(" waiting for {n} flags of phase {ph} of collective {e}"),
+        None => String::new(),
     }
 }
