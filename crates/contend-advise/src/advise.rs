@@ -4,8 +4,8 @@
 //! from the (fitted) model.
 
 use contend_fit::checkpoint::{Checkpoint, ConstantSet, Prediction};
-use contend_import::CalibError;
 use contend_fit::fit::Progress;
+use contend_import::CalibError;
 use contend_sim::ModelParams;
 use contend_topo::{Bytes, Topology};
 use contend_workload::compare::{self, DEFAULT_TIE_TOLERANCE};
@@ -203,9 +203,9 @@ pub fn advise_resumable(
 ) -> Result<Vec<WorldAdvice>, CalibError> {
     let gpus = gpu_ids(topo)?;
     let worlds: Vec<usize> = (2..=gpus.len()).collect();
-    let variants: Vec<(String, crate::emit::Variant)> = Algorithm::ALL
+    let variants: Vec<(String, crate::predict::Variant)> = Algorithm::ALL
         .iter()
-        .map(|a| (a.name().to_string(), crate::emit::Variant::Algo(*a)))
+        .map(|a| (a.name().to_string(), crate::predict::Variant::Algo(*a)))
         .collect();
     let mut done: Vec<Prediction> = vec![];
     for &set in tolerance.sets() {
@@ -214,7 +214,7 @@ pub fn advise_resumable(
             (ConstantSet::High, Tolerance::Bootstrap { high, .. }) => high.as_ref(),
             _ => params,
         };
-        let all = crate::emit::predict_resumable(
+        let all = crate::predict::predict_resumable(
             topo,
             p,
             placement,
@@ -252,13 +252,13 @@ pub fn advice_of(
 ) -> Result<Vec<WorldAdvice>, CalibError> {
     let gpus = gpu_ids(topo)?;
     let sets = tolerance.sets();
-    let table = |set: ConstantSet| -> crate::emit::Times {
+    let table = |set: ConstantSet| -> crate::predict::Times {
         done.iter()
             .filter(|p| p.constants == set)
             .map(|p| ((p.world, p.size_bytes, p.variant.clone()), p.ns))
             .collect()
     };
-    let tables: Vec<crate::emit::Times> = sets.iter().map(|&s| table(s)).collect();
+    let tables: Vec<crate::predict::Times> = sets.iter().map(|&s| table(s)).collect();
     let whole: Vec<u64> = sizes
         .iter()
         .copied()
@@ -292,7 +292,7 @@ fn advice_from(
     gpus: &[String],
     placement: Placement,
     sizes: &[u64],
-    tables: &[crate::emit::Times],
+    tables: &[crate::predict::Times],
     fixed: Option<f64>,
 ) -> Vec<WorldAdvice> {
     let all = &tables[0];
@@ -302,8 +302,8 @@ fn advice_from(
             (Some(f), _, _) => f,
             (None, Some(lo), Some(hi)) => {
                 match (
-                    crate::emit::at(lo, k, s, a.name()),
-                    crate::emit::at(hi, k, s, a.name()),
+                    crate::predict::at(lo, k, s, a.name()),
+                    crate::predict::at(hi, k, s, a.name()),
                 ) {
                     (Some(l), Some(h)) => (h - l).abs() / 2.0 / t.max(1e-9),
                     _ => 0.0,
@@ -322,7 +322,7 @@ fn advice_from(
             // each family's fastest algorithm here
             let mut best: Vec<(&'static str, Algorithm, f64)> = vec![];
             for &a in Algorithm::ALL {
-                let Some(t) = crate::emit::at(all, k, s, a.name()) else {
+                let Some(t) = crate::predict::at(all, k, s, a.name()) else {
                     continue;
                 };
                 match best.iter_mut().find(|b| b.0 == family(a)) {
@@ -355,7 +355,7 @@ fn advice_from(
             );
             let algorithms = Algorithm::ALL
                 .iter()
-                .filter_map(|&a| Some((a, crate::emit::at(all, k, s, a.name())?)))
+                .filter_map(|&a| Some((a, crate::predict::at(all, k, s, a.name())?)))
                 .collect();
             choices.push(SizeChoice {
                 size_bytes: s,

@@ -12,6 +12,20 @@ use contend_workload::Algorithm;
 use serde::Serialize;
 use std::fmt;
 
+/// A name on the command line that is none of those known (`--emit`,
+/// `--engine`): the message names it and every choice. It reads as the
+/// message (`Deref` to `str`), as clap prints it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct UnknownName(pub String);
+
+impl std::ops::Deref for UnknownName {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
 /// A serving engine (or NCCL alone).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -40,15 +54,15 @@ impl Engine {
             Engine::Nccl => "nccl",
         }
     }
-    pub fn parse(s: &str) -> Result<Engine, String> {
+    pub fn parse(s: &str) -> Result<Engine, UnknownName> {
         Engine::ALL
             .into_iter()
             .find(|e| e.name() == s)
             .ok_or_else(|| {
-                format!(
+                UnknownName(format!(
                     "unknown engine `{s}` (one of: {})",
                     Engine::ALL.map(|e| e.name()).join(", ")
-                )
+                ))
             })
     }
     /// What the engine's allreduce can be, as read in its source.
@@ -326,7 +340,7 @@ fn gate_off(b: &Backend, topo: &Topology, world: usize) -> Option<String> {
     if let Some(why) = topo.no_p2p_summary(gpus) {
         return Some(format!("{why}; it needs P2P"));
     }
-    if world > b.gate.pcie_max_world && !crate::emit::fully_connected(topo, world) {
+    if world > b.gate.pcie_max_world && !crate::predict::fully_connected(topo, world) {
         return Some(if b.gate.pcie_max_world == 0 {
             "no NVLink between every pair: it falls back to NCCL".to_string()
         } else {

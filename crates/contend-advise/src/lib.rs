@@ -12,6 +12,7 @@
 //! | [`advise`] | the winner per size range and world size, resumable through [`contend_fit::checkpoint`] |
 //! | [`emit`] | settings files for NCCL's tuner plugin, contend's tuner, the serving engines and Vidur |
 //! | [`engine_support`] | each serving engine's allreduce backends and when they run |
+//! | `predict` | every variant simulated at every size and world size: the table advice and the emitters read |
 //! | [`latency_chart`] | time per allreduce over size, as an SVG chart |
 //!
 //! Errors are [`contend_import::CalibError`], shared by the calibration
@@ -22,6 +23,7 @@ pub mod advise;
 pub mod emit;
 pub mod engine_support;
 pub mod latency_chart;
+mod predict;
 
 pub use advise::{WorldAdvice, advice_table, advise};
 pub use contend_import::CalibError;

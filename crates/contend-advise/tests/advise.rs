@@ -31,4 +31,3 @@ fn advise_covers_every_size() {
     let t = contend_advise::advice_table("h200", "3 %", &adv);
     assert!(t.contains("world size 2"), "{t}");
 }
-

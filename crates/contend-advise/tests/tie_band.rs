@@ -5,8 +5,8 @@
 //! starts only where every choice of the one before is slower than the
 //! fastest by more than the tolerance.
 
-use contend_fit::Checkpoint;
 use contend_advise::advise::{SizeChoice, Tolerance, advise_resumable};
+use contend_fit::Checkpoint;
 use contend_sim::ModelParams;
 use contend_workload::Placement;
 use contend_workload::compare::DEFAULT_TIE_TOLERANCE;

@@ -4,10 +4,10 @@
 //! keep everything the report needs in one serialisable summary (`fit.json`).
 
 use crate::checkpoint::{CalibStep, Checkpoint};
-use contend_import::CalibError;
 use crate::fit::{FitOptions, FitParam, FitPoint, FittedConstant, Progress, fit_resumable};
-use contend_import::measure::{Kind, Measurement, ProbeOp, Role, load_measurements};
 use crate::twin::{Twin, build_twin};
+use contend_import::CalibError;
+use contend_import::measure::{Kind, Measurement, ProbeOp, Role, load_measurements};
 use contend_sim::ModelParams;
 use contend_topo::{NodeKind, Topology};
 use contend_workload::Fidelity;
@@ -214,7 +214,7 @@ pub fn calibrate_resumable(
                         .map_err(|e| CalibError::Twin {
                             file: m.file.clone(),
                             line: m.line,
-                            message: e,
+                            message: e.0,
                         })
                 }
             };
@@ -320,7 +320,7 @@ pub fn calibrate_resumable(
                     .map_err(|e| CalibError::Twin {
                         file: m.file.clone(),
                         line: m.line,
-                        message: e,
+                        message: e.0,
                     }),
             };
             if let Ok(ns) = &p {

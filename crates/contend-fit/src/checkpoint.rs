@@ -56,7 +56,7 @@ impl<'a, S> Checkpoint<'a, S> {
     }
 }
 
-/// One prediction of [`crate::advise()`]: a variant (an algorithm's name) at
+/// One prediction of contend-advise's `advise`: a variant (an algorithm's name) at
 /// a size on the first `world` GPUs; `ns` none where it cannot run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Prediction {
@@ -114,6 +114,15 @@ pub enum CalibStep {
     /// Measurement `index` checked at TLP fidelity (none: it did not simulate).
     Checked {
         index: usize,
-        check: Option<crate::calibrate::TlpCheck>,
+        check: Option<TlpCheck>,
     },
+}
+
+/// A flow-fidelity prediction checked against the TLP reference (one
+/// finished step of a calibration's TLP checks, and a line of `fit.json`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TlpCheck {
+    pub label: String,
+    pub flow_ns: f64,
+    pub tlp_ns: f64,
 }

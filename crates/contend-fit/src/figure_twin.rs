@@ -18,6 +18,7 @@
 //! says why, and the rig report lists and counts it.
 
 use crate::figures::{FigEngine, FigMetric, FigOp, Figure, Harness, Sink, Traffic};
+use crate::twin::PredictError;
 use contend_sim::{ModelParams, RunSpec, simulate_one};
 use contend_topo::{Bytes, NodeIdx, NodeKind, Topology};
 use contend_workload::{
@@ -327,7 +328,7 @@ fn stream_records(run: &[ResultRecord]) -> impl Iterator<Item = &ResultRecord> {
 
 impl FigureTwin {
     /// The figure's value as the model predicts it under `params`.
-    pub fn predict(&self, params: &ModelParams, fidelity: Fidelity) -> Result<f64, String> {
+    pub fn predict(&self, params: &ModelParams, fidelity: Fidelity) -> Result<f64, PredictError> {
         let spec = RunSpec {
             algorithm: None,
             placement: Placement::Peer,
@@ -339,7 +340,11 @@ impl FigureTwin {
     }
 
     /// Reads the figure's value off a run's records.
-    pub fn read(&self, records: &[ResultRecord]) -> Result<f64, String> {
+    pub fn read(&self, records: &[ResultRecord]) -> Result<f64, PredictError> {
+        self.read_ns(records).map_err(PredictError)
+    }
+
+    fn read_ns(&self, records: &[ResultRecord]) -> Result<f64, String> {
         let streams: Vec<&ResultRecord> = stream_records(records).collect();
         let sc = self.scenario.streams();
         if streams.len() != sc.len() || streams.is_empty() {

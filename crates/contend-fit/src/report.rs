@@ -5,12 +5,12 @@
 //! and placement (the charts drawn by `report_charts.rs`).
 
 use crate::calibrate::{FitSummary, PointResult};
-use contend_import::CalibError;
 use crate::eval::{
     ErrStats, Which, by_algorithm, by_placement, held_out, ranges, residuals, winners,
 };
-use contend_import::measure::{Kind, Role};
 use crate::report_charts::{error_chart, latency_chart, probe_chart, series};
+use contend_import::CalibError;
+use contend_import::measure::{Kind, Role};
 use contend_topo::Bytes;
 use contend_workload::compare::DEFAULT_TIE_TOLERANCE;
 use contend_workload::{LaunchMode, Placement};

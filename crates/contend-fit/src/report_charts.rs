@@ -3,8 +3,8 @@
 //! microbenchmarks' fit; `report.rs` writes the text around them.
 
 use crate::calibrate::PointResult;
-use contend_import::CalibError;
 use crate::eval::{abs_pct, held_out};
+use contend_import::CalibError;
 use contend_import::measure::Role;
 use contend_topo::Bytes;
 use contend_workload::Placement;

@@ -2,9 +2,9 @@
 //! they were measured on, each fit figure's twin (or why it has none), and
 //! predictions under a set of constants.
 
-use contend_import::CalibError;
 use crate::figure_twin::{Expressed, FigureTwin, figure_twin};
 use crate::figures::{FigureFile, load_figures};
+use contend_import::CalibError;
 use contend_sim::ModelParams;
 use contend_topo::{Location, Topology};
 use contend_workload::Fidelity;

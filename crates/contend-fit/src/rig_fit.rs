@@ -27,7 +27,6 @@
 //! collapsing port), so what the fit finds is a property of the box.
 
 use crate::calibrate::guard::{Unpinned, check_bounds, unpinned_message};
-use contend_import::CalibError;
 use crate::figure_twin::FigureTwin;
 use crate::figures::{FigMetric, Figure};
 use crate::fit::pin::{self, Verdict};
@@ -35,6 +34,7 @@ use crate::fit::{
     FitOptions, FitParam, FitPoint, FittedConstant, Progress, fit, loss_of, pinned_by, select,
 };
 use crate::rig::{Rig, Use};
+use contend_import::CalibError;
 use contend_sim::ModelParams;
 use contend_workload::Fidelity;
 use serde::{Deserialize, Serialize};

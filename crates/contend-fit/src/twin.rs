@@ -295,9 +295,31 @@ pub fn build_twin(m: &Measurement, topo: &Topology) -> Result<Option<Twin>, Cali
     }))
 }
 
+/// Why a twin's time could not be predicted: the simulator's refusal or
+/// failure, or a run that produced no record, as it was said.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PredictError(pub String);
+
+impl From<String> for PredictError {
+    fn from(why: String) -> PredictError {
+        PredictError(why)
+    }
+}
+
+impl From<PredictError> for String {
+    fn from(e: PredictError) -> String {
+        e.0
+    }
+}
+
 impl Twin {
     /// The twin's time under `params`, ns.
-    pub fn predict(&self, params: &ModelParams, fidelity: Fidelity) -> Result<f64, String> {
+    pub fn predict(&self, params: &ModelParams, fidelity: Fidelity) -> Result<f64, PredictError> {
+        self.predict_ns(params, fidelity).map_err(PredictError)
+    }
+
+    fn predict_ns(&self, params: &ModelParams, fidelity: Fidelity) -> Result<f64, String> {
         let sc = &self.scenario;
         match &self.what {
             What::Stream { kernel } => {

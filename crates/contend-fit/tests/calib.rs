@@ -4,9 +4,9 @@
 
 use contend_fit::eval::{Which, by_placement};
 use contend_fit::fit::FitOptions;
-use contend_import::measure::load_measurements;
 use contend_fit::twin::build_twin;
 use contend_fit::{CalibrateOptions, calibrate, select, write_report};
+use contend_import::measure::load_measurements;
 use contend_import::{CalibError, nccl_tests_table, parse_nccl_tests};
 use contend_sim::ModelParams;
 use contend_topo::{Topology, load_topology};

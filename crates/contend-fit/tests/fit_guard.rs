@@ -7,10 +7,12 @@
 //! refusal into a warning kept in the summary.
 
 use contend_fit::calibrate::FitSummary;
+use contend_fit::{
+    CalibrateOptions, DEFAULT_SUBSET, FitOptions, NCCL_LOG_SUBSET, calibrate, select,
+};
+use contend_import::CalibError;
 use contend_import::import::import_file;
 use contend_import::measure::{Kind, load_measurements};
-use contend_fit::{CalibrateOptions, DEFAULT_SUBSET, FitOptions, NCCL_LOG_SUBSET, calibrate, select};
-use contend_import::CalibError;
 use contend_sim::ModelParams;
 use contend_topo::{Topology, load_topology, parse_topology};
 use std::path::{Path, PathBuf};

@@ -7,11 +7,11 @@
 //! inside a table that is not a row is listed as skipped with its line.
 //! Nothing is dropped without a word, and calibration never runs on it.
 
+use contend_fit::{CalibrateOptions, FitOptions, NCCL_LOG_SUBSET, calibrate, select};
 use contend_import::CalibError;
 use contend_import::import::{import_file, import_text};
 use contend_import::measure::load_measurements;
 use contend_import::nccl_tests::import_nccl_tests_json;
-use contend_fit::{CalibrateOptions, FitOptions, NCCL_LOG_SUBSET, calibrate, select};
 use contend_topo::load_topology;
 use std::path::{Path, PathBuf};
 

@@ -3,9 +3,9 @@
 //! truncated input is a located error, messy pastes give the clean
 //! records, exports read back, and calibration takes what they give.
 
+use contend_fit::{CalibrateOptions, FitOptions, NCCL_LOG_SUBSET, calibrate, select};
 use contend_import::import::{Tool, import_file, import_text, to_jsonl};
 use contend_import::measure::{load_measurements, parse_jsonl};
-use contend_fit::{CalibrateOptions, FitOptions, NCCL_LOG_SUBSET, calibrate, select};
 use contend_import::{
     CalibError, import_nccl_tests,
     nccl_tests::{import_nccl_tests_json, nccl_tests_json},

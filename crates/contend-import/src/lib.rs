@@ -11,6 +11,7 @@
 //! |---|---|
 //! | [`import`] | detecting a tool's output and turning it into records, with what was skipped and why |
 //! | [`nccl_tests`] | nccl-tests logs (text and JSON) in, and predictions printed in nccl-tests' table out |
+//! | [`jsonl`] | contend's own JSON Lines of result records |
 //! | [`measure`] | loading measurement files: checking each record against a topology and classifying it for calibration; the physics check every figure passes |
 //! | [`fit_stop`] | why a fit stopped (constants unpinned or on a bound), the payloads of the shared error |
 //! | [`CalibError`] | the error of every calibration crate, naming the file and line at fault |
@@ -37,6 +38,7 @@
 mod error;
 pub mod fit_stop;
 pub mod import;
+pub mod jsonl;
 pub mod measure;
 pub mod nccl_tests;
 

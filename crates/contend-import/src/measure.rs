@@ -7,10 +7,10 @@
 //! any machine, and here against the links of the topology's box.
 
 use crate::error::CalibError;
+pub use crate::jsonl::parse_jsonl;
 use contend_topo::{NodeKind, Topology};
 use contend_workload::GroupTag;
 pub use contend_workload::ProbeOp;
-use contend_workload::jsonl::{JsonlError, parse_records};
 use contend_workload::limits::launchable;
 use contend_workload::{
     Algorithm, Dtype, FlagMemory, LaunchMode, Measured, Placement, ResultRecord, Source,
@@ -255,25 +255,6 @@ pub fn read_records(p: &Path) -> Result<Vec<(usize, ResultRecord)>, CalibError> 
     Ok(recs)
 }
 
-/// Parses JSON Lines into records with their line numbers. A line that is not
-/// one complete record (truncated, invalid JSON, missing fields) is an error.
-pub fn parse_jsonl(file: &str, text: &str) -> Result<Vec<(usize, ResultRecord)>, CalibError> {
-    parse_records(file, text).map_err(|e| match e {
-        JsonlError::Bad { location, message } => CalibError::Record {
-            file: location.file.clone(),
-            line: location.line,
-            message: match &location.field {
-                Some(f) => format!("field `{f}`: {message}"),
-                None => message,
-            },
-        },
-        JsonlError::Io { path, message } => CalibError::File {
-            file: path,
-            message,
-        },
-    })
-}
-
 /// NCCL's small-message latency probe: an NCCL allreduce of a few bytes
 /// over two GPUs or more, fitted on (its twin the `nccl` algorithm under
 /// the record's NCCL version and variables); over one GPU NCCL moves no
@@ -328,7 +309,7 @@ pub fn classify(
                     file: file.to_string(),
                     line,
                     column: None,
-                    message,
+                    message: message.0,
                 }
             })?;
         }

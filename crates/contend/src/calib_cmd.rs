@@ -5,6 +5,7 @@ use crate::stream::{Journal, StreamArgs, fingerprint};
 use anyhow::{Context, Result};
 use clap::builder::RangedU64ValueParser;
 use clap::{Args, ValueEnum};
+use contend_advise::advice_table;
 use contend_advise::advise::Tolerance;
 use contend_fit::calibrate::MAX_TLP_CHECKS;
 use contend_fit::eval::{Which, by_placement, winners};
@@ -13,8 +14,9 @@ use contend_fit::rig::load_rig;
 use contend_fit::rig_fit::{RigOptions, calibrate_rig};
 use contend_fit::rig_report::rig_markdown;
 use contend_fit::{CalibStep, Checkpoint, Prediction};
-use contend_advise::advice_table;
-use contend_fit::{CalibrateOptions, DEFAULT_SUBSET, FitOptions, NCCL_LOG_SUBSET, select, write_report};
+use contend_fit::{
+    CalibrateOptions, DEFAULT_SUBSET, FitOptions, NCCL_LOG_SUBSET, select, write_report,
+};
 use contend_sim::ModelParams;
 use contend_topo::{Bytes, Topology};
 use contend_workload::compare::DEFAULT_TIE_TOLERANCE;

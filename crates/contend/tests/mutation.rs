@@ -15,9 +15,9 @@
 //! Mutants that load are not simulated: the loaders are what is under test
 //! here; the simulated-time limit of a run is tested with the engine.
 
-use contend_import::measure::{classify, parse_jsonl};
-use contend_fit::report::{parse_summary, render_markdown};
 use contend_fit::eval;
+use contend_fit::report::{parse_summary, render_markdown};
+use contend_import::measure::{classify, parse_jsonl};
 use contend_import::{CalibError, parse_nccl_tests};
 use contend_sim::ModelParams;
 use contend_sim::{RunLimits, SimOptions, simulate_one_with};

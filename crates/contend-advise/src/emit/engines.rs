@@ -10,8 +10,8 @@
 //! set: their settings are in [`super::settings`].)
 
 use super::{EmitOptions, Variant, at, best, predict, runs, span};
-use contend_import::CalibError;
 use contend_fit::fit::Progress;
+use contend_import::CalibError;
 use contend_sim::ModelParams;
 use contend_topo::{Bytes, Topology};
 use contend_workload::{Algorithm, LaunchMode};

@@ -23,8 +23,8 @@
 //!   only spaces and newlines (`xmlGetNode`).
 
 use super::{EmitOptions, Times, Variant, at, best, predict, runs, span, time};
-use contend_import::CalibError;
 use contend_fit::fit::Progress;
+use contend_import::CalibError;
 use contend_nccl::{NcclEnv, NcclVersion};
 use contend_sim::ModelParams;
 use contend_topo::{Bytes, Topology};

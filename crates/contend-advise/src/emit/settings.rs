@@ -10,8 +10,8 @@
 
 use super::{EmitOptions, Stamp};
 use crate::engine_support::{Engine, EngineAdvice, Setting, engine_advice};
-use contend_import::CalibError;
 use contend_fit::fit::Progress;
+use contend_import::CalibError;
 use contend_sim::ModelParams;
 use contend_topo::{Bytes, Topology};
 use contend_workload::Algorithm;

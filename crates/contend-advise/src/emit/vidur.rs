@@ -10,8 +10,8 @@
 //! column, `contend`, which the predictor does not read.
 
 use super::{EmitOptions, Variant, at, predict};
-use contend_import::CalibError;
 use contend_fit::fit::Progress;
+use contend_import::CalibError;
 use contend_sim::ModelParams;
 use contend_topo::Topology;
 use contend_workload::{Algorithm, LaunchMode};

@@ -19,10 +19,10 @@
 //! fit point can move at all (NCCL's step overhead without an NCCL
 //! point); every guard it overrides is a warning kept in the summary.
 
-use contend_import::CalibError;
 use crate::fit::pin::{self, PINNED, Verdict};
 use crate::fit::{FitParam, FitPoint, FittedConstant, pinned_by};
 use crate::twin::Twin;
+use contend_import::CalibError;
 use contend_sim::ModelParams;
 use contend_workload::Fidelity;
 use rayon::prelude::*;
@@ -107,7 +107,7 @@ pub fn decide(
                     .map_err(|message| CalibError::Twin {
                         file: places[i].0.clone(),
                         line: places[i].1,
-                        message,
+                        message: message.0,
                     })
             })
             .collect()

@@ -7,6 +7,8 @@ use contend_import::measure::{Kind, Role};
 use contend_workload::{Fidelity, LaunchMode, Machine, Placement};
 use serde::{Deserialize, Serialize};
 
+pub use crate::checkpoint::TlpCheck;
+
 /// One measurement with its predictions.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PointResult {
@@ -53,14 +55,6 @@ impl PointResult {
             _ => None,
         }
     }
-}
-
-/// A flow-fidelity prediction checked against the TLP reference.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TlpCheck {
-    pub label: String,
-    pub flow_ns: f64,
-    pub tlp_ns: f64,
 }
 
 /// Everything a calibration produced (written as `fit.json`).

@@ -6,10 +6,10 @@
 //! in `catalogue.rs`.
 
 use crate::checkpoint::{CalibStep, Checkpoint};
-use contend_import::CalibError;
-use crate::twin::Twin;
+use crate::twin::{PredictError, Twin};
 use argmin::core::{CostFunction, Executor, State};
 use argmin::solver::neldermead::NelderMead;
+use contend_import::CalibError;
 use contend_sim::ModelParams;
 use contend_workload::Fidelity;
 use rayon::prelude::*;
@@ -27,17 +27,17 @@ pub use catalogue::{
 /// (a time for the lent machine's probes, the figure's own unit for a
 /// public figure; the loss compares log ratios, so the unit cancels).
 pub trait Predict: Sync {
-    fn predict(&self, params: &ModelParams, fidelity: Fidelity) -> Result<f64, String>;
+    fn predict(&self, params: &ModelParams, fidelity: Fidelity) -> Result<f64, PredictError>;
 }
 
 impl Predict for Twin {
-    fn predict(&self, params: &ModelParams, fidelity: Fidelity) -> Result<f64, String> {
+    fn predict(&self, params: &ModelParams, fidelity: Fidelity) -> Result<f64, PredictError> {
         Twin::predict(self, params, fidelity)
     }
 }
 
 impl Predict for crate::figure_twin::FigureTwin {
-    fn predict(&self, params: &ModelParams, fidelity: Fidelity) -> Result<f64, String> {
+    fn predict(&self, params: &ModelParams, fidelity: Fidelity) -> Result<f64, PredictError> {
         crate::figure_twin::FigureTwin::predict(self, params, fidelity)
     }
 }

@@ -16,8 +16,8 @@
 //! figures that move alike are one), so no more constants are fitted than
 //! the data has independent figures; the others keep their starting values.
 
-use contend_import::CalibError;
 use crate::fit::FitParam;
+use contend_import::CalibError;
 use contend_sim::ModelParams;
 
 /// A prediction that moves by more than this (relative) pins a constant.

@@ -137,11 +137,39 @@ fn positive(what: &str, v: f64) -> Result<(), String> {
     }
 }
 
+/// Why a measured number is impossible: what it is and the rule it breaks
+/// (`4000 GB/s from gpu0 to gpu1 is above 64 GB/s, …`). Importers place it
+/// in a [`CalibError::Impossible`](crate::CalibError::Impossible) naming
+/// the file, line and column.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Impossible(pub String);
+
+impl From<String> for Impossible {
+    fn from(why: String) -> Impossible {
+        Impossible(why)
+    }
+}
+
+/// It reads as its message.
+impl std::ops::Deref for Impossible {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<Impossible> for String {
+    fn from(e: Impossible) -> String {
+        e.0
+    }
+}
+
 /// A stream's rate, GB/s: above zero, finite, at most what the links at
 /// its ends carry (`from == to`: a GPU's own memory). `from` and `to` are
 /// node ids (`gpu3`, `host`); with [`Bounds::AnyBox`] only whether they
 /// are the same matters.
-pub fn stream_rate(gbps: f64, from: &str, to: &str, bounds: Bounds<'_>) -> Result<(), String> {
+pub fn stream_rate(gbps: f64, from: &str, to: &str, bounds: Bounds<'_>) -> Result<(), Impossible> {
     positive("rate", gbps)?;
     let local = from == to;
     let mut c = any_box(local);
@@ -152,12 +180,12 @@ pub fn stream_rate(gbps: f64, from: &str, to: &str, bounds: Bounds<'_>) -> Resul
         c = b;
     }
     if gbps > c.gbps {
-        return Err(format!(
+        return Err(Impossible(format!(
             "{} GB/s from {from} to {to} is above {} GB/s, {}",
             num(gbps),
             num(c.gbps),
             c.why
-        ));
+        )));
     }
     Ok(())
 }
@@ -165,41 +193,41 @@ pub fn stream_rate(gbps: f64, from: &str, to: &str, bounds: Bounds<'_>) -> Resul
 /// A rate a tool derives from a time (nccl-tests' `algbw`, `busbw`), GB/s:
 /// finite, zero or more (printed to two decimals: `0.00` at small sizes),
 /// at most [`MAX_BANDWIDTH`].
-pub fn derived_rate(what: &str, gbps: f64) -> Result<(), String> {
+pub fn derived_rate(what: &str, gbps: f64) -> Result<(), Impossible> {
     let max = MAX_BANDWIDTH.as_gbps();
     if gbps.is_finite() && (0.0..=max).contains(&gbps) {
         Ok(())
     } else {
-        Err(format!(
+        Err(Impossible(format!(
             "{what} {} GB/s is not a rate from 0 to {} GB/s (100 TB/s, above any memory or link)",
             num(gbps),
             num(max)
-        ))
+        )))
     }
 }
 
 /// A measured time, ns: finite, at least [`TIME_FLOOR_NS`].
-pub fn time_ns(what: &str, ns: f64) -> Result<(), String> {
+pub fn time_ns(what: &str, ns: f64) -> Result<(), Impossible> {
     positive(what, ns)?;
     if ns < TIME_FLOOR_NS {
-        return Err(format!(
+        return Err(Impossible(format!(
             "{what} {} ns is below {} ns (0.1 us): no collective, copy or kernel completes that fast (a kernel launch alone costs over 1 us, and CUDA events resolve about 0.5 us)",
             num(ns),
             num(TIME_FLOOR_NS)
-        ));
+        )));
     }
     Ok(())
 }
 
 /// A measured time as a tool prints it, µs.
-pub fn time_us(what: &str, us: f64) -> Result<(), String> {
+pub fn time_us(what: &str, us: f64) -> Result<(), Impossible> {
     positive(what, us)?;
     if us * 1000.0 < TIME_FLOOR_NS {
-        return Err(format!(
+        return Err(Impossible(format!(
             "{what} {} us is below {} us: no collective, copy or kernel completes that fast (a kernel launch alone costs over 1 us, and CUDA events resolve about 0.5 us)",
             num(us),
             num(TIME_FLOOR_NS / 1000.0)
-        ));
+        )));
     }
     Ok(())
 }
@@ -212,7 +240,7 @@ pub fn applies(r: &ResultRecord) -> bool {
 
 /// Every number of a record: its times, its rate against the box, the
 /// rates printed beside its time. An error names the field.
-pub fn check_record(r: &ResultRecord, bounds: Bounds<'_>) -> Result<(), String> {
+pub fn check_record(r: &ResultRecord, bounds: Bounds<'_>) -> Result<(), Impossible> {
     let field = |f: &str| format!("field `{f}`:");
     let s = &r.stats;
     for (f, v) in [
@@ -239,7 +267,7 @@ pub fn check_record(r: &ResultRecord, bounds: Bounds<'_>) -> Result<(), String> 
     if let Some(v) = r.bandwidth_gbps {
         match (r.workload, r.ranks.as_slice()) {
             (WorkloadKind::Transfer, [from, to]) => stream_rate(v, from, to, bounds)
-                .map_err(|e| format!("{} {e}", field("bandwidth_gbps")))?,
+                .map_err(|e| Impossible(format!("{} {e}", field("bandwidth_gbps"))))?,
             _ => derived_rate(&field("bandwidth_gbps"), v)?,
         }
     }

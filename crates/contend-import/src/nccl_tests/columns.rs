@@ -164,19 +164,19 @@ pub(super) fn parse_row(
 ) -> Result<Row, CalibError> {
     // `k`: the token at fault (its column in the file and in the table)
     let err = |k: Option<usize>, message: String| {
-        crate::import::row_error(
+        crate::import::imported::row_error(
             file,
             line,
             k.and_then(|k| f.get(k))
-                .map(|t| crate::import::column(raw, t)),
+                .map(|t| crate::import::imported::column(raw, t)),
             message,
         )
     };
     let impossible = |k: usize, message: String| {
-        crate::import::impossible(
+        crate::import::imported::impossible(
             file,
             line,
-            f.get(k).map(|t| crate::import::column(raw, t)),
+            f.get(k).map(|t| crate::import::imported::column(raw, t)),
             message,
         )
     };
@@ -241,14 +241,14 @@ pub(super) fn parse_row(
         // an allreduce of 0 bytes is skipped (NCCL times nothing)
         if size > 0 {
             crate::measure::physics::time_us(&format!("{what} (column {})", k + 1), us)
-                .map_err(|m| impossible(k, m))?;
+                .map_err(|m| impossible(k, m.0))?;
         }
         Ok(us)
     };
     let rate = |k: usize, what: &str| -> Result<f64, CalibError> {
         let v = num(k, what)?;
         crate::measure::physics::derived_rate(&format!("{what} (column {})", k + 1), v)
-            .map_err(|m| impossible(k, m))?;
+            .map_err(|m| impossible(k, m.0))?;
         Ok(v)
     };
     let &(ty, tsize, dtype) = TYPES

@@ -16,7 +16,7 @@
 
 use super::{Columns, Context, Device, Perf, Row, Run, Session, TYPES, finish, nccl_code};
 use crate::error::CalibError;
-use crate::import::{Imported, Tool};
+use crate::import::imported::{Imported, Tool};
 use crate::measure::physics;
 use contend_topo::Location;
 use contend_workload::{LaunchMode, Measured, ResultRecord, WorkloadKind};
@@ -196,7 +196,12 @@ pub fn import_nccl_tests_json(file: &str, text: &str) -> Result<Imported, CalibE
             };
             // the physics check, naming the field
             let impossible = |path: String, m: String| {
-                crate::import::impossible(file, line, None, format!("field `{path}`: {m}"))
+                crate::import::imported::impossible(
+                    file,
+                    line,
+                    None,
+                    format!("field `{path}`: {m}"),
+                )
             };
             let time_us = num(
                 p.get(tkey).unwrap_or(&Value::Null),
@@ -204,12 +209,12 @@ pub fn import_nccl_tests_json(file: &str, text: &str) -> Result<Imported, CalibE
             )?;
             if size > 0 {
                 physics::time_us("time", time_us)
-                    .map_err(|m| impossible(f(&format!("{key}.{tkey}")), m))?;
+                    .map_err(|m| impossible(f(&format!("{key}.{tkey}")), m.0))?;
             }
             let rate = |k: &str| -> Result<f64, CalibError> {
                 let path = f(&format!("{key}.{k}"));
                 let v = num(p.get(k).unwrap_or(&Value::Null), path.clone())?;
-                physics::derived_rate(k, v).map_err(|m| impossible(path, m))?;
+                physics::derived_rate(k, v).map_err(|m| impossible(path, m.0))?;
                 Ok(v)
             };
             Ok(Some(Perf {

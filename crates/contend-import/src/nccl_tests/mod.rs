@@ -33,7 +33,8 @@
 //! were.
 
 use crate::error::CalibError;
-use crate::import::{Imported, Noise, Tool, noise, prompt_command, strip_launcher};
+use crate::import::clean::{Noise, noise, prompt_command, strip_launcher};
+use crate::import::imported::{Imported, Tool};
 use contend_workload::{
     Dtype, Extra, LaunchMode, Machine, Measured, Placement, ResultRecord, Source, Stats,
     WorkloadKind,
@@ -406,8 +407,8 @@ pub fn import_nccl_tests(file: &str, text: &str) -> Result<Imported, CalibError>
             continue;
         }
         let f: Vec<&str> = line.split_whitespace().collect();
-        if in_body && let Some((col, ch)) = crate::import::control_char(raw) {
-            return Err(crate::import::row_error(
+        if in_body && let Some((col, ch)) = crate::import::imported::control_char(raw) {
+            return Err(crate::import::imported::row_error(
                 file,
                 n,
                 Some(col),
