@@ -9,7 +9,7 @@
 //!
 //! | module | what it is for |
 //! |---|---|
-//! | [`advise`] | the winner per size range and world size, resumable through [`contend_fit::checkpoint`] |
+//! | [`mod@advise`] | the winner per size range and world size, resumable through [`contend_fit::checkpoint`] |
 //! | [`emit`] | settings files for NCCL's tuner plugin, contend's tuner, the serving engines and Vidur |
 //! | [`engine_support`] | each serving engine's allreduce backends and when they run |
 //! | `predict` | every variant simulated at every size and world size: the table advice and the emitters read |

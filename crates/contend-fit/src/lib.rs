@@ -10,7 +10,7 @@
 //!
 //! | module | what it is for |
 //! |---|---|
-//! | [`calibrate`] | the whole calibration, resumable, and what it refuses to fit ([`calibrate::guard`]) |
+//! | [`mod@calibrate`] | the whole calibration, resumable, and what it refuses to fit ([`calibrate::guard`]) |
 //! | [`checkpoint`] | results a long run (calibrate, advise) hands out as each completes and takes back on a resume |
 //! | [`fit`] | the fit itself: the constants' catalogue, which ones the data pins ([`fit::pin`]), Nelder–Mead and bootstrap |
 //! | [`twin`] | the simulated twin of a measurement and its prediction |

@@ -1,5 +1,5 @@
 //! Measurements from the tools people already ran, as records of the
-//! shared schema ([`ResultRecord`]) that calibration, reports and the TUI
+//! shared schema ([`ResultRecord`](contend_workload::ResultRecord)) that calibration, reports and the TUI
 //! read: nccl-tests text ([`crate::nccl_tests`]) and JSON (`-J`),
 //! p2pBandwidthLatencyTest (CUDA samples), nvbandwidth and p2pmark, beside
 //! contend's own JSON Lines.
