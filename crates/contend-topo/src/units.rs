@@ -109,13 +109,6 @@ impl Bytes {
         Bytes(self.0.min(o.0))
     }
 
-    /// [`Bytes::parse_size`] with the error as its message only, for
-    /// callers that still keep a message (contend-calib's figure files);
-    /// new code matches the typed error of [`Bytes::parse_size`].
-    pub fn parse(s: &str) -> Result<Bytes, String> {
-        Bytes::parse_size(s).map_err(|e| e.to_string())
-    }
-
     /// Parses `43008`, `42 KiB`, `64MiB`, `1.5 MB`, `512B`. Whole numbers
     /// are exact (no float rounding); a size past `u64::MAX` bytes, a
     /// negative or fractional number of bytes is an error.
@@ -303,10 +296,10 @@ mod tests {
 
     #[test]
     fn sizes_parse_with_units() {
-        assert_eq!(Bytes::parse("43008").unwrap(), Bytes(43008));
-        assert_eq!(Bytes::parse("42 KiB").unwrap(), Bytes(43008));
-        assert_eq!(Bytes::parse("64MiB").unwrap(), Bytes(64 << 20));
-        assert_eq!(Bytes::parse("1.5 KB").unwrap(), Bytes(1500));
+        assert_eq!(Bytes::parse_size("43008").unwrap(), Bytes(43008));
+        assert_eq!(Bytes::parse_size("42 KiB").unwrap(), Bytes(43008));
+        assert_eq!(Bytes::parse_size("64MiB").unwrap(), Bytes(64 << 20));
+        assert_eq!(Bytes::parse_size("1.5 KB").unwrap(), Bytes(1500));
         assert_eq!(
             Bytes::parse_size("12 parsecs"),
             Err(BytesParseError::UnknownUnit {
@@ -314,7 +307,7 @@ mod tests {
                 text: "12 parsecs".into()
             })
         );
-        assert!(Bytes::parse("0.5").is_err());
+        assert!(Bytes::parse_size("0.5").is_err());
         assert_eq!(Bytes(43008).to_string(), "42 KiB");
         assert_eq!(Bytes(64 << 30).to_string(), "64 GiB");
         assert_eq!(Bytes(3 << 29).to_string(), "1536 MiB");
@@ -322,9 +315,12 @@ mod tests {
 
     #[test]
     fn sizes_are_exact_and_never_saturate_silently() {
-        assert_eq!(Bytes::parse("18446744073709551615"), Ok(Bytes(u64::MAX)));
         assert_eq!(
-            Bytes::parse("9007199254740993"),
+            Bytes::parse_size("18446744073709551615"),
+            Ok(Bytes(u64::MAX))
+        );
+        assert_eq!(
+            Bytes::parse_size("9007199254740993"),
             Ok(Bytes(9_007_199_254_740_993))
         );
         for bad in [
@@ -337,13 +333,11 @@ mod tests {
             "-1",
             "1.5e3",
         ] {
-            assert!(Bytes::parse(bad).is_err(), "{bad}");
+            assert!(Bytes::parse_size(bad).is_err(), "{bad}");
         }
-        assert!(
-            Bytes::parse("18446744073709551616")
-                .unwrap_err()
-                .contains("more bytes")
-        );
+        let e = Bytes::parse_size("18446744073709551616").unwrap_err();
+        assert!(matches!(e, BytesParseError::TooBig { .. }), "{e:?}");
+        assert!(e.to_string().contains("more bytes"), "{e}");
     }
 
     #[test]

@@ -483,7 +483,7 @@ fn sweep(a: SweepArgs) -> Result<()> {
         move |sc, runs| sweep_output(sc, runs, format),
     )?;
     if let Some(p) = &a.plot {
-        contend_calib::latency_chart::Chart::of_sweep(sc.name(), &sc.topology().name, &runs)
+        contend_advise::latency_chart::Chart::of_sweep(sc.name(), &sc.topology().name, &runs)
             .write(p)?;
         eprintln!("wrote the plot to {}", p.display());
     }
@@ -496,7 +496,7 @@ fn sweep_output(sc: &Scenario, runs: &[Run], format: SweepFormat) -> Result<Stri
         SweepFormat::Csv => output::sweep_csv(runs),
         SweepFormat::Json => output::json(sc, runs, &[])? + "\n",
         SweepFormat::Jsonl => String::new(),
-        SweepFormat::NcclTests => contend_calib::nccl_tests_table(
+        SweepFormat::NcclTests => contend_import::nccl_tests_table(
             &runs.iter().map(|r| r.record().clone()).collect::<Vec<_>>(),
         ),
     })
