@@ -14,7 +14,6 @@
 //! | [`checkpoint`] | results a long run (calibrate, advise) hands out as each completes and takes back on a resume |
 //! | [`fit`] | the fit itself: the constants' catalogue, which ones the data pins ([`fit::pin`]), Nelder–Mead and bootstrap |
 //! | [`twin`] | the simulated twin of a measurement and its prediction |
-//! | [`large_size`] | the time of an allreduce too large to simulate slice by slice |
 //! | [`eval`] | held-out error statistics, winner agreement, the verdict |
 //! | [`report`] | `report.md` and its charts from a calibration's `fit.json` |
 //! | [`figures`] | published microbenchmark figures (`figures.toml`) |
@@ -31,7 +30,6 @@ pub mod eval;
 pub mod figure_twin;
 pub mod figures;
 pub mod fit;
-pub mod large_size;
 pub mod report;
 mod report_charts;
 pub mod rig;

@@ -373,7 +373,7 @@ fn fastest(
     placement: Placement,
     fidelity: Fidelity,
     size: Option<Bytes>,
-    metric: crate::large_size::Metric,
+    metric: contend_sim::large_size::Metric,
 ) -> Result<f64, String> {
     let mut best = f64::INFINITY;
     // the Simple ring first: past the size where it beats LL's byte bound,
@@ -384,13 +384,13 @@ fn fastest(
         if let Some(s) = size
             && best.is_finite()
             && matches!(a, Algorithm::RingLl | Algorithm::RingSimple)
-            && crate::large_size::ring_lower_bound_ns(sc, a, s) >= best
+            && contend_sim::large_size::ring_lower_bound_ns(sc, a, s) >= best
         {
             continue;
         }
         let t = match size {
             // a ring past its slice limit is extended from two sizes
-            Some(s) => crate::large_size::allreduce_time(
+            Some(s) => contend_sim::large_size::allreduce_time(
                 sc,
                 params,
                 a,
@@ -398,8 +398,9 @@ fn fastest(
                 fidelity,
                 s,
                 metric,
-                crate::large_size::MAX_DIRECT_SLICES,
-            )?,
+                contend_sim::large_size::MAX_DIRECT_SLICES,
+            )
+            .map_err(|e| e.to_string())?,
             None => {
                 let spec = RunSpec {
                     algorithm: Some(a),

@@ -27,7 +27,7 @@
 //! | `actors/` | ranks as data and pure functions: actor (`actor.rs`), script (`script.rs`), kernel launchers (`launcher.rs`), flag counters (`flags.rs`), transfers and groups (`transfer.rs`) | 6–8 |
 //! | `fidelity/tlp/` | every TLP an event: channels and their queues (`channel.rs`), packets (`packet.rs`), credit accounting (`credits.rs`), store buffer and paced stores (`issue.rs`) | 1, 2, 3, 6, 9 |
 //! | `fidelity/flow/` | fluid flows at max-min fair rates (`mod.rs`, `state/`, `memo.rs`; solvers `maxmin.rs`, twin `maxmin_reference.rs`, `maxmin_live.rs`), and its agenda (`agenda.rs`): remote polls as chains (`poll_chain.rs`), flags sharing an event (`flag_batch.rs`) | 6, 9 |
-//! | `report/` | which resource bound a run (`binding.rs`), records in the shared schema (`summary.rs`) | results |
+//! | `report/` | which resource bound a run (`binding.rs`), records in the shared schema (`summary.rs`), the time of an allreduce too large to simulate slice by slice ([`large_size`]) | results |
 //! | `study/` | how much of a TLP run repeats exactly ([`periodicity`], [`start_trace`] with feature `start-trace`, `examples/steady_state.rs`) | speed studies |
 //! | `params/` | model constants and their bounds ([`ModelParams`]) | every constant |
 //! | `run.rs` | a scenario's runs, built, run and summarised ([`simulate`], [`simulate_one`]) | — |
@@ -66,6 +66,7 @@ mod study;
 
 pub use engine::{estimate, queue, wide_radix};
 pub use fidelity::flow::{maxmin, maxmin_live, maxmin_reference};
+pub use report::large_size;
 pub use study::{periodicity, start_trace};
 
 pub use actors::actor::{Span, SpanKind};

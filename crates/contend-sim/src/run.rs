@@ -2,7 +2,8 @@
 //! actors built ([`crate::actors::script`]), executed by the engine on the chosen
 //! fidelity and event queue, and summarised ([`crate::report::summary`]).
 
-use crate::actors::actor::{ActorSpec, Span};
+use crate::actors::actor::Span;
+use crate::actors::script::ActorSpec;
 use crate::engine::ids::ActorId;
 use crate::engine::limits::RunLimits;
 use crate::engine::queue::HeapQueue;
@@ -12,6 +13,7 @@ use crate::engine::{FidelityModel, Queue};
 use crate::fidelity::flow::{Flow, FlowOptions};
 use crate::fidelity::tlp::{Tlp, TlpOptions};
 use crate::params::ModelParams;
+pub use crate::report::run_spec::RunSpec;
 use crate::report::summary::{Ran, records, round6};
 use contend_topo::{Bytes, Picos};
 use contend_workload::{
@@ -56,35 +58,6 @@ pub enum Unfit {
     NoSize,
     #[error("a collective workload needs an algorithm")]
     NoAlgorithm,
-}
-
-/// One simulation to run: which algorithm (none for transfers), placement,
-/// fidelity and size (none for the verify step and transfers).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct RunSpec {
-    pub algorithm: Option<Algorithm>,
-    pub placement: Placement,
-    pub fidelity: Fidelity,
-    pub size: Option<Bytes>,
-}
-
-/// A run as one line names it (`one-shot-pull peer flow 4 KiB`, `transfer
-/// peer tlp`): the simulator's errors and the stream lines `--resume` reads
-/// back both use it, so the one rule is here.
-impl std::fmt::Display for RunSpec {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} {} {}",
-            self.algorithm.map_or("transfer", |a| a.name()),
-            self.placement,
-            self.fidelity
-        )?;
-        match self.size {
-            Some(s) => write!(f, " {s}"),
-            None => Ok(()),
-        }
-    }
 }
 
 /// A finished simulation.

@@ -6,7 +6,6 @@
 //! reaches it, so a run of many collectives holds one program per actor
 //! and one idle time per collective, not a step list per collective.
 
-use crate::actors::actor::{ActorSpec, Step};
 use crate::actors::launcher::OneThread;
 use crate::model::gpu::Kernel;
 use crate::params::ModelParams;
@@ -17,6 +16,45 @@ use contend_workload::{
     launch_grid, lower,
 };
 use std::rc::Rc;
+
+/// One step of an actor's script.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Step {
+    /// Idle time before the next collective (compute gap plus skew).
+    Delay(Picos),
+    /// The actor arrives at collective `k` (records the time).
+    Begin(u32),
+    /// The actor finishes collective `k`.
+    End,
+    /// Wait for the other programs of this rank's kernel launch to finish
+    /// the collective too: a launch ends when its last block does, and the
+    /// next one on the GPU's stream starts after it (NCCL's channels).
+    Join,
+    /// Index into the actor's op table.
+    Op(u32),
+}
+
+/// What an actor runs and where.
+#[derive(Clone, Debug)]
+pub(crate) struct ActorSpec {
+    pub kernel: Kernel,
+    pub flag_loc: MemLoc,
+    pub script: Script,
+    /// The program whose ops `Step::Op` indexes (shared by every
+    /// repetition; a ring's ops worked out as the actor reaches them).
+    pub ops: Rc<Program>,
+    /// How its kernel is launched (eager, a graph node, a graph per call).
+    pub mode: contend_workload::LaunchMode,
+    /// One host thread launches every rank (a launch call per collective:
+    /// eager or a graph per call).
+    pub one_thread: Option<crate::actors::launcher::OneThread>,
+    /// The caller's own host time per call before the launch
+    /// (torch.distributed's around NCCL; zero for a direct call).
+    pub caller: Picos,
+    /// The kernel launch this actor is a block of (its rank), and how many
+    /// actors that launch has (1: it alone).
+    pub launch: (u32, u32),
+}
 
 /// An actor's steps: an optional lead delay, then `repeats` frames of
 /// [idle delay] [Begin(k)] Op(0)..Op(ops-1) [Join] [End].

@@ -27,7 +27,8 @@ pub(crate) use agenda::{Agenda, Plain, Queue};
 pub(crate) use seam::FidelityModel;
 pub(crate) use world::{Ev, Outcome, World};
 
-use crate::actors::actor::{Actor, ActorSpec, Span};
+use crate::actors::actor::{Actor, Span};
+use crate::actors::script::ActorSpec;
 use crate::engine::ids::{ActorId, Arena};
 use crate::engine::limits::{LimitClock, LimitHit, RunLimits};
 use crate::params::ModelParams;

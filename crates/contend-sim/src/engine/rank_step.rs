@@ -4,7 +4,8 @@
 //! keeps the spans of the traced collective for the timeline. The actor's
 //! data is `actors/actor.rs`.
 
-use crate::actors::actor::{Span, SpanKind, Step};
+use crate::actors::actor::{Span, SpanKind};
+use crate::actors::script::Step;
 use crate::engine::FidelityModel;
 use crate::engine::Queue;
 use crate::engine::ids::ActorId;

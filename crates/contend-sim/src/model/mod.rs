@@ -5,6 +5,7 @@
 //! within a window that both rules count ([`sightings`]), and the GPU side
 //! ([`gpu`]).
 
+pub(crate) mod channel;
 pub(crate) mod collapse;
 pub(crate) mod credit_limits;
 pub(crate) mod cross_socket;

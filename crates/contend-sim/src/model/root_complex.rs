@@ -12,9 +12,9 @@
 //! twin, `TlpOptions::queued_stages`, spends an event per stage).
 
 use crate::engine::ids::{Arena, ChId};
+use crate::model::channel::{ChKind, ChannelSpec, StageRule};
 use crate::model::collapse::CollapseRule;
 use crate::model::credit_limits::stage_credits;
-use crate::model::fabric::{ChKind, ChannelSpec, RcStageIds, StageRule};
 use crate::params::{ModelParams, ns};
 use contend_topo::{BytesPerSec, LinkKind, NodeIdx, Picos, RootComplexSpec, Topology};
 use contend_workload::{Resource, Way};
@@ -123,4 +123,14 @@ pub(crate) fn stages(
         ports,
         cross_ports,
     }
+}
+
+/// The stages [`stages`] made, by role.
+pub(crate) struct RcStageIds {
+    pub forward: Option<ChId>,
+    pub p2p: Option<ChId>,
+    pub to_memory: Option<ChId>,
+    pub from_memory: Option<ChId>,
+    pub ports: Vec<(u32, Option<ChId>, Option<ChId>)>,
+    pub cross_ports: Vec<(u32, ChId)>,
 }

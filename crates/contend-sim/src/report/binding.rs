@@ -16,7 +16,8 @@
 
 use crate::actors::actor::{Span, SpanKind};
 use crate::engine::ids::ChId;
-use crate::model::fabric::{Fabric, StageRule};
+use crate::model::channel::StageRule;
+use crate::model::fabric::Fabric;
 use contend_topo::Picos;
 use contend_workload::Binding;
 

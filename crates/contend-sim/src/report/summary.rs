@@ -6,7 +6,7 @@
 
 use crate::actors::script::stream_actor_count;
 use crate::engine::ids::ActorId;
-use crate::run::RunSpec;
+use crate::report::run_spec::RunSpec;
 use contend_topo::{Bytes, Picos};
 use contend_workload::{
     Algorithm, Binding, Extra, LinkUse, Measured, NcclFacts, Resource, ResultRecord, Scenario,

@@ -200,7 +200,6 @@ impl MaxMin {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fidelity::flow::maxmin_reference::max_min_reference;
     use proptest::prelude::*;
 
     /// The solver as it was before it took its problem as a list of uses
@@ -355,7 +354,7 @@ mod tests {
 
     proptest! {
         #[test]
-        fn fast_matches_reference(
+        fn fast_is_feasible_and_matches_the_old_solver(
             caps in proptest::collection::vec(prop_oneof![Just(f64::INFINITY), 1.0f64..100.0], 1..8),
             res in proptest::collection::vec((1.0f64..100.0, proptest::collection::vec((0usize..8, 1.0f64..1.5), 1..5)), 1..6),
         ) {
@@ -369,10 +368,7 @@ mod tests {
             // keep every flow bounded: an extra resource for uncapped, unused flows
             resources.push(Resource { capacity: 1000.0, users: (0..n).map(|f| (f, 1.0)).collect() });
             let a = max_min(&caps, &resources);
-            let b = max_min_reference(&caps, &resources);
-            for (x, y) in a.iter().zip(&b) {
-                prop_assert!((x - y).abs() <= 1e-6 * y.abs().max(1.0), "{a:?} vs {b:?}");
-            }
+            // (the reference's agreement: `maxmin_reference.rs`'s tests)
             // the solver as it was, to the bit
             let c = old::max_min_old(&caps, &resources);
             prop_assert_eq!(

@@ -74,3 +74,39 @@ pub fn max_min_reference(caps: &[f64], resources: &[Resource]) -> Vec<f64> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fidelity::flow::maxmin::max_min;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The fast solver and this reference give the same rates (to
+        /// 1e-6), and neither overfills a resource.
+        #[test]
+        fn fast_matches_reference(
+            caps in proptest::collection::vec(prop_oneof![Just(f64::INFINITY), 1.0f64..100.0], 1..8),
+            res in proptest::collection::vec((1.0f64..100.0, proptest::collection::vec((0usize..8, 1.0f64..1.5), 1..5)), 1..6),
+        ) {
+            let n = caps.len();
+            let mut resources: Vec<Resource> = res.into_iter().map(|(c, u)| {
+                let mut users: Vec<(usize, f64)> = u.into_iter().filter(|(f, _)| *f < n).collect();
+                users.sort_by_key(|(f, _)| *f);
+                users.dedup_by_key(|(f, _)| *f);
+                Resource { capacity: c, users }
+            }).collect();
+            // keep every flow bounded: an extra resource for uncapped, unused flows
+            resources.push(Resource { capacity: 1000.0, users: (0..n).map(|f| (f, 1.0)).collect() });
+            let a = max_min(&caps, &resources);
+            let b = max_min_reference(&caps, &resources);
+            for (x, y) in a.iter().zip(&b) {
+                prop_assert!((x - y).abs() <= 1e-6 * y.abs().max(1.0), "{a:?} vs {b:?}");
+            }
+            for r in &resources {
+                let used: f64 = r.users.iter().map(|(f, w)| b[*f] * w).sum();
+                prop_assert!(used <= r.capacity * (1.0 + 1e-9));
+            }
+        }
+    }
+}

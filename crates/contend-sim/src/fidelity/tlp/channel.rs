@@ -8,9 +8,9 @@ use super::{Tlp, TlpEv};
 use crate::engine::ids::ChId;
 use crate::engine::{Ev, Plain, Queue, World};
 use crate::fidelity::tlp::credits::{Class, Credits, is_finite};
+use crate::model::channel::{ChannelSpec, Serial, StageRule};
 use crate::model::collapse::{Recent, Via};
 use crate::model::cross_socket::CrossState;
-use crate::model::fabric::{ChannelSpec, Serial, StageRule};
 use contend_topo::{Picos, TlpKind};
 use std::collections::VecDeque;
 

@@ -7,7 +7,8 @@
 use super::{FlowState, HELD, NO_SLOT};
 use crate::engine::ids::{ChId, FxMap};
 use crate::fidelity::flow::maxmin_live::FIRST_MET;
-use crate::model::fabric::{Fabric, StageRule};
+use crate::model::channel::StageRule;
+use crate::model::fabric::Fabric;
 use contend_topo::NodeIdx;
 
 /// A rule with more than this share of its rate left after a solve holds

@@ -2,7 +2,8 @@
 //! the max-min problem built from the flows at every solve.
 
 use super::{FlowState, HELD};
-use crate::model::fabric::{Fabric, StageRule};
+use crate::model::channel::StageRule;
+use crate::model::fabric::Fabric;
 
 impl FlowState {
     /// Max-min fair rates of the flows now, solved on a problem built from

@@ -19,11 +19,23 @@
 //! the copy-engine ring...) move each chunk as one transfer and are always
 //! simulated directly.
 
-use contend_sim::{ModelParams, RunSpec, simulate_one};
+use crate::params::ModelParams;
+use crate::run::{RunSpec, SimError, simulate_one};
 use contend_topo::Bytes;
 use contend_workload::{
-    Algorithm, Fidelity, Placement, ResultRecord, Scenario, Workload, ring_slices,
+    Algorithm, Fidelity, Placement, ResultRecord, Scenario, ScenarioError, Workload, ring_slices,
 };
+
+/// Why a large-size time could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum LargeSizeError {
+    /// A size the line is drawn through did not simulate.
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    /// The scenario at the sizes the line is drawn through is not valid.
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+}
 
 /// Slices per chunk up to which a ring is simulated slice by slice.
 pub const MAX_DIRECT_SLICES: u64 = 8;
@@ -35,7 +47,7 @@ pub const MAX_DIRECT_SLICES: u64 = 8;
 pub const MAX_DIRECT_NCCL_LOOPS: u64 = 2;
 
 /// How a collective's time is taken from its run.
-pub(crate) type Metric = fn(&ResultRecord) -> f64;
+pub type Metric = fn(&ResultRecord) -> f64;
 
 /// The time of `alg` at `size` on the scenario's ranks, every slice
 /// simulated, remembered for the last few sets of constants a fit tried
@@ -50,7 +62,7 @@ pub fn direct_time(
     fidelity: Fidelity,
     size: Bytes,
     metric: Metric,
-) -> Result<f64, String> {
+) -> Result<f64, LargeSizeError> {
     // everything the run depends on but the scenario's own size list
     let shape = match sc.workload() {
         Workload::Allreduce {
@@ -143,7 +155,7 @@ pub fn direct_time_uncached(
     fidelity: Fidelity,
     size: Bytes,
     metric: Metric,
-) -> Result<f64, String> {
+) -> Result<f64, LargeSizeError> {
     let sc = at_sizes(sc, &[size])?;
     let sc: &Scenario = &sc;
     let spec = RunSpec {
@@ -152,7 +164,7 @@ pub fn direct_time_uncached(
         fidelity,
         size: Some(size),
     };
-    let run = simulate_one(sc, params, spec).map_err(|e| e.to_string())?;
+    let run = simulate_one(sc, params, spec)?;
     Ok(metric(run.record()))
 }
 
@@ -190,7 +202,7 @@ pub fn allreduce_time(
     size: Bytes,
     metric: Metric,
     max_slices: u64,
-) -> Result<f64, String> {
+) -> Result<f64, LargeSizeError> {
     let line = if alg == Algorithm::Nccl {
         nccl_extrapolation_sizes(sc, size, MAX_DIRECT_NCCL_LOOPS)
     } else {
@@ -303,7 +315,7 @@ pub fn ring_lower_bound_ns(sc: &Scenario, alg: Algorithm, size: Bytes) -> f64 {
 fn at_sizes<'a>(
     sc: &'a Scenario,
     sizes: &[Bytes],
-) -> Result<std::borrow::Cow<'a, Scenario>, String> {
+) -> Result<std::borrow::Cow<'a, Scenario>, LargeSizeError> {
     use std::borrow::Cow;
     match sc.workload() {
         Workload::Allreduce {
@@ -324,7 +336,7 @@ fn at_sizes<'a>(
                 skew: *skew,
             })
             .map(Cow::Owned)
-            .map_err(|e| e.to_string())
+            .map_err(LargeSizeError::from)
         }
         _ => Ok(Cow::Borrowed(sc)),
     }
