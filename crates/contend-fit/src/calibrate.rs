@@ -214,7 +214,7 @@ pub fn calibrate_resumable(
                         .map_err(|e| CalibError::Twin {
                             file: m.file.clone(),
                             line: m.line,
-                            message: e.0,
+                            message: e.to_string(),
                         })
                 }
             };
@@ -320,7 +320,7 @@ pub fn calibrate_resumable(
                     .map_err(|e| CalibError::Twin {
                         file: m.file.clone(),
                         line: m.line,
-                        message: e.0,
+                        message: e.to_string(),
                     }),
             };
             if let Ok(ns) = &p {

@@ -335,24 +335,19 @@ impl FigureTwin {
             fidelity,
             size: None,
         };
-        let run = simulate_one(&self.scenario, params, spec).map_err(|e| e.to_string())?;
+        let run = simulate_one(&self.scenario, params, spec)?;
         self.read(&run.records)
     }
 
     /// Reads the figure's value off a run's records.
     pub fn read(&self, records: &[ResultRecord]) -> Result<f64, PredictError> {
-        self.read_ns(records).map_err(PredictError)
-    }
-
-    fn read_ns(&self, records: &[ResultRecord]) -> Result<f64, String> {
         let streams: Vec<&ResultRecord> = stream_records(records).collect();
         let sc = self.scenario.streams();
         if streams.len() != sc.len() || streams.is_empty() {
-            return Err(format!(
-                "the twin produced {} stream records for {} streams",
-                streams.len(),
-                sc.len()
-            ));
+            return Err(PredictError::StreamCount {
+                records: streams.len(),
+                streams: sc.len(),
+            });
         }
         // (from, to, bytes, end ns, rate GB/s) per stream
         let rows: Vec<(NodeIdx, NodeIdx, f64, f64, f64)> = sc
@@ -365,11 +360,11 @@ impl FigureTwin {
             })
             .collect();
         let total: f64 = rows.iter().map(|r| r.2).sum();
-        let positive = |v: f64, what: &str| {
-            if v.is_finite() && v > 0.0 {
-                Ok(v)
+        let positive = |value: f64, what: &'static str| {
+            if value.is_finite() && value > 0.0 {
+                Ok(value)
             } else {
-                Err(format!("the twin's {what} is {v}"))
+                Err(PredictError::NotPositive { what, value })
             }
         };
         let v = match self.readout {
@@ -403,7 +398,7 @@ impl FigureTwin {
                         let end = mine.map(|r| r.3).fold(0.0, f64::max);
                         positive(end, "per-GPU time").map(|t| bytes / t)
                     })
-                    .sum::<Result<f64, String>>()?
+                    .sum::<Result<f64, PredictError>>()?
             }
             Readout::MeanStreamRate => rows.iter().map(|r| r.4).sum::<f64>() / rows.len() as f64,
             Readout::OneWayNs => streams[0].stats.median_ns / 2.0,

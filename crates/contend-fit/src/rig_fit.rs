@@ -295,7 +295,8 @@ fn coordinate_search(
     fid: Fidelity,
     progress: Progress<'_>,
 ) -> Result<ModelParams, CalibError> {
-    let loss = |p: &ModelParams| loss_of(p, points, fid).map_err(CalibError::Fit);
+    let loss =
+        |p: &ModelParams| loss_of(p, points, fid).map_err(|e| CalibError::Fit(e.to_string()));
     let mut best = start.clone();
     let mut best_loss = loss(&best)?;
     for sweep in 0..SWEEPS {

@@ -295,31 +295,33 @@ pub fn build_twin(m: &Measurement, topo: &Topology) -> Result<Option<Twin>, Cali
     }))
 }
 
-/// Why a twin's time could not be predicted: the simulator's refusal or
-/// failure, or a run that produced no record, as it was said.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct PredictError(pub String);
-
-impl From<String> for PredictError {
-    fn from(why: String) -> PredictError {
-        PredictError(why)
-    }
-}
-
-impl From<PredictError> for String {
-    fn from(e: PredictError) -> String {
-        e.0
-    }
+/// Why a twin's time could not be predicted, by variant.
+#[derive(Debug, thiserror::Error)]
+pub enum PredictError {
+    /// The simulator refused or failed the twin's run.
+    #[error(transparent)]
+    Sim(#[from] contend_sim::SimError),
+    /// A size too large to simulate slice by slice could not be extended.
+    #[error(transparent)]
+    LargeSize(#[from] contend_sim::large_size::LargeSizeError),
+    /// The run produced no record the twin reads.
+    #[error("the twin produced no record")]
+    NoRecord,
+    /// The figure's readout met a count or a value it cannot read
+    /// (`figure_twin.rs`): what it met.
+    #[error("the twin produced {records} stream records for {streams} streams")]
+    StreamCount { records: usize, streams: usize },
+    #[error("the twin's {what} is {value}")]
+    NotPositive { what: &'static str, value: f64 },
 }
 
 impl Twin {
     /// The twin's time under `params`, ns.
     pub fn predict(&self, params: &ModelParams, fidelity: Fidelity) -> Result<f64, PredictError> {
-        self.predict_ns(params, fidelity).map_err(PredictError)
+        self.predict_ns(params, fidelity)
     }
 
-    fn predict_ns(&self, params: &ModelParams, fidelity: Fidelity) -> Result<f64, String> {
+    fn predict_ns(&self, params: &ModelParams, fidelity: Fidelity) -> Result<f64, PredictError> {
         let sc = &self.scenario;
         match &self.what {
             What::Stream { kernel } => {
@@ -329,12 +331,12 @@ impl Twin {
                     fidelity,
                     size: None,
                 };
-                let run = simulate_one(sc, params, spec).map_err(|e| e.to_string())?;
+                let run = simulate_one(sc, params, spec)?;
                 let t = run
                     .records
                     .first()
                     .and_then(|r| r.per_op_ns.first().copied())
-                    .ok_or("the twin produced no record")?;
+                    .ok_or(PredictError::NoRecord)?;
                 Ok(t + if *kernel {
                     params.gpu.launch_eager_ns + self.timing_offset_ns
                 } else {
@@ -374,7 +376,7 @@ fn fastest(
     fidelity: Fidelity,
     size: Option<Bytes>,
     metric: contend_sim::large_size::Metric,
-) -> Result<f64, String> {
+) -> Result<f64, PredictError> {
     let mut best = f64::INFINITY;
     // the Simple ring first: past the size where it beats LL's byte bound,
     // LL is not simulated (it cannot be the faster one)
@@ -399,8 +401,7 @@ fn fastest(
                 s,
                 metric,
                 contend_sim::large_size::MAX_DIRECT_SLICES,
-            )
-            .map_err(|e| e.to_string())?,
+            )?,
             None => {
                 let spec = RunSpec {
                     algorithm: Some(a),
@@ -408,7 +409,7 @@ fn fastest(
                     fidelity,
                     size,
                 };
-                let run = simulate_one(sc, params, spec).map_err(|e| e.to_string())?;
+                let run = simulate_one(sc, params, spec)?;
                 metric(run.record())
             }
         };

@@ -107,7 +107,7 @@ pub fn decide(
                     .map_err(|message| CalibError::Twin {
                         file: places[i].0.clone(),
                         line: places[i].1,
-                        message: message.0,
+                        message: message.to_string(),
                     })
             })
             .collect()

@@ -161,7 +161,7 @@ pub fn loss_of<T: Predict>(
     params: &ModelParams,
     points: &[FitPoint<T>],
     fidelity: Fidelity,
-) -> Result<f64, String> {
+) -> Result<f64, PredictError> {
     let w: Vec<f64> = points.iter().map(|p| p.weight).collect();
     loss(params, points, &w, fidelity)
 }
@@ -173,11 +173,11 @@ fn loss<T: Predict>(
     points: &[FitPoint<T>],
     weights: &[f64],
     fid: Fidelity,
-) -> Result<f64, String> {
+) -> Result<f64, PredictError> {
     if params.check().is_err() {
         return Ok(1e6);
     }
-    let terms: Vec<Result<(f64, f64), String>> = points
+    let terms: Vec<Result<(f64, f64), PredictError>> = points
         .par_iter()
         .zip(weights.par_iter())
         .filter(|(_, w)| **w > 0.0)
@@ -252,7 +252,8 @@ fn main_fit<T: Predict>(
     opts: &FitOptions,
     progress: Progress<'_>,
 ) -> Result<(Vec<f64>, f64, u64, f64, usize), CalibError> {
-    let loss_default = loss(base, points, weights, opts.fidelity).map_err(CalibError::Fit)?;
+    let loss_default =
+        loss(base, points, weights, opts.fidelity).map_err(|e| CalibError::Fit(e.to_string()))?;
     let evals = AtomicUsize::new(0);
     // an unset cap starts inside its range, above any link's rate, where
     // the simplex's first steps can reach values that bind (from the very
