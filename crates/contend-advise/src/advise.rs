@@ -3,6 +3,7 @@
 //! island two-shot, staged push, the copy-engine ring or NCCL's ring wins,
 //! from the (fitted) model.
 
+use crate::predict::Candidate;
 use contend_fit::checkpoint::{Checkpoint, ConstantSet, Prediction};
 use contend_fit::fit::Progress;
 use contend_import::CalibError;
@@ -45,14 +46,14 @@ pub struct Range {
     pub tied: Vec<String>,
     /// The fastest algorithm of the family (of each tied family) at each
     /// size of the range, in order (deduplicated).
-    pub algorithms: Vec<String>,
+    pub algorithms: Vec<Algorithm>,
 }
 
 /// One family's best prediction at one size.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct FamilyTime {
     pub family: String,
-    pub algorithm: String,
+    pub algorithm: Algorithm,
     pub ns: f64,
     /// The relative uncertainty of comparing it with the fastest (0.03: 3 %).
     pub tolerance: f64,
@@ -84,7 +85,7 @@ pub struct WorldAdvice {
     pub no_p2p: Option<String>,
     pub ranges: Vec<Range>,
     /// Per size: (size, winner, its time ns, runner-up family's time ns).
-    pub sizes: Vec<(u64, String, f64, f64)>,
+    pub sizes: Vec<(u64, Algorithm, f64, f64)>,
     /// Per size: every family's time and which are tied.
     pub choices: Vec<SizeChoice>,
 }
@@ -203,10 +204,6 @@ pub fn advise_resumable(
 ) -> Result<Vec<WorldAdvice>, CalibError> {
     let gpus = gpu_ids(topo)?;
     let worlds: Vec<usize> = (2..=gpus.len()).collect();
-    let variants: Vec<(String, crate::predict::Variant)> = Algorithm::ALL
-        .iter()
-        .map(|a| (a.name().to_string(), crate::predict::Variant::Algo(*a)))
-        .collect();
     let mut done: Vec<Prediction> = vec![];
     for &set in tolerance.sets() {
         let p = match (set, tolerance) {
@@ -221,21 +218,24 @@ pub fn advise_resumable(
             contend_workload::LaunchMode::Eager,
             &worlds,
             sizes,
-            &variants,
+            Algorithm::ALL,
             progress,
             checkpoint,
             set,
         )?;
-        done.extend(
-            all.into_iter()
-                .map(|((world, size_bytes, variant), ns)| Prediction {
-                    world,
-                    size_bytes,
-                    variant,
-                    ns,
-                    constants: set,
-                }),
-        );
+        // every key is an algorithm: only algorithms were predicted
+        done.extend(all.into_iter().filter_map(|((world, size_bytes, c), ns)| {
+            let Candidate::Algorithm(variant) = c else {
+                return None;
+            };
+            Some(Prediction {
+                world,
+                size_bytes,
+                variant,
+                ns,
+                constants: set,
+            })
+        }));
     }
     advice_of(topo, tolerance, placement, sizes, &done)
 }
@@ -255,7 +255,12 @@ pub fn advice_of(
     let table = |set: ConstantSet| -> crate::predict::Times {
         done.iter()
             .filter(|p| p.constants == set)
-            .map(|p| ((p.world, p.size_bytes, p.variant.clone()), p.ns))
+            .map(|p| {
+                (
+                    (p.world, p.size_bytes, Candidate::Algorithm(p.variant)),
+                    p.ns,
+                )
+            })
             .collect()
     };
     let tables: Vec<crate::predict::Times> = sets.iter().map(|&s| table(s)).collect();
@@ -267,7 +272,7 @@ pub fn advice_of(
                 Algorithm::ALL.iter().all(|a| {
                     tables
                         .iter()
-                        .all(|t| t.contains_key(&(k, s, a.name().to_string())))
+                        .all(|t| t.contains_key(&(k, s, Candidate::Algorithm(*a))))
                 })
             })
         })
@@ -302,8 +307,8 @@ fn advice_from(
             (Some(f), _, _) => f,
             (None, Some(lo), Some(hi)) => {
                 match (
-                    crate::predict::at(lo, k, s, a.name()),
-                    crate::predict::at(hi, k, s, a.name()),
+                    crate::predict::at(lo, k, s, a.into()),
+                    crate::predict::at(hi, k, s, a.into()),
                 ) {
                     (Some(l), Some(h)) => (h - l).abs() / 2.0 / t.max(1e-9),
                     _ => 0.0,
@@ -322,7 +327,7 @@ fn advice_from(
             // each family's fastest algorithm here
             let mut best: Vec<(&'static str, Algorithm, f64)> = vec![];
             for &a in Algorithm::ALL {
-                let Some(t) = crate::predict::at(all, k, s, a.name()) else {
+                let Some(t) = crate::predict::at(all, k, s, a.into()) else {
                     continue;
                 };
                 match best.iter_mut().find(|b| b.0 == family(a)) {
@@ -342,7 +347,7 @@ fn advice_from(
                 .iter()
                 .map(|&(f, a, t)| FamilyTime {
                     family: f.to_string(),
-                    algorithm: a.name().to_string(),
+                    algorithm: a,
                     ns: t,
                     tolerance: unc(k, s, a, t).max(u_best),
                 })
@@ -355,7 +360,7 @@ fn advice_from(
             );
             let algorithms = Algorithm::ALL
                 .iter()
-                .filter_map(|&a| Some((a, crate::predict::at(all, k, s, a.name())?)))
+                .filter_map(|&a| Some((a, crate::predict::at(all, k, s, a.into())?)))
                 .collect();
             choices.push(SizeChoice {
                 size_bytes: s,
@@ -371,7 +376,7 @@ fn advice_from(
         let ranges = compare::tie_bands(&per)
             .into_iter()
             .map(|b| {
-                let mut algs: Vec<String> = vec![];
+                let mut algs: Vec<Algorithm> = vec![];
                 for fam in &b.choices {
                     for c in choices
                         .iter()
@@ -380,7 +385,7 @@ fn advice_from(
                         if let Some(f) = c.families.iter().find(|f| &f.family == fam)
                             && !algs.contains(&f.algorithm)
                         {
-                            algs.push(f.algorithm.clone());
+                            algs.push(f.algorithm);
                         }
                     }
                 }
@@ -404,10 +409,7 @@ fn advice_from(
             placement,
             no_p2p: None,
             ranges,
-            sizes: per_size
-                .iter()
-                .map(|r| (r.0, r.1.name().to_string(), r.2, r.3))
-                .collect(),
+            sizes: per_size,
             choices,
         });
     }
@@ -516,21 +518,24 @@ pub fn advice_table(topo_name: &str, tolerance: &str, advice: &[WorldAdvice]) ->
                     t.iter()
                         .all(|x| (x - t[0]).abs() <= 1e-6 * t[0].abs().max(1.0))
                 });
+            let names = |algs: &[Algorithm], sep: &str| {
+                algs.iter().map(|a| a.name()).collect::<Vec<_>>().join(sep)
+            };
             let (fam, what) = if r.tied.is_empty() {
-                (r.family.clone(), r.algorithms.join(", "))
+                (r.family.clone(), names(&r.algorithms, ", "))
             } else if same {
                 (
                     r.tied[0].clone(),
                     format!(
                         "{} (= {} here)",
-                        r.algorithms[0],
-                        r.algorithms[1..].join(", ")
+                        r.algorithms[0].name(),
+                        names(&r.algorithms[1..], ", ")
                     ),
                 )
             } else {
                 (
                     format!("tie: {}", r.tied.join(" = ")),
-                    r.algorithms.join(" = "),
+                    names(&r.algorithms, " = "),
                 )
             };
             let line = format!(

@@ -200,11 +200,13 @@ impl Chart {
                     .filter_map(|(colour, &fam)| {
                         let mut points = vec![];
                         let mut algorithms: Vec<String> = vec![];
+                        // the names of the family's fastest algorithms, in order
                         for c in &w.choices {
                             if let Some(f) = c.families.iter().find(|f| f.family == fam) {
                                 points.push((Bytes(c.size_bytes), f.ns));
-                                if !algorithms.contains(&f.algorithm) {
-                                    algorithms.push(f.algorithm.clone());
+                                let name = f.algorithm.name().to_string();
+                                if !algorithms.contains(&name) {
+                                    algorithms.push(name);
                                 }
                             }
                         }
