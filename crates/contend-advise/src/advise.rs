@@ -14,36 +14,20 @@ use contend_workload::{Algorithm, Placement};
 use serde::Serialize;
 use std::fmt::Write as _;
 
-/// The family an algorithm belongs to in the advice.
-pub fn family(a: Algorithm) -> &'static str {
-    match a {
-        Algorithm::OneShotPull | Algorithm::OneShotPush => "one-shot",
-        Algorithm::TwoShotPull | Algorithm::TwoShotPush | Algorithm::TwoShotPushFp32Acc => {
-            "two-shot"
-        }
-        Algorithm::Hierarchical => "hierarchical",
-        Algorithm::IslandTwoShot => "island-two-shot",
-        Algorithm::StagedPush => "staged-push",
-        Algorithm::CeRing => "ce-ring",
-        // contend's own ring kernels (NCCL's rings are in `nccl`)
-        Algorithm::RingLl | Algorithm::RingSimple => "ring",
-        Algorithm::Nccl => "nccl",
-    }
-}
+pub use crate::family::{Family, family};
 
 /// One size range where one family wins, or several tie.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Range {
     pub from_bytes: u64,
     pub to_bytes: u64,
-    /// `one-shot`, `two-shot`, `hierarchical`, `island-two-shot`,
-    /// `staged-push`, `ce-ring`, `ring` (contend's own ring kernels), `nccl`
-    /// (NCCL as its replica decides); `tie` where several
+    /// The family that wins; `None` (`tie` in JSON) where several
     /// families are within the tolerance of the fastest all through the range.
-    pub family: String,
+    #[serde(serialize_with = "crate::family::family_or_tie")]
+    pub family: Option<Family>,
     /// The families tied, fastest at the range's first size first (empty
-    /// unless `family` is `tie`).
-    pub tied: Vec<String>,
+    /// unless `family` is a tie).
+    pub tied: Vec<Family>,
     /// The fastest algorithm of the family (of each tied family) at each
     /// size of the range, in order (deduplicated).
     pub algorithms: Vec<Algorithm>,
@@ -52,7 +36,7 @@ pub struct Range {
 /// One family's best prediction at one size.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct FamilyTime {
-    pub family: String,
+    pub family: Family,
     pub algorithm: Algorithm,
     pub ns: f64,
     /// The relative uncertainty of comparing it with the fastest (0.03: 3 %).
@@ -66,7 +50,7 @@ pub struct SizeChoice {
     /// Every family's best, fastest first.
     pub families: Vec<FamilyTime>,
     /// The families tied for fastest ([`compare::tied`]).
-    pub tied: Vec<String>,
+    pub tied: Vec<Family>,
     /// Every algorithm's time (ns), in [`Algorithm::ALL`]'s order: what an
     /// engine that runs only some of them can have.
     pub algorithms: Vec<(Algorithm, f64)>,
@@ -325,7 +309,7 @@ fn advice_from(
         let mut choices = vec![];
         for &s in sizes {
             // each family's fastest algorithm here
-            let mut best: Vec<(&'static str, Algorithm, f64)> = vec![];
+            let mut best: Vec<(Family, Algorithm, f64)> = vec![];
             for &a in Algorithm::ALL {
                 let Some(t) = crate::predict::at(all, k, s, a.into()) else {
                     continue;
@@ -346,7 +330,7 @@ fn advice_from(
             let families: Vec<FamilyTime> = best
                 .iter()
                 .map(|&(f, a, t)| FamilyTime {
-                    family: f.to_string(),
+                    family: f,
                     algorithm: a,
                     ns: t,
                     tolerance: unc(k, s, a, t).max(u_best),
@@ -355,7 +339,7 @@ fn advice_from(
             let tied = compare::tied(
                 &families
                     .iter()
-                    .map(|f| (f.family.clone(), f.ns, f.tolerance))
+                    .map(|f| (f.family, f.ns, f.tolerance))
                     .collect::<Vec<_>>(),
             );
             let algorithms = Algorithm::ALL
@@ -369,7 +353,7 @@ fn advice_from(
                 algorithms,
             });
         }
-        let per: Vec<(Bytes, Vec<String>)> = choices
+        let per: Vec<(Bytes, Vec<Family>)> = choices
             .iter()
             .map(|c| (Bytes(c.size_bytes), c.tied.clone()))
             .collect();
@@ -382,7 +366,7 @@ fn advice_from(
                         .iter()
                         .filter(|c| c.size_bytes >= b.from.0 && c.size_bytes <= b.to.0)
                     {
-                        if let Some(f) = c.families.iter().find(|f| &f.family == fam)
+                        if let Some(f) = c.families.iter().find(|f| f.family == *fam)
                             && !algs.contains(&f.algorithm)
                         {
                             algs.push(f.algorithm);
@@ -393,11 +377,7 @@ fn advice_from(
                 Range {
                     from_bytes: b.from.0,
                     to_bytes: b.to.0,
-                    family: if tie {
-                        "tie".into()
-                    } else {
-                        b.choices[0].clone()
-                    },
+                    family: (!tie).then_some(b.choices[0]),
                     tied: if tie { b.choices.clone() } else { vec![] },
                     algorithms: algs,
                 }
@@ -463,15 +443,14 @@ pub fn advice_table(topo_name: &str, tolerance: &str, advice: &[WorldAdvice]) ->
                 .collect();
             // the choice's time: its fastest algorithm's at each size
             let pick = |c: &SizeChoice| -> Option<f64> {
-                let fam = if r.tied.is_empty() {
-                    r.family.as_str()
-                } else {
-                    r.tied[0].as_str()
-                };
+                let fam = r.family.unwrap_or(r.tied[0]);
                 c.families.iter().find(|f| f.family == fam).map(|f| f.ns)
             };
             let nccl = |c: &SizeChoice| -> Option<f64> {
-                c.families.iter().find(|f| f.family == "nccl").map(|f| f.ns)
+                c.families
+                    .iter()
+                    .find(|f| f.family == Family::Nccl)
+                    .map(|f| f.ns)
             };
             let span = |v: Vec<f64>| -> String {
                 let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
@@ -491,7 +470,7 @@ pub fn advice_table(topo_name: &str, tolerance: &str, advice: &[WorldAdvice]) ->
                 .iter()
                 .filter_map(|c| Some(nccl(c)? / pick(c)?.max(1e-9)))
                 .collect();
-            let vs = if r.family == "nccl" {
+            let vs = if r.family == Some(Family::Nccl) {
                 "-".to_string()
             } else if gain.is_empty() {
                 "?".into()
@@ -512,7 +491,7 @@ pub fn advice_table(topo_name: &str, tolerance: &str, advice: &[WorldAdvice]) ->
                     let t: Vec<f64> = r
                         .tied
                         .iter()
-                        .filter_map(|fam| c.families.iter().find(|f| &f.family == fam))
+                        .filter_map(|fam| c.families.iter().find(|f| f.family == *fam))
                         .map(|f| f.ns)
                         .collect();
                     t.iter()
@@ -522,10 +501,13 @@ pub fn advice_table(topo_name: &str, tolerance: &str, advice: &[WorldAdvice]) ->
                 algs.iter().map(|a| a.name()).collect::<Vec<_>>().join(sep)
             };
             let (fam, what) = if r.tied.is_empty() {
-                (r.family.clone(), names(&r.algorithms, ", "))
+                (
+                    r.family.map_or("tie", Family::name).to_string(),
+                    names(&r.algorithms, ", "),
+                )
             } else if same {
                 (
-                    r.tied[0].clone(),
+                    r.tied[0].name().to_string(),
                     format!(
                         "{} (= {} here)",
                         r.algorithms[0].name(),
@@ -534,7 +516,7 @@ pub fn advice_table(topo_name: &str, tolerance: &str, advice: &[WorldAdvice]) ->
                 )
             } else {
                 (
-                    format!("tie: {}", r.tied.join(" = ")),
+                    format!("tie: {}", families(&r.tied)),
                     names(&r.algorithms, " = "),
                 )
             };
@@ -553,6 +535,11 @@ pub fn advice_table(topo_name: &str, tolerance: &str, advice: &[WorldAdvice]) ->
         }
     }
     s
+}
+
+/// `one-shot = two-shot`.
+pub(crate) fn families(f: &[Family]) -> String {
+    f.iter().map(|f| f.name()).collect::<Vec<_>>().join(" = ")
 }
 
 /// Columns a table line fits in.

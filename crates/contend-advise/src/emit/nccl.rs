@@ -22,7 +22,7 @@
 //!   as hex, comments skipped (`xmlSkipComment`, since 2.6.4), whitespace
 //!   only spaces and newlines (`xmlGetNode`).
 
-use super::{Candidate, EmitOptions, Times, Variant, at, best, predict, runs, span, time};
+use super::{Candidate, EmitOptions, Times, Variant, at, predict, runs, span, time};
 use crate::candidate::{Forced, NcclVariant, RingOrder, env_label};
 use contend_fit::fit::Progress;
 use contend_import::CalibError;
@@ -132,7 +132,6 @@ pub fn tuner_csv(
             .into_iter()
             .filter(|f| enables(&default.model, f).is_some())
             .collect();
-        let labels: Vec<Candidate> = enabled.iter().map(|f| forced(*f)).collect();
         // the channels NCCL gives the choice: the plugin writes 1 unless the
         // line names them (plugin.c sets *nChannels = 1; enqueue.cc keeps a
         // non-zero value)
@@ -151,42 +150,45 @@ pub fn tuner_csv(
                 }
             }
         }
-        let channels_of = |l: Candidate, z: u64| match l {
-            Candidate::Nccl(NcclVariant::Forced(f)) => channels.get(&(f, z)).copied(),
-            _ => None,
+        // the fastest of `among` at size z
+        let fastest = |z: u64, among: &[Forced]| -> Option<Forced> {
+            among
+                .iter()
+                .filter_map(|f| at(&t, k, z, forced(*f)).map(|v| (*f, v)))
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|x| x.0)
         };
-        let rows: Vec<(u64, (Candidate, usize))> = opts
+        let rows: Vec<(u64, (Forced, usize))> = opts
             .sizes
             .iter()
             .filter_map(|&z| {
-                best(&t, k, z, &labels).map(|(l, _)| (z, (l, channels_of(l, z).unwrap_or(1))))
+                fastest(z, &enabled).map(|f| (z, (f, channels.get(&(f, z)).copied().unwrap_or(1))))
             })
             .collect();
         let rs = runs(&rows);
         for (i, (a, b, (label, nch))) in rs.iter().enumerate() {
             let min = if i == 0 { 0 } else { rs[i - 1].1 + 1 };
             let max = if i + 1 == rs.len() { u64::MAX } else { *b };
-            let Candidate::Nccl(NcclVariant::Forced(f)) = label else {
-                unreachable!("the tuner config's choices are forced NCCL")
-            };
-            let csv = f.csv();
-            let others: Vec<Candidate> = labels.iter().copied().filter(|l| l != label).collect();
+            let csv = label.csv();
+            let others: Vec<Forced> = enabled.iter().copied().filter(|l| l != label).collect();
             let label = *label;
             let second = opts
                 .sizes
                 .iter()
                 .filter(|z| **z >= *a && **z <= *b)
-                .find_map(|z| best(&t, k, *z, &others).map(|x| x.0));
-            let second_span =
-                second.map_or("n/a".to_string(), |c| span(&t, k, &opts.sizes, *a, *b, c));
-            let second = second.map_or("none".to_string(), |c| c.to_string());
+                .find_map(|z| fastest(*z, &others));
+            // no second: `none`, its times `n/a`
+            let second_span = second.map_or("n/a".to_string(), |f| {
+                span(&t, k, &opts.sizes, *a, *b, forced(f))
+            });
+            let second = second.map_or("none".to_string(), |f| f.to_string());
             let comment = format!(
                 "# {}: {k} ranks {}..{}{}: {label} x{nch} {}; next {second} {}; NCCL's own {}",
                 opts.stamp,
                 Bytes(*a),
                 Bytes(*b),
                 if max == u64::MAX { " and above" } else { "" },
-                span(&t, k, &opts.sizes, *a, *b, label),
+                span(&t, k, &opts.sizes, *a, *b, forced(label)),
                 second_span,
                 span(&t, k, &opts.sizes, *a, *b, NCCL),
             );
