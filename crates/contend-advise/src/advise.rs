@@ -443,7 +443,11 @@ pub fn advice_table(topo_name: &str, tolerance: &str, advice: &[WorldAdvice]) ->
                 .collect();
             // the choice's time: its fastest algorithm's at each size
             let pick = |c: &SizeChoice| -> Option<f64> {
-                let fam = r.family.unwrap_or(r.tied[0]);
+                // a tie's first family (tied is empty where one family wins)
+                let fam = match r.family {
+                    Some(f) => f,
+                    None => r.tied[0],
+                };
                 c.families.iter().find(|f| f.family == fam).map(|f| f.ns)
             };
             let nccl = |c: &SizeChoice| -> Option<f64> {

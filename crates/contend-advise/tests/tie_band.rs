@@ -95,7 +95,7 @@ fn no_range_of_shipped_advice_is_narrower_than_the_tie_tolerance() {
                     let first = at(pair[1].from_bytes);
                     for f in choices(&pair[0]) {
                         assert!(
-                            !within(first, &f),
+                            !within(first, f),
                             "{stem} {placement} world {}: the range at {} B starts though {f} is within the tolerance of the fastest there",
                             w.world,
                             pair[1].from_bytes
