@@ -3,6 +3,7 @@
 //! island two-shot, staged push, the copy-engine ring or NCCL's ring wins,
 //! from the (fitted) model.
 
+use crate::predict::Candidate;
 use contend_fit::checkpoint::{Checkpoint, ConstantSet, Prediction};
 use contend_fit::fit::Progress;
 use contend_import::CalibError;
@@ -13,46 +14,30 @@ use contend_workload::{Algorithm, Placement};
 use serde::Serialize;
 use std::fmt::Write as _;
 
-/// The family an algorithm belongs to in the advice.
-pub fn family(a: Algorithm) -> &'static str {
-    match a {
-        Algorithm::OneShotPull | Algorithm::OneShotPush => "one-shot",
-        Algorithm::TwoShotPull | Algorithm::TwoShotPush | Algorithm::TwoShotPushFp32Acc => {
-            "two-shot"
-        }
-        Algorithm::Hierarchical => "hierarchical",
-        Algorithm::IslandTwoShot => "island-two-shot",
-        Algorithm::StagedPush => "staged-push",
-        Algorithm::CeRing => "ce-ring",
-        // contend's own ring kernels (NCCL's rings are in `nccl`)
-        Algorithm::RingLl | Algorithm::RingSimple => "ring",
-        Algorithm::Nccl => "nccl",
-    }
-}
+pub use crate::family::{Family, family};
 
 /// One size range where one family wins, or several tie.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Range {
     pub from_bytes: u64,
     pub to_bytes: u64,
-    /// `one-shot`, `two-shot`, `hierarchical`, `island-two-shot`,
-    /// `staged-push`, `ce-ring`, `ring` (contend's own ring kernels), `nccl`
-    /// (NCCL as its replica decides); `tie` where several
+    /// The family that wins; `None` (`tie` in JSON) where several
     /// families are within the tolerance of the fastest all through the range.
-    pub family: String,
+    #[serde(serialize_with = "crate::family::family_or_tie")]
+    pub family: Option<Family>,
     /// The families tied, fastest at the range's first size first (empty
-    /// unless `family` is `tie`).
-    pub tied: Vec<String>,
+    /// unless `family` is a tie).
+    pub tied: Vec<Family>,
     /// The fastest algorithm of the family (of each tied family) at each
     /// size of the range, in order (deduplicated).
-    pub algorithms: Vec<String>,
+    pub algorithms: Vec<Algorithm>,
 }
 
 /// One family's best prediction at one size.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct FamilyTime {
-    pub family: String,
-    pub algorithm: String,
+    pub family: Family,
+    pub algorithm: Algorithm,
     pub ns: f64,
     /// The relative uncertainty of comparing it with the fastest (0.03: 3 %).
     pub tolerance: f64,
@@ -65,7 +50,7 @@ pub struct SizeChoice {
     /// Every family's best, fastest first.
     pub families: Vec<FamilyTime>,
     /// The families tied for fastest ([`compare::tied`]).
-    pub tied: Vec<String>,
+    pub tied: Vec<Family>,
     /// Every algorithm's time (ns), in [`Algorithm::ALL`]'s order: what an
     /// engine that runs only some of them can have.
     pub algorithms: Vec<(Algorithm, f64)>,
@@ -84,7 +69,7 @@ pub struct WorldAdvice {
     pub no_p2p: Option<String>,
     pub ranges: Vec<Range>,
     /// Per size: (size, winner, its time ns, runner-up family's time ns).
-    pub sizes: Vec<(u64, String, f64, f64)>,
+    pub sizes: Vec<(u64, Algorithm, f64, f64)>,
     /// Per size: every family's time and which are tied.
     pub choices: Vec<SizeChoice>,
 }
@@ -203,10 +188,6 @@ pub fn advise_resumable(
 ) -> Result<Vec<WorldAdvice>, CalibError> {
     let gpus = gpu_ids(topo)?;
     let worlds: Vec<usize> = (2..=gpus.len()).collect();
-    let variants: Vec<(String, crate::predict::Variant)> = Algorithm::ALL
-        .iter()
-        .map(|a| (a.name().to_string(), crate::predict::Variant::Algo(*a)))
-        .collect();
     let mut done: Vec<Prediction> = vec![];
     for &set in tolerance.sets() {
         let p = match (set, tolerance) {
@@ -221,21 +202,24 @@ pub fn advise_resumable(
             contend_workload::LaunchMode::Eager,
             &worlds,
             sizes,
-            &variants,
+            Algorithm::ALL,
             progress,
             checkpoint,
             set,
         )?;
-        done.extend(
-            all.into_iter()
-                .map(|((world, size_bytes, variant), ns)| Prediction {
-                    world,
-                    size_bytes,
-                    variant,
-                    ns,
-                    constants: set,
-                }),
-        );
+        // every key is an algorithm: only algorithms were predicted
+        done.extend(all.into_iter().filter_map(|((world, size_bytes, c), ns)| {
+            let Candidate::Algorithm(variant) = c else {
+                return None;
+            };
+            Some(Prediction {
+                world,
+                size_bytes,
+                variant,
+                ns,
+                constants: set,
+            })
+        }));
     }
     advice_of(topo, tolerance, placement, sizes, &done)
 }
@@ -255,7 +239,12 @@ pub fn advice_of(
     let table = |set: ConstantSet| -> crate::predict::Times {
         done.iter()
             .filter(|p| p.constants == set)
-            .map(|p| ((p.world, p.size_bytes, p.variant.clone()), p.ns))
+            .map(|p| {
+                (
+                    (p.world, p.size_bytes, Candidate::Algorithm(p.variant)),
+                    p.ns,
+                )
+            })
             .collect()
     };
     let tables: Vec<crate::predict::Times> = sets.iter().map(|&s| table(s)).collect();
@@ -267,7 +256,7 @@ pub fn advice_of(
                 Algorithm::ALL.iter().all(|a| {
                     tables
                         .iter()
-                        .all(|t| t.contains_key(&(k, s, a.name().to_string())))
+                        .all(|t| t.contains_key(&(k, s, Candidate::Algorithm(*a))))
                 })
             })
         })
@@ -302,8 +291,8 @@ fn advice_from(
             (Some(f), _, _) => f,
             (None, Some(lo), Some(hi)) => {
                 match (
-                    crate::predict::at(lo, k, s, a.name()),
-                    crate::predict::at(hi, k, s, a.name()),
+                    crate::predict::at(lo, k, s, a.into()),
+                    crate::predict::at(hi, k, s, a.into()),
                 ) {
                     (Some(l), Some(h)) => (h - l).abs() / 2.0 / t.max(1e-9),
                     _ => 0.0,
@@ -320,9 +309,9 @@ fn advice_from(
         let mut choices = vec![];
         for &s in sizes {
             // each family's fastest algorithm here
-            let mut best: Vec<(&'static str, Algorithm, f64)> = vec![];
+            let mut best: Vec<(Family, Algorithm, f64)> = vec![];
             for &a in Algorithm::ALL {
-                let Some(t) = crate::predict::at(all, k, s, a.name()) else {
+                let Some(t) = crate::predict::at(all, k, s, a.into()) else {
                     continue;
                 };
                 match best.iter_mut().find(|b| b.0 == family(a)) {
@@ -341,8 +330,8 @@ fn advice_from(
             let families: Vec<FamilyTime> = best
                 .iter()
                 .map(|&(f, a, t)| FamilyTime {
-                    family: f.to_string(),
-                    algorithm: a.name().to_string(),
+                    family: f,
+                    algorithm: a,
                     ns: t,
                     tolerance: unc(k, s, a, t).max(u_best),
                 })
@@ -350,12 +339,12 @@ fn advice_from(
             let tied = compare::tied(
                 &families
                     .iter()
-                    .map(|f| (f.family.clone(), f.ns, f.tolerance))
+                    .map(|f| (f.family, f.ns, f.tolerance))
                     .collect::<Vec<_>>(),
             );
             let algorithms = Algorithm::ALL
                 .iter()
-                .filter_map(|&a| Some((a, crate::predict::at(all, k, s, a.name())?)))
+                .filter_map(|&a| Some((a, crate::predict::at(all, k, s, a.into())?)))
                 .collect();
             choices.push(SizeChoice {
                 size_bytes: s,
@@ -364,23 +353,23 @@ fn advice_from(
                 algorithms,
             });
         }
-        let per: Vec<(Bytes, Vec<String>)> = choices
+        let per: Vec<(Bytes, Vec<Family>)> = choices
             .iter()
             .map(|c| (Bytes(c.size_bytes), c.tied.clone()))
             .collect();
         let ranges = compare::tie_bands(&per)
             .into_iter()
             .map(|b| {
-                let mut algs: Vec<String> = vec![];
+                let mut algs: Vec<Algorithm> = vec![];
                 for fam in &b.choices {
                     for c in choices
                         .iter()
                         .filter(|c| c.size_bytes >= b.from.0 && c.size_bytes <= b.to.0)
                     {
-                        if let Some(f) = c.families.iter().find(|f| &f.family == fam)
+                        if let Some(f) = c.families.iter().find(|f| f.family == *fam)
                             && !algs.contains(&f.algorithm)
                         {
-                            algs.push(f.algorithm.clone());
+                            algs.push(f.algorithm);
                         }
                     }
                 }
@@ -388,11 +377,7 @@ fn advice_from(
                 Range {
                     from_bytes: b.from.0,
                     to_bytes: b.to.0,
-                    family: if tie {
-                        "tie".into()
-                    } else {
-                        b.choices[0].clone()
-                    },
+                    family: (!tie).then_some(b.choices[0]),
                     tied: if tie { b.choices.clone() } else { vec![] },
                     algorithms: algs,
                 }
@@ -404,10 +389,7 @@ fn advice_from(
             placement,
             no_p2p: None,
             ranges,
-            sizes: per_size
-                .iter()
-                .map(|r| (r.0, r.1.name().to_string(), r.2, r.3))
-                .collect(),
+            sizes: per_size,
             choices,
         });
     }
@@ -461,15 +443,18 @@ pub fn advice_table(topo_name: &str, tolerance: &str, advice: &[WorldAdvice]) ->
                 .collect();
             // the choice's time: its fastest algorithm's at each size
             let pick = |c: &SizeChoice| -> Option<f64> {
-                let fam = if r.tied.is_empty() {
-                    r.family.as_str()
-                } else {
-                    r.tied[0].as_str()
+                // a tie's first family (tied is empty where one family wins)
+                let fam = match r.family {
+                    Some(f) => f,
+                    None => r.tied[0],
                 };
                 c.families.iter().find(|f| f.family == fam).map(|f| f.ns)
             };
             let nccl = |c: &SizeChoice| -> Option<f64> {
-                c.families.iter().find(|f| f.family == "nccl").map(|f| f.ns)
+                c.families
+                    .iter()
+                    .find(|f| f.family == Family::Nccl)
+                    .map(|f| f.ns)
             };
             let span = |v: Vec<f64>| -> String {
                 let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
@@ -489,7 +474,7 @@ pub fn advice_table(topo_name: &str, tolerance: &str, advice: &[WorldAdvice]) ->
                 .iter()
                 .filter_map(|c| Some(nccl(c)? / pick(c)?.max(1e-9)))
                 .collect();
-            let vs = if r.family == "nccl" {
+            let vs = if r.family == Some(Family::Nccl) {
                 "-".to_string()
             } else if gain.is_empty() {
                 "?".into()
@@ -510,27 +495,33 @@ pub fn advice_table(topo_name: &str, tolerance: &str, advice: &[WorldAdvice]) ->
                     let t: Vec<f64> = r
                         .tied
                         .iter()
-                        .filter_map(|fam| c.families.iter().find(|f| &f.family == fam))
+                        .filter_map(|fam| c.families.iter().find(|f| f.family == *fam))
                         .map(|f| f.ns)
                         .collect();
                     t.iter()
                         .all(|x| (x - t[0]).abs() <= 1e-6 * t[0].abs().max(1.0))
                 });
+            let names = |algs: &[Algorithm], sep: &str| {
+                algs.iter().map(|a| a.name()).collect::<Vec<_>>().join(sep)
+            };
             let (fam, what) = if r.tied.is_empty() {
-                (r.family.clone(), r.algorithms.join(", "))
+                (
+                    r.family.map_or("tie", Family::name).to_string(),
+                    names(&r.algorithms, ", "),
+                )
             } else if same {
                 (
-                    r.tied[0].clone(),
+                    r.tied[0].name().to_string(),
                     format!(
                         "{} (= {} here)",
-                        r.algorithms[0],
-                        r.algorithms[1..].join(", ")
+                        r.algorithms[0].name(),
+                        names(&r.algorithms[1..], ", ")
                     ),
                 )
             } else {
                 (
-                    format!("tie: {}", r.tied.join(" = ")),
-                    r.algorithms.join(" = "),
+                    format!("tie: {}", families(&r.tied)),
+                    names(&r.algorithms, " = "),
                 )
             };
             let line = format!(
@@ -548,6 +539,11 @@ pub fn advice_table(topo_name: &str, tolerance: &str, advice: &[WorldAdvice]) ->
         }
     }
     s
+}
+
+/// `one-shot = two-shot`.
+pub(crate) fn families(f: &[Family]) -> String {
+    f.iter().map(|f| f.name()).collect::<Vec<_>>().join(" = ")
 }
 
 /// Columns a table line fits in.

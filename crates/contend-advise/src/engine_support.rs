@@ -29,7 +29,7 @@ impl std::ops::Deref for UnknownName {
 /// A serving engine (or NCCL alone).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Engine {
+pub enum ServingEngine {
     Vllm,
     Sglang,
     Flashinfer,
@@ -37,31 +37,31 @@ pub enum Engine {
     Nccl,
 }
 
-impl Engine {
-    pub const ALL: [Engine; 5] = [
-        Engine::Vllm,
-        Engine::Sglang,
-        Engine::Flashinfer,
-        Engine::Trtllm,
-        Engine::Nccl,
+impl ServingEngine {
+    pub const ALL: [ServingEngine; 5] = [
+        ServingEngine::Vllm,
+        ServingEngine::Sglang,
+        ServingEngine::Flashinfer,
+        ServingEngine::Trtllm,
+        ServingEngine::Nccl,
     ];
     pub fn name(self) -> &'static str {
         match self {
-            Engine::Vllm => "vllm",
-            Engine::Sglang => "sglang",
-            Engine::Flashinfer => "flashinfer",
-            Engine::Trtllm => "trtllm",
-            Engine::Nccl => "nccl",
+            ServingEngine::Vllm => "vllm",
+            ServingEngine::Sglang => "sglang",
+            ServingEngine::Flashinfer => "flashinfer",
+            ServingEngine::Trtllm => "trtllm",
+            ServingEngine::Nccl => "nccl",
         }
     }
-    pub fn parse(s: &str) -> Result<Engine, UnknownName> {
-        Engine::ALL
+    pub fn parse(s: &str) -> Result<ServingEngine, UnknownName> {
+        ServingEngine::ALL
             .into_iter()
             .find(|e| e.name() == s)
             .ok_or_else(|| {
                 UnknownName(format!(
                     "unknown engine `{s}` (one of: {})",
-                    Engine::ALL.map(|e| e.name()).join(", ")
+                    ServingEngine::ALL.map(|e| e.name()).join(", ")
                 ))
             })
     }
@@ -74,7 +74,7 @@ impl Engine {
     }
 }
 
-impl fmt::Display for Engine {
+impl fmt::Display for ServingEngine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
@@ -142,7 +142,7 @@ pub struct Backend {
 /// One engine's row: its backends besides NCCL, which it always has.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Support {
-    pub engine: Engine,
+    pub engine: ServingEngine,
     /// The engine's own name and release, for people (`vLLM 0.34.0`).
     pub title: &'static str,
     pub backends: &'static [Backend],
@@ -157,23 +157,53 @@ pub struct Support {
 /// COPY_ENGINE_RING the copy-engine ring, from 4 GPUs). The one place the
 /// mapping is written: the FlashInfer emitter names these, and
 /// [`FLASHINFER_PCIE`] is their union (a test holds it).
-pub(crate) fn flashinfer_variants(k: usize) -> Vec<(&'static str, Algorithm)> {
-    let mut v = vec![("UNSTAGED", Algorithm::OneShotPush)];
+pub(crate) fn flashinfer_variants(k: usize) -> Vec<(IpcVariant, Algorithm)> {
+    use IpcVariant::*;
+    let mut v = vec![(Unstaged, Algorithm::OneShotPush)];
     match k {
-        2 => v.push(("STAGED", Algorithm::TwoShotPush)),
+        2 => v.push((Staged, Algorithm::TwoShotPush)),
         4 => {
-            v.push(("STAGED", Algorithm::TwoShotPush));
-            v.push(("STAGED_RING", Algorithm::StagedPush));
-            v.push(("COPY_ENGINE_RING", Algorithm::CeRing));
+            v.push((Staged, Algorithm::TwoShotPush));
+            v.push((StagedRing, Algorithm::StagedPush));
+            v.push((CopyEngineRing, Algorithm::CeRing));
         }
         _ => {
-            v.push(("FLAT_STAGED", Algorithm::TwoShotPush));
-            v.push(("STAGED", Algorithm::IslandTwoShot));
-            v.push(("STAGED_RING", Algorithm::StagedPush));
-            v.push(("COPY_ENGINE_RING", Algorithm::CeRing));
+            v.push((FlatStaged, Algorithm::TwoShotPush));
+            v.push((Staged, Algorithm::IslandTwoShot));
+            v.push((StagedRing, Algorithm::StagedPush));
+            v.push((CopyEngineRing, Algorithm::CeRing));
         }
     }
     v
+}
+
+/// FlashInfer's `IpcVariant` (`flashinfer/comm/pcie_ipc_policy.py`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum IpcVariant {
+    Unstaged,
+    Staged,
+    StagedRing,
+    FlatStaged,
+    CopyEngineRing,
+}
+
+impl IpcVariant {
+    /// FlashInfer's name: `UNSTAGED`, `COPY_ENGINE_RING`.
+    pub fn name(self) -> &'static str {
+        match self {
+            IpcVariant::Unstaged => "UNSTAGED",
+            IpcVariant::Staged => "STAGED",
+            IpcVariant::StagedRing => "STAGED_RING",
+            IpcVariant::FlatStaged => "FLAT_STAGED",
+            IpcVariant::CopyEngineRing => "COPY_ENGINE_RING",
+        }
+    }
+}
+
+impl fmt::Display for IpcVariant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// Every algorithm a FlashInfer PCIe IPC variant runs, at any world size
@@ -195,7 +225,7 @@ const PCIE_IPC_GATE: Gate = Gate {
 /// each backend runs on a box without NVLink).
 pub const SUPPORT: &[Support] = &[
     Support {
-        engine: Engine::Vllm,
+        engine: ServingEngine::Vllm,
         title: "vLLM 0.34.0",
         backends: &[
             Backend {
@@ -224,7 +254,7 @@ pub const SUPPORT: &[Support] = &[
         note: "PyNccl loads libnccl, so NCCL_* variables you export apply (vllm/distributed/device_communicators/pynccl_wrapper.py L378-385)",
     },
     Support {
-        engine: Engine::Sglang,
+        engine: ServingEngine::Sglang,
         title: "SGLang 0.5.23",
         backends: &[
             Backend {
@@ -253,7 +283,7 @@ pub const SUPPORT: &[Support] = &[
         note: "SGLang sets NCCL_CUMEM_ENABLE=0 and NCCL_NVLS_ENABLE=0 where you have not (srt/entrypoints/engine.py L1898-1915); other NCCL_* variables you export apply",
     },
     Support {
-        engine: Engine::Flashinfer,
+        engine: ServingEngine::Flashinfer,
         title: "FlashInfer 0.7.2",
         backends: &[Backend {
             name: "PCIe IPC allreduce",
@@ -267,7 +297,7 @@ pub const SUPPORT: &[Support] = &[
         note: "needs P2P: buffers open with cudaIpcMemLazyEnablePeerAccess (flashinfer/comm/cuda_ipc.py L186-190)",
     },
     Support {
-        engine: Engine::Trtllm,
+        engine: ServingEngine::Trtllm,
         title: "TensorRT-LLM",
         backends: &[Backend {
             name: "custom allreduce (ONESHOT, TWOSHOT, MIN_LATENCY)",
@@ -284,7 +314,7 @@ pub const SUPPORT: &[Support] = &[
         note: "LOWPRECISION (FP8 transport, messages of 2 MiB and more) does run on PCIe with P2P; contend has no FP8 transport to predict it",
     },
     Support {
-        engine: Engine::Nccl,
+        engine: ServingEngine::Nccl,
         title: "NCCL",
         backends: &[],
         note: "as NCCL's replica decides; NCCL_* variables, NCCL_GRAPH_FILE and a tuner plugin act on it (--emit nccl-env, nccl-graph, nccl-tuner-table)",
@@ -303,7 +333,7 @@ pub struct BackendHere {
 /// What an engine can run on the first `world` GPUs of a topology.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Availability {
-    pub engine: Engine,
+    pub engine: ServingEngine,
     pub backends: Vec<BackendHere>,
     /// The algorithms it can run here: those of its backends that run,
     /// and NCCL always.
@@ -312,7 +342,7 @@ pub struct Availability {
 
 impl Availability {
     /// The backend that runs `a` here (`None` for NCCL).
-    pub fn backend_of(&self, engine: Engine, a: Algorithm) -> Option<&'static Backend> {
+    pub fn backend_of(&self, engine: ServingEngine, a: Algorithm) -> Option<&'static Backend> {
         engine.support().backends.iter().find(|b| {
             b.algorithms.contains(&a)
                 && self
@@ -354,7 +384,7 @@ fn gate_off(b: &Backend, topo: &Topology, world: usize) -> Option<String> {
 }
 
 /// The engine's availability on the first `world` GPUs of `topo`.
-pub fn availability(engine: Engine, topo: &Topology, world: usize) -> Availability {
+pub fn availability(engine: ServingEngine, topo: &Topology, world: usize) -> Availability {
     let s = engine.support();
     let backends: Vec<BackendHere> = s
         .backends
@@ -385,7 +415,7 @@ pub fn availability(engine: Engine, topo: &Topology, world: usize) -> Availabili
 
 /// The best an engine can have over a size range, against the best overall.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct EngineRange {
+pub struct ServingEngineRange {
     pub from_bytes: u64,
     pub to_bytes: u64,
     /// The engine's fastest algorithm here.
@@ -396,7 +426,7 @@ pub struct EngineRange {
     pub best: Vec<(Algorithm, f64)>,
 }
 
-impl EngineRange {
+impl ServingEngineRange {
     /// How much slower the engine's choice is than the best at each size
     /// (1.0: it is the best), the least and the most.
     pub fn loss(&self) -> (f64, f64) {
@@ -415,17 +445,21 @@ impl EngineRange {
 
 /// What one engine can have on one world size of the advice.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct EngineAdvice {
+pub struct ServingEngineAdvice {
     pub world: usize,
     pub availability: Availability,
-    pub ranges: Vec<EngineRange>,
+    pub ranges: Vec<ServingEngineRange>,
 }
 
 /// The engine's best choice per size of `advice` (sizes where it runs
 /// the same algorithm merged into ranges).
-pub fn engine_advice(engine: Engine, topo: &Topology, advice: &WorldAdvice) -> EngineAdvice {
+pub fn engine_advice(
+    engine: ServingEngine,
+    topo: &Topology,
+    advice: &WorldAdvice,
+) -> ServingEngineAdvice {
     let availability = availability(engine, topo, advice.world);
-    let mut ranges: Vec<EngineRange> = vec![];
+    let mut ranges: Vec<ServingEngineRange> = vec![];
     for c in &advice.choices {
         let Some((alg, t)) = fastest(c, |a| availability.algorithms.contains(&a)) else {
             continue;
@@ -439,7 +473,7 @@ pub fn engine_advice(engine: Engine, topo: &Topology, advice: &WorldAdvice) -> E
                 r.ns.push(t);
                 r.best.push(best);
             }
-            _ => ranges.push(EngineRange {
+            _ => ranges.push(ServingEngineRange {
                 from_bytes: c.size_bytes,
                 to_bytes: c.size_bytes,
                 algorithm: alg,
@@ -448,7 +482,7 @@ pub fn engine_advice(engine: Engine, topo: &Topology, advice: &WorldAdvice) -> E
             }),
         }
     }
-    EngineAdvice {
+    ServingEngineAdvice {
         world: advice.world,
         availability,
         ranges,
@@ -464,7 +498,7 @@ fn fastest(c: &SizeChoice, keep: impl Fn(Algorithm) -> bool) -> Option<(Algorith
 }
 
 /// The engine's advice as lines under a world size's table.
-pub fn engine_lines(engine: Engine, e: &EngineAdvice) -> String {
+pub fn engine_lines(engine: ServingEngine, e: &ServingEngineAdvice) -> String {
     use std::fmt::Write as _;
     let s = engine.support();
     let mut out = String::new();
@@ -531,7 +565,7 @@ pub fn engine_lines(engine: Engine, e: &EngineAdvice) -> String {
 
 /// What `engine` can have on every world size of `advice`, as a section
 /// after the advice's table.
-pub fn engine_section(engine: Engine, topo: &Topology, advice: &[WorldAdvice]) -> String {
+pub fn engine_section(engine: ServingEngine, topo: &Topology, advice: &[WorldAdvice]) -> String {
     let s = engine.support();
     let mut out = format!(
         "\nwhat {} can run here, and the best of it (time; against the fastest of all)\n  {}\n",
@@ -578,9 +612,9 @@ mod tests {
                 .off
                 .clone()
         };
-        let two = availability(Engine::Vllm, &t, 2);
+        let two = availability(ServingEngine::Vllm, &t, 2);
         assert_eq!(off(&two, "custom allreduce"), None);
-        let eight = availability(Engine::Vllm, &t, 8);
+        let eight = availability(ServingEngine::Vllm, &t, 8);
         assert!(
             off(&eight, "custom allreduce")
                 .unwrap()
@@ -592,7 +626,7 @@ mod tests {
         assert!(eight.algorithms.contains(&Algorithm::OneShotPush));
         assert!(!eight.algorithms.contains(&Algorithm::OneShotPull));
         // 3 GPUs: no backend but NCCL
-        let three = availability(Engine::Vllm, &t, 3);
+        let three = availability(ServingEngine::Vllm, &t, 3);
         assert!(
             off(&three, "custom allreduce")
                 .unwrap()
@@ -601,13 +635,16 @@ mod tests {
         assert_eq!(three.algorithms, vec![Algorithm::Nccl]);
         // TensorRT-LLM falls back to NCCL without NVLink, even on 2
         assert_eq!(
-            availability(Engine::Trtllm, &t, 2).algorithms,
+            availability(ServingEngine::Trtllm, &t, 2).algorithms,
             vec![Algorithm::Nccl]
         );
         // on NVLink (the H200 pair) vLLM's custom allreduce runs
         let h = shipped::get("h200-2x").unwrap().unwrap();
         assert_eq!(
-            off(&availability(Engine::Vllm, &h, 2), "custom allreduce"),
+            off(
+                &availability(ServingEngine::Vllm, &h, 2),
+                "custom allreduce"
+            ),
             None
         );
     }
@@ -618,7 +655,7 @@ mod tests {
             .unwrap()
             .replace("access = \"all\"", "access = \"none\"");
         let t = contend_topo::parse_topology("box.toml", &text).unwrap();
-        for e in Engine::ALL {
+        for e in ServingEngine::ALL {
             for w in [2, 4, 8] {
                 let a = availability(e, &t, w);
                 assert_eq!(a.algorithms, vec![Algorithm::Nccl], "{e} {w}");

@@ -28,7 +28,7 @@
 //! assert_eq!(crossover_label(&c), "64 KiB: one-shot-pull → nccl");
 //! ```
 
-use crate::advise::{Range, WorldAdvice, family};
+use crate::advise::{Family, Range, WorldAdvice, families, family};
 use contend_import::CalibError;
 use contend_sim::Run;
 use contend_topo::Bytes;
@@ -91,8 +91,10 @@ const LEGEND_WIDTH: u32 = 400;
 /// Pixels of a legend entry's line.
 const LEGEND_LINE: i32 = 20;
 
-fn legend(name: &str, algorithms: &[String]) -> String {
-    if name == NCCL {
+/// A curve's legend: NCCL's replica named as such, a family with the
+/// algorithms that were its best.
+fn legend(name: &str, nccl: bool, algorithms: &[String]) -> String {
+    if nccl {
         format!("{NCCL} (NCCL replica)")
     } else if algorithms.is_empty() || algorithms == [name] {
         name.to_string()
@@ -144,7 +146,7 @@ impl Chart {
                         points.sort_by_key(|p| p.0);
                         Curve {
                             name: a.name().to_string(),
-                            legend: legend(a.name(), &[]),
+                            legend: legend(a.name(), a == Measured::NCCL, &[]),
                             points,
                             nccl: a == Measured::NCCL,
                             colour: a
@@ -185,45 +187,44 @@ impl Chart {
     /// those were), a crossover where one of the advice's ranges follows
     /// another.
     pub fn of_advice(topology: &str, advice: &[WorldAdvice]) -> Chart {
-        let mut families: Vec<&'static str> = vec![];
+        let mut all: Vec<Family> = vec![];
         for &a in Algorithm::ALL {
-            if !families.contains(&family(a)) {
-                families.push(family(a));
+            if !all.contains(&family(a)) {
+                all.push(family(a));
             }
         }
         let panels = advice
             .iter()
             .map(|w| {
-                let curves = families
+                let curves = all
                     .iter()
                     .enumerate()
                     .filter_map(|(colour, &fam)| {
                         let mut points = vec![];
                         let mut algorithms: Vec<String> = vec![];
+                        // the names of the family's fastest algorithms, in order
                         for c in &w.choices {
                             if let Some(f) = c.families.iter().find(|f| f.family == fam) {
                                 points.push((Bytes(c.size_bytes), f.ns));
-                                if !algorithms.contains(&f.algorithm) {
-                                    algorithms.push(f.algorithm.clone());
+                                let name = f.algorithm.name().to_string();
+                                if !algorithms.contains(&name) {
+                                    algorithms.push(name);
                                 }
                             }
                         }
                         points.sort_by_key(|p: &(Bytes, f64)| p.0);
                         (!points.is_empty()).then(|| Curve {
                             name: fam.to_string(),
-                            legend: legend(fam, &algorithms),
+                            legend: legend(fam.name(), fam == Family::Nccl, &algorithms),
                             points,
-                            nccl: fam == NCCL,
+                            nccl: fam == Family::Nccl,
                             colour,
                         })
                     })
                     .collect();
-                let name = |r: &Range| {
-                    if r.tied.is_empty() {
-                        r.family.clone()
-                    } else {
-                        r.tied.join(" = ")
-                    }
+                let name = |r: &Range| match r.family {
+                    Some(f) => f.to_string(),
+                    None => families(&r.tied),
                 };
                 let crossovers = w
                     .ranges

@@ -13,6 +13,8 @@
 //! | [`emit`] | settings files for NCCL's tuner plugin, contend's tuner, the serving engines and Vidur |
 //! | [`engine_support`] | each serving engine's allreduce backends and when they run |
 //! | `predict` | every variant simulated at every size and world size: the table advice and the emitters read |
+//! | `family` | the advice's families of algorithms ([`advise::Family`]), typed, with their names |
+//! | `candidate` | the table's typed key (an algorithm, or NCCL under forced settings) and its one label |
 //! | [`latency_chart`] | time per allreduce over size, as an SVG chart |
 //!
 //! Errors are [`contend_import::CalibError`], shared by the calibration
@@ -20,8 +22,10 @@
 //! tools/import_cycles.py crates/contend-advise/src` prints nothing.
 
 pub mod advise;
+mod candidate;
 pub mod emit;
 pub mod engine_support;
+mod family;
 pub mod latency_chart;
 mod predict;
 

@@ -1,9 +1,11 @@
 //! The model's predictions that advice and every emitter read: each way to
 //! run an allreduce ([`Variant`]) simulated at every size for each world
-//! size (the first k GPUs of a topology), resumable through a checkpoint,
-//! and the helpers that read the table (the time at a point, the fastest,
-//! runs of sizes with one winner, a time range as text).
+//! size (the first k GPUs of a topology), keyed by what it is
+//! ([`Candidate`]), resumable through a checkpoint, and the helpers that
+//! read the table (the time at a point, the fastest, runs of sizes with one
+//! winner, a time range as text).
 
+pub(crate) use crate::candidate::Candidate;
 use contend_fit::checkpoint::{Checkpoint, ConstantSet, Prediction};
 use contend_fit::fit::Progress;
 use contend_import::CalibError;
@@ -26,11 +28,18 @@ pub(crate) enum Variant {
     Nccl(Vec<(String, String)>),
 }
 
-/// Predicted median times: (world, size, label) → ns; `None` where the
+/// Predicted median times: (world, size, candidate) → ns; `None` where the
 /// variant cannot run (NCCL with every protocol disabled for that size).
-pub(crate) type Times = BTreeMap<(usize, u64, String), Option<f64>>;
+pub(crate) type Times = BTreeMap<(usize, u64, Candidate), Option<f64>>;
 
-/// Simulates every labelled variant at every size for each world size (the
+/// Each of `list` as the candidate it is and the variant that runs it.
+pub(crate) fn algorithms(list: &[Algorithm]) -> Vec<(Candidate, Variant)> {
+    list.iter()
+        .map(|a| (Candidate::Algorithm(*a), Variant::Algo(*a)))
+        .collect()
+}
+
+/// Simulates every keyed variant at every size for each world size (the
 /// first k GPUs of `topo`), flow fidelity, bf16 elements.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn predict(
@@ -40,10 +49,10 @@ pub(crate) fn predict(
     launch: LaunchMode,
     worlds: &[usize],
     sizes: &[u64],
-    variants: &[(String, Variant)],
+    variants: &[(Candidate, Variant)],
     progress: Progress<'_>,
 ) -> Result<Times, CalibError> {
-    predict_resumable(
+    predict_from(
         topo,
         params,
         placement,
@@ -52,12 +61,13 @@ pub(crate) fn predict(
         sizes,
         variants,
         progress,
-        &Checkpoint::none(),
-        ConstantSet::Fitted,
+        Times::new(),
+        &|_, _, _, _| {},
     )
 }
 
-/// [`predict`] with the constants `set` stands for, each prediction handed to `checkpoint` as it completes and
+/// [`predict`] of contend's algorithms `list` with the constants `set`
+/// stands for, each prediction handed to `checkpoint` as it completes and
 /// those it holds from before not simulated again.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn predict_resumable(
@@ -67,7 +77,7 @@ pub(crate) fn predict_resumable(
     launch: LaunchMode,
     worlds: &[usize],
     sizes: &[u64],
-    variants: &[(String, Variant)],
+    list: &[Algorithm],
     progress: Progress<'_>,
     checkpoint: &Checkpoint<'_, Prediction>,
     set: ConstantSet,
@@ -76,20 +86,65 @@ pub(crate) fn predict_resumable(
         .done()
         .iter()
         .filter(|p| p.constants == set)
-        .map(|p| ((p.world, p.size_bytes, p.variant.clone()), p.ns))
+        .map(|p| {
+            (
+                (p.world, p.size_bytes, Candidate::Algorithm(p.variant)),
+                p.ns,
+            )
+        })
         .collect();
+    let record = |world: usize, size_bytes: u64, c: Candidate, ns: Option<f64>| {
+        if let Candidate::Algorithm(variant) = c {
+            checkpoint.record(&Prediction {
+                world,
+                size_bytes,
+                variant,
+                ns,
+                constants: set,
+            });
+        }
+    };
+    predict_from(
+        topo,
+        params,
+        placement,
+        launch,
+        worlds,
+        sizes,
+        &algorithms(list),
+        progress,
+        before,
+        &record,
+    )
+}
+
+/// [`predict`], those in `before` not simulated again, each new
+/// prediction handed to `record`.
+#[allow(clippy::too_many_arguments)]
+fn predict_from(
+    topo: &Topology,
+    params: &ModelParams,
+    placement: Placement,
+    launch: LaunchMode,
+    worlds: &[usize],
+    sizes: &[u64],
+    variants: &[(Candidate, Variant)],
+    progress: Progress<'_>,
+    before: Times,
+    record: &(dyn Fn(usize, u64, Candidate, Option<f64>) + Sync),
+) -> Result<Times, CalibError> {
     let gpus = topo.gpus();
-    let mut jobs: Vec<(usize, &str, &Variant, u64)> = Vec::new();
+    let mut jobs: Vec<(usize, Candidate, &Variant, u64)> = Vec::new();
     for &k in worlds {
         for (label, v) in variants {
             for &s in sizes {
-                jobs.push((k, label, v, s));
+                jobs.push((k, *label, v, s));
             }
         }
     }
     // one scenario per (world, variant)
     // `None`: NCCL has no algorithm and protocol left under the variables
-    let mut scenarios: BTreeMap<(usize, String), Option<Scenario>> = BTreeMap::new();
+    let mut scenarios: BTreeMap<(usize, Candidate), Option<Scenario>> = BTreeMap::new();
     for &k in worlds {
         if k > gpus.len() || k < 2 {
             return Err(CalibError::Fit(format!(
@@ -136,23 +191,23 @@ pub(crate) fn predict_resumable(
                 Err(ScenarioError::NcclNoChoice { .. }) if matches!(v, Variant::Nccl(_)) => None,
                 Err(e) => return Err(CalibError::Fit(format!("{label} on {k} ranks: {e}"))),
             };
-            scenarios.insert((k, label.clone()), sc);
+            scenarios.insert((k, *label), sc);
         }
     }
     let total = jobs.len();
     let done = std::sync::atomic::AtomicUsize::new(
         jobs.iter()
-            .filter(|j| before.contains_key(&(j.0, j.3, j.1.to_string())))
+            .filter(|j| before.contains_key(&(j.0, j.3, j.1)))
             .count(),
     );
-    let out: Vec<((usize, u64, String), Option<f64>)> = jobs
+    let out: Vec<((usize, u64, Candidate), Option<f64>)> = jobs
         .par_iter()
         .map(|&(k, label, v, s)| {
-            if let Some(t) = before.get(&(k, s, label.to_string())) {
-                return Ok(((k, s, label.to_string()), *t));
+            if let Some(t) = before.get(&(k, s, label)) {
+                return Ok(((k, s, label), *t));
             }
-            let Some(sc) = &scenarios[&(k, label.to_string())] else {
-                return Ok(((k, s, label.to_string()), None));
+            let Some(sc) = &scenarios[&(k, label)] else {
+                return Ok(((k, s, label), None));
             };
             let algorithm = match v {
                 Variant::Algo(a) => *a,
@@ -185,14 +240,8 @@ pub(crate) fn predict_resumable(
                     )));
                 }
             };
-            checkpoint.record(&Prediction {
-                world: k,
-                size_bytes: s,
-                variant: label.to_string(),
-                ns: t,
-                constants: set,
-            });
-            Ok(((k, s, label.to_string()), t))
+            record(k, s, label, t);
+            Ok(((k, s, label), t))
         })
         .collect::<Result<_, CalibError>>()?;
     Ok(out.into_iter().collect())
@@ -207,16 +256,21 @@ pub(crate) fn time(ns: f64) -> String {
     }
 }
 
-/// The time of `label` at (world, size), if predicted.
-pub(crate) fn at(t: &Times, k: usize, s: u64, label: &str) -> Option<f64> {
-    t.get(&(k, s, label.to_string())).copied().flatten()
+/// The time of `c` at (world, size), if predicted.
+pub(crate) fn at(t: &Times, k: usize, s: u64, c: Candidate) -> Option<f64> {
+    t.get(&(k, s, c)).copied().flatten()
 }
 
-/// The fastest of `labels` at (world, size).
-pub(crate) fn best<'a>(t: &Times, k: usize, s: u64, labels: &[&'a str]) -> Option<(&'a str, f64)> {
-    labels
+/// The fastest of `candidates` at (world, size).
+pub(crate) fn best(
+    t: &Times,
+    k: usize,
+    s: u64,
+    candidates: &[Candidate],
+) -> Option<(Candidate, f64)> {
+    candidates
         .iter()
-        .filter_map(|l| at(t, k, s, l).map(|v| (*l, v)))
+        .filter_map(|c| at(t, k, s, *c).map(|v| (*c, v)))
         .min_by(|a, b| a.1.total_cmp(&b.1))
 }
 
@@ -232,12 +286,13 @@ pub(crate) fn runs<T: PartialEq + Clone>(rows: &[(u64, T)]) -> Vec<(u64, u64, T)
     out
 }
 
-/// `min-max` of a label's times over sizes `a..=b` of world `k`.
-pub(crate) fn span(t: &Times, k: usize, sizes: &[u64], a: u64, b: u64, label: &str) -> String {
+/// `min-max` of a candidate's times over sizes `a..=b` of world `k`
+/// (`n/a` where it has none).
+pub(crate) fn span(t: &Times, k: usize, sizes: &[u64], a: u64, b: u64, c: Candidate) -> String {
     let v: Vec<f64> = sizes
         .iter()
         .filter(|s| **s >= a && **s <= b)
-        .filter_map(|s| at(t, k, *s, label))
+        .filter_map(|s| at(t, k, *s, c))
         .collect();
     match (
         v.iter().copied().reduce(f64::min),

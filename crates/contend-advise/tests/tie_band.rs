@@ -5,13 +5,13 @@
 //! starts only where every choice of the one before is slower than the
 //! fastest by more than the tolerance.
 
-use contend_advise::advise::{SizeChoice, Tolerance, advise_resumable};
+use contend_advise::advise::{Family, SizeChoice, Tolerance, advise_resumable};
 use contend_fit::Checkpoint;
 use contend_sim::ModelParams;
 use contend_workload::Placement;
 use contend_workload::compare::DEFAULT_TIE_TOLERANCE;
 
-fn within(c: &SizeChoice, family: &str) -> bool {
+fn within(c: &SizeChoice, family: Family) -> bool {
     let best = c
         .families
         .iter()
@@ -46,11 +46,10 @@ fn no_range_of_shipped_advice_is_narrower_than_the_tie_tolerance() {
             .unwrap();
             for w in &adv {
                 let at = |s: u64| w.choices.iter().find(|c| c.size_bytes == s).unwrap();
-                let choices = |r: &contend_advise::advise::Range| -> Vec<String> {
-                    if r.tied.is_empty() {
-                        vec![r.family.clone()]
-                    } else {
-                        r.tied.clone()
+                let choices = |r: &contend_advise::advise::Range| -> Vec<Family> {
+                    match r.family {
+                        Some(f) => vec![f],
+                        None => r.tied.clone(),
                     }
                 };
                 let covered: usize = w
@@ -72,7 +71,7 @@ fn no_range_of_shipped_advice_is_narrower_than_the_tie_tolerance() {
                 for r in &w.ranges {
                     if !r.tied.is_empty() {
                         ties += 1;
-                        assert_eq!(r.family, "tie");
+                        assert_eq!(r.family, None);
                         assert!(r.tied.len() >= 2);
                     }
                     for c in w
@@ -82,7 +81,7 @@ fn no_range_of_shipped_advice_is_narrower_than_the_tie_tolerance() {
                     {
                         for f in choices(r) {
                             assert!(
-                                within(c, &f),
+                                within(c, f),
                                 "{stem} {placement} world {}: {f} is not within the tolerance at {} B of its range {}..{}",
                                 w.world,
                                 c.size_bytes,
@@ -96,7 +95,7 @@ fn no_range_of_shipped_advice_is_narrower_than_the_tie_tolerance() {
                     let first = at(pair[1].from_bytes);
                     for f in choices(&pair[0]) {
                         assert!(
-                            !within(first, &f),
+                            !within(first, f),
                             "{stem} {placement} world {}: the range at {} B starts though {f} is within the tolerance of the fastest there",
                             w.world,
                             pair[1].from_bytes

@@ -4,6 +4,7 @@
 //! result stands for the one the run would compute, so a resumed run ends
 //! with what an uninterrupted one does.
 
+use contend_workload::Algorithm;
 use serde::{Deserialize, Serialize};
 
 /// Results done before (`done`) and where new ones go (`sink`).
@@ -56,13 +57,15 @@ impl<'a, S> Checkpoint<'a, S> {
     }
 }
 
-/// One prediction of contend-advise's `advise`: a variant (an algorithm's name) at
-/// a size on the first `world` GPUs; `ns` none where it cannot run.
+/// One prediction of contend-advise's `advise`: an algorithm at a size on
+/// the first `world` GPUs; `ns` none where it cannot run. The file names
+/// the algorithm (`"variant": "one-shot-pull"`); reading it back parses the
+/// name, and a name no algorithm has is an error of the read.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Prediction {
     pub world: usize,
     pub size_bytes: u64,
-    pub variant: String,
+    pub variant: Algorithm,
     pub ns: Option<f64>,
     /// Which constants predicted it.
     pub constants: ConstantSet,

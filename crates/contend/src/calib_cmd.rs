@@ -146,8 +146,8 @@ pub struct AdviseArgs {
     /// Also say what this engine can run here (vllm, sglang, flashinfer,
     /// trtllm, nccl): whether its custom allreduce runs on the box, its best
     /// choice per size and the loss of settling for it.
-    #[arg(long, value_parser = contend_advise::engine_support::Engine::parse)]
-    pub engine: Option<contend_advise::engine_support::Engine>,
+    #[arg(long, value_parser = contend_advise::engine_support::ServingEngine::parse)]
+    pub engine: Option<contend_advise::engine_support::ServingEngine>,
     #[command(flatten)]
     pub stream: StreamArgs,
 }
@@ -672,7 +672,7 @@ fn advice_output(
     tolerance: &Tolerance,
     adv: &[contend_advise::WorldAdvice],
     format: AdviseFormat,
-    engine: Option<contend_advise::engine_support::Engine>,
+    engine: Option<contend_advise::engine_support::ServingEngine>,
 ) -> Result<String> {
     use contend_advise::engine_support::{engine_advice, engine_section};
     Ok(match format {

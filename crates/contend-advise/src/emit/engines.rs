@@ -9,7 +9,9 @@
 //! backend. (vLLM, SGLang and TensorRT-LLM read no such table a user can
 //! set: their settings are in [`super::settings`].)
 
-use super::{EmitOptions, Variant, at, best, predict, runs, span};
+use super::{Candidate, EmitOptions, at, best, predict, runs, span};
+use crate::engine_support::IpcVariant;
+use crate::predict::algorithms;
 use contend_fit::fit::Progress;
 use contend_import::CalibError;
 use contend_sim::ModelParams;
@@ -17,22 +19,19 @@ use contend_topo::{Bytes, Topology};
 use contend_workload::{Algorithm, LaunchMode};
 use std::fmt::Write as _;
 
-fn algos(list: &[Algorithm]) -> Vec<(String, Variant)> {
-    list.iter()
-        .map(|a| (a.name().to_string(), Variant::Algo(*a)))
-        .collect()
-}
+/// NCCL's default choice, as the replica makes it.
+const NCCL: Candidate = Candidate::Algorithm(Algorithm::Nccl);
 
 /// The grid FlashInfer's seed launches a variant with (contend does not
 /// choose grids): blocks, threads.
-fn flashinfer_grid(k: usize, variant: &str, payload: u64) -> (u64, u64) {
+fn flashinfer_grid(k: usize, variant: IpcVariant, payload: u64) -> (u64, u64) {
     match (variant, k) {
-        ("UNSTAGED", 2) | ("STAGED", 2) => (16, 128),
-        ("UNSTAGED", _) | ("FLAT_STAGED", _) => (16, 256),
-        ("STAGED", 8) => (4, 256),
-        ("STAGED", _) => (1, 256),
-        ("STAGED_RING", _) => ((payload / (256 * 1024)).clamp(1, 4), 256),
-        _ => (1, 256),
+        (IpcVariant::Unstaged, 2) | (IpcVariant::Staged, 2) => (16, 128),
+        (IpcVariant::Unstaged, _) | (IpcVariant::FlatStaged, _) => (16, 256),
+        (IpcVariant::Staged, 8) => (4, 256),
+        (IpcVariant::Staged, _) => (1, 256),
+        (IpcVariant::StagedRing, _) => ((payload / (256 * 1024)).clamp(1, 4), 256),
+        (IpcVariant::CopyEngineRing, _) => (1, 256),
     }
 }
 
@@ -65,7 +64,7 @@ pub fn flashinfer(
         LaunchMode::Graph,
         &worlds,
         &opts.sizes,
-        &algos(&list),
+        &algorithms(&list),
         progress,
     )?;
     let mut s = String::new();
@@ -76,8 +75,11 @@ pub fn flashinfer(
     );
     // first: whether it runs here at all
     for &k in &worlds {
-        let a =
-            crate::engine_support::availability(crate::engine_support::Engine::Flashinfer, topo, k);
+        let a = crate::engine_support::availability(
+            crate::engine_support::ServingEngine::Flashinfer,
+            topo,
+            k,
+        );
         let _ = match a.backends.first().and_then(|b| b.off.as_ref()) {
             None => writeln!(s, "# world size {k}: it runs here (P2P between every pair)"),
             Some(why) => writeln!(
@@ -98,17 +100,17 @@ pub fn flashinfer(
     let _ = writeln!(s, "CONTEND_PCIE_IPC_CONFIGS = {{");
     for &k in &worlds {
         let vs = crate::engine_support::flashinfer_variants(k);
-        let labels: Vec<&str> = vs.iter().map(|v| v.1.name()).collect();
-        let rows: Vec<(u64, &str)> = opts
+        let labels: Vec<Candidate> = vs.iter().map(|v| v.1.into()).collect();
+        let rows: Vec<(u64, Candidate)> = opts
             .sizes
             .iter()
             .filter_map(|&z| {
                 let ipc = best(&t, k, z, &labels)?;
-                let other = at(&t, k, z, "nccl");
+                let other = at(&t, k, z, NCCL);
                 Some((
                     z,
                     if other.is_some_and(|o| o < ipc.1) {
-                        "nccl"
+                        NCCL
                     } else {
                         ipc.0
                     },
@@ -123,9 +125,9 @@ pub fn flashinfer(
             } else {
                 b.to_string()
             };
-            let cfg = match vs.iter().find(|v| v.1.name() == *label) {
+            let cfg = match vs.iter().find(|v| Candidate::from(v.1) == *label) {
                 Some((variant, _)) => {
-                    let (bl, th) = flashinfer_grid(k, variant, *b);
+                    let (bl, th) = flashinfer_grid(k, *variant, *b);
                     format!("IpcLaunchConfig({bl}, {th}, IpcVariant.{variant})")
                 }
                 None => "None".into(),
@@ -137,8 +139,8 @@ pub fn flashinfer(
                 Bytes(*a),
                 Bytes(*b),
                 if i + 1 == rs.len() { " and above" } else { "" },
-                span(&t, k, &opts.sizes, *a, *b, label),
-                span(&t, k, &opts.sizes, *a, *b, "nccl"),
+                span(&t, k, &opts.sizes, *a, *b, *label),
+                span(&t, k, &opts.sizes, *a, *b, NCCL),
             );
         }
         let _ = writeln!(s, "    ],");

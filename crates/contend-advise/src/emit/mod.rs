@@ -13,7 +13,7 @@ pub mod nccl;
 pub mod settings;
 pub mod vidur;
 
-use crate::engine_support::{Engine, UnknownName};
+use crate::engine_support::{ServingEngine, UnknownName};
 use contend_fit::fit::Progress;
 use contend_import::CalibError;
 use contend_sim::ModelParams;
@@ -21,7 +21,7 @@ use contend_topo::Topology;
 use contend_workload::Placement;
 use std::fmt;
 
-pub(crate) use crate::predict::{Times, Variant, at, best, predict, runs, span, time};
+pub(crate) use crate::predict::{Candidate, Times, Variant, at, best, predict, runs, span, time};
 
 /// What `--emit` writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -142,10 +142,16 @@ pub fn emit(
         EmitKind::NcclTunerTable => nccl::tuner_table(topo, params, opts, progress),
         EmitKind::NcclEnv => nccl::env(topo, params, opts, progress),
         EmitKind::NcclGraph => nccl::graph(topo, params, opts, progress),
-        EmitKind::Vllm => settings::engine_settings(Engine::Vllm, topo, params, opts, progress),
-        EmitKind::Sglang => settings::engine_settings(Engine::Sglang, topo, params, opts, progress),
+        EmitKind::Vllm => {
+            settings::engine_settings(ServingEngine::Vllm, topo, params, opts, progress)
+        }
+        EmitKind::Sglang => {
+            settings::engine_settings(ServingEngine::Sglang, topo, params, opts, progress)
+        }
         EmitKind::Flashinfer => engines::flashinfer(topo, params, opts, progress),
-        EmitKind::Trtllm => settings::engine_settings(Engine::Trtllm, topo, params, opts, progress),
+        EmitKind::Trtllm => {
+            settings::engine_settings(ServingEngine::Trtllm, topo, params, opts, progress)
+        }
         EmitKind::Vidur => vidur::vidur(topo, params, opts, progress),
     }
 }

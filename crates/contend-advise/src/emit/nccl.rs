@@ -22,10 +22,11 @@
 //!   as hex, comments skipped (`xmlSkipComment`, since 2.6.4), whitespace
 //!   only spaces and newlines (`xmlGetNode`).
 
-use super::{EmitOptions, Times, Variant, at, best, predict, runs, span, time};
+use super::{Candidate, EmitOptions, Times, Variant, at, predict, runs, span, time};
+use crate::candidate::{Forced, NcclVariant, RingOrder, env_label};
 use contend_fit::fit::Progress;
 use contend_import::CalibError;
-use contend_nccl::{NcclEnv, NcclVersion};
+use contend_nccl::{Algorithm as NcclAlgorithm, NcclEnv, NcclVersion, Protocol};
 use contend_sim::ModelParams;
 use contend_topo::{Bytes, Topology};
 use contend_workload::{Algorithm, LaunchMode};
@@ -33,14 +34,39 @@ use std::fmt::Write as _;
 
 /// NCCL's algorithms and protocols the tuner config names, as the replica
 /// runs them forced (`NCCL_ALGO`, `NCCL_PROTO`).
-const FORCED: [(&str, &str, &str, &str); 6] = [
-    ("ring/ll", "Ring", "LL", "ring,ll"),
-    ("ring/ll128", "Ring", "LL128", "ring,ll128"),
-    ("ring/simple", "Ring", "Simple", "ring,simple"),
-    ("tree/ll", "Tree", "LL", "tree,ll"),
-    ("tree/ll128", "Tree", "LL128", "tree,ll128"),
-    ("tree/simple", "Tree", "Simple", "tree,simple"),
-];
+const FORCED: [Forced; 6] = {
+    const fn f(algorithm: NcclAlgorithm, protocol: Protocol) -> Forced {
+        Forced {
+            algorithm,
+            protocol,
+        }
+    }
+    [
+        f(NcclAlgorithm::Ring, Protocol::Ll),
+        f(NcclAlgorithm::Ring, Protocol::Ll128),
+        f(NcclAlgorithm::Ring, Protocol::Simple),
+        f(NcclAlgorithm::Tree, Protocol::Ll),
+        f(NcclAlgorithm::Tree, Protocol::Ll128),
+        f(NcclAlgorithm::Tree, Protocol::Simple),
+    ]
+};
+
+/// NCCL's default choice, as the replica makes it.
+const NCCL: Candidate = Candidate::Algorithm(Algorithm::Nccl);
+
+/// The key of NCCL forced to `f`.
+fn forced(f: Forced) -> Candidate {
+    Candidate::Nccl(NcclVariant::Forced(f))
+}
+
+/// Whether NCCL's cost table has `f` enabled (a bandwidth above zero).
+fn enables(model: &contend_nccl::CostModel, f: &Forced) -> Option<contend_nccl::ModelEntry> {
+    model
+        .entries
+        .iter()
+        .find(|e| e.algorithm == f.algorithm && e.protocol == f.protocol && e.bandwidth_gbps > 0.0)
+        .copied()
+}
 
 /// The longest line the example plugin reads whole (`MAX_LINE_LENGTH` 256,
 /// less the newline and the terminator).
@@ -67,7 +93,7 @@ pub fn tuner_csv(
     let n = topo.gpus().len();
     let worlds: Vec<usize> = (2..=n).collect();
     let mut variants = forced_variants();
-    variants.push(("nccl".into(), Variant::Algo(Algorithm::Nccl)));
+    variants.push((NCCL, Variant::Algo(Algorithm::Nccl)));
     let t = predict(
         topo,
         params,
@@ -102,60 +128,69 @@ pub fn tuner_csv(
         // only what NCCL enables by default: the plugin skips a line whose
         // algorithm and protocol NCCL's cost table ignores (-1)
         let default = plan_of(k, &[])?;
-        let labels: Vec<&str> = FORCED
-            .iter()
-            .filter(|(_, a, p, _)| {
-                default.model.entries.iter().any(|e| {
-                    e.algorithm.nccl_name() == *a
-                        && e.protocol.nccl_name() == *p
-                        && e.bandwidth_gbps > 0.0
-                })
-            })
-            .map(|f| f.0)
+        let enabled: Vec<Forced> = FORCED
+            .into_iter()
+            .filter(|f| enables(&default.model, f).is_some())
             .collect();
         // the channels NCCL gives the choice: the plugin writes 1 unless the
         // line names them (plugin.c sets *nChannels = 1; enqueue.cc keeps a
         // non-zero value)
-        let mut channels: std::collections::BTreeMap<(&str, u64), usize> = Default::default();
-        for (l, a, p, _) in FORCED.iter().filter(|f| labels.contains(&f.0)) {
-            let forced = plan_of(k, &[("NCCL_ALGO", a), ("NCCL_PROTO", p)])?;
+        let mut channels: std::collections::BTreeMap<(Forced, u64), usize> = Default::default();
+        for f in &enabled {
+            let plan = plan_of(
+                k,
+                &[
+                    ("NCCL_ALGO", f.algorithm.nccl_name()),
+                    ("NCCL_PROTO", f.protocol.nccl_name()),
+                ],
+            )?;
             for &z in &opts.sizes {
-                if let Some(c) = forced.choose_with(Bytes(z), Bytes(2)) {
-                    channels.insert((l, z), c.max_channels);
+                if let Some(c) = plan.choose_with(Bytes(z), Bytes(2)) {
+                    channels.insert((*f, z), c.max_channels);
                 }
             }
         }
-        let rows: Vec<(u64, (&str, usize))> = opts
+        // the fastest of `among` at size z
+        let fastest = |z: u64, among: &[Forced]| -> Option<Forced> {
+            among
+                .iter()
+                .filter_map(|f| at(&t, k, z, forced(*f)).map(|v| (*f, v)))
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|x| x.0)
+        };
+        let rows: Vec<(u64, (Forced, usize))> = opts
             .sizes
             .iter()
             .filter_map(|&z| {
-                best(&t, k, z, &labels)
-                    .map(|(l, _)| (z, (l, channels.get(&(l, z)).copied().unwrap_or(1))))
+                fastest(z, &enabled).map(|f| (z, (f, channels.get(&(f, z)).copied().unwrap_or(1))))
             })
             .collect();
         let rs = runs(&rows);
         for (i, (a, b, (label, nch))) in rs.iter().enumerate() {
             let min = if i == 0 { 0 } else { rs[i - 1].1 + 1 };
             let max = if i + 1 == rs.len() { u64::MAX } else { *b };
-            let csv = FORCED.iter().find(|f| f.0 == *label).expect("forced").3;
-            let others: Vec<&str> = labels.iter().copied().filter(|l| l != label).collect();
+            let csv = label.csv();
+            let others: Vec<Forced> = enabled.iter().copied().filter(|l| l != label).collect();
             let label = *label;
             let second = opts
                 .sizes
                 .iter()
                 .filter(|z| **z >= *a && **z <= *b)
-                .filter_map(|z| best(&t, k, *z, &others).map(|x| x.0))
-                .next()
-                .unwrap_or("none");
+                .find_map(|z| fastest(*z, &others));
+            // no second: `none`, its times `n/a`
+            let second_span = second.map_or("n/a".to_string(), |f| {
+                span(&t, k, &opts.sizes, *a, *b, forced(f))
+            });
+            let second = second.map_or("none".to_string(), |f| f.to_string());
             let comment = format!(
                 "# {}: {k} ranks {}..{}{}: {label} x{nch} {}; next {second} {}; NCCL's own {}",
                 opts.stamp,
                 Bytes(*a),
                 Bytes(*b),
                 if max == u64::MAX { " and above" } else { "" },
-                span(&t, k, &opts.sizes, *a, *b, label),
-                span(&t, k, &opts.sizes, *a, *b, second),
-                span(&t, k, &opts.sizes, *a, *b, "nccl"),
+                span(&t, k, &opts.sizes, *a, *b, forced(label)),
+                second_span,
+                span(&t, k, &opts.sizes, *a, *b, NCCL),
             );
             let _ = writeln!(s, "{}", cut(comment, TUNER_MAX_LINE));
             let _ = writeln!(s, "allreduce,{min},{max},{csv},{nch},1,{k}");
@@ -164,16 +199,16 @@ pub fn tuner_csv(
     Ok(s)
 }
 
-/// The forced variants of [`FORCED`], labelled as the predictions key them.
-fn forced_variants() -> Vec<(String, Variant)> {
+/// The forced variants of [`FORCED`], keyed as the predictions key them.
+fn forced_variants() -> Vec<(Candidate, Variant)> {
     FORCED
         .iter()
-        .map(|(l, a, p, _)| {
+        .map(|f| {
             (
-                l.to_string(),
+                forced(*f),
                 Variant::Nccl(vec![
-                    ("NCCL_ALGO".into(), a.to_string()),
-                    ("NCCL_PROTO".into(), p.to_string()),
+                    ("NCCL_ALGO".into(), f.algorithm.nccl_name().to_string()),
+                    ("NCCL_PROTO".into(), f.protocol.nccl_name().to_string()),
                 ]),
             )
         })
@@ -232,20 +267,9 @@ pub fn tuner_table(
         .map_err(table_problem)?;
     for &k in &worlds {
         let default = plan_of(k, &[])?;
-        let enabled: Vec<(&str, contend_nccl::tuning::ModelEntry)> = FORCED
-            .iter()
-            .filter_map(|(l, a, p, _)| {
-                default
-                    .model
-                    .entries
-                    .iter()
-                    .find(|e| {
-                        e.algorithm.nccl_name() == *a
-                            && e.protocol.nccl_name() == *p
-                            && e.bandwidth_gbps > 0.0
-                    })
-                    .map(|e| (*l, *e))
-            })
+        let enabled: Vec<(Forced, contend_nccl::ModelEntry)> = FORCED
+            .into_iter()
+            .filter_map(|f| enables(&default.model, &f).map(|e| (f, e)))
             .collect();
         let note = format!(
             "{}: {k} ranks of {}, one node; {} buffers, flow fidelity, bf16, eager launches, NCCL {version} rules; {} sizes {}..{}",
@@ -258,9 +282,9 @@ pub fn tuner_table(
         );
         let mut comm = CommTable::new(k, 1, Some(note)).map_err(table_problem)?;
         // the channels NCCL's rules give each forced pair at each size
-        let mut channels: std::collections::BTreeMap<(&str, u64), u32> = Default::default();
+        let mut channels: std::collections::BTreeMap<(Forced, u64), u32> = Default::default();
         for (l, e) in &enabled {
-            let forced = plan_of(
+            let plan = plan_of(
                 k,
                 &[
                     ("NCCL_ALGO", e.algorithm.nccl_name()),
@@ -268,12 +292,12 @@ pub fn tuner_table(
                 ],
             )?;
             for &z in sizes {
-                if let Some(c) = forced.choose_with(Bytes(z), Bytes(2)) {
-                    channels.insert((l, z), c.max_channels as u32);
+                if let Some(c) = plan.choose_with(Bytes(z), Bytes(2)) {
+                    channels.insert((*l, z), c.max_channels as u32);
                 }
             }
         }
-        let us = |l: &str, z: u64| at(&t, k, z, l).map(|ns| ns / 1e3);
+        let us = |l: &Forced, z: u64| at(&t, k, z, forced(*l)).map(|ns| ns / 1e3);
         if sizes.len() >= 2 {
             let (s0, s1) = (sizes[0], sizes[1]);
             for (l, e) in &enabled {
@@ -299,7 +323,7 @@ pub fn tuner_table(
         for (min, max, a, b) in spans {
             let mut r = SizeRange::new(Collective::AllReduce, min, max).map_err(table_problem)?;
             for (l, e) in &enabled {
-                let (Some(pa), Some(pb), Some(ch)) = (us(l, a), us(l, b), channels.get(&(l, b)))
+                let (Some(pa), Some(pb), Some(ch)) = (us(l, a), us(l, b), channels.get(&(*l, b)))
                 else {
                     continue;
                 };
@@ -343,19 +367,13 @@ const ENVS: [&[(&str, &str)]; 8] = [
     &[("NCCL_P2P_DISABLE", "1")],
 ];
 
-fn env_label(e: &[(&str, &str)]) -> String {
-    if e.is_empty() {
-        "NCCL's defaults".into()
-    } else {
-        e.iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
+/// The key of NCCL under `e`.
+fn env_key(e: &'static [(&'static str, &'static str)]) -> Candidate {
+    Candidate::Nccl(NcclVariant::Env(e))
 }
 
-fn geomean(t: &Times, k: usize, sizes: &[u64], label: &str) -> Option<f64> {
-    let v: Vec<f64> = sizes.iter().filter_map(|s| at(t, k, *s, label)).collect();
+fn geomean(t: &Times, k: usize, sizes: &[u64], c: Candidate) -> Option<f64> {
+    let v: Vec<f64> = sizes.iter().filter_map(|s| at(t, k, *s, c)).collect();
     (v.len() == sizes.len() && !v.is_empty())
         .then(|| (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp())
 }
@@ -367,11 +385,11 @@ pub fn env(
     progress: Progress<'_>,
 ) -> Result<String, CalibError> {
     let k = topo.gpus().len();
-    let variants: Vec<(String, Variant)> = ENVS
+    let variants: Vec<(Candidate, Variant)> = ENVS
         .iter()
         .map(|e| {
             (
-                env_label(e),
+                env_key(e),
                 Variant::Nccl(
                     e.iter()
                         .map(|(a, b)| (a.to_string(), b.to_string()))
@@ -393,7 +411,7 @@ pub fn env(
     let scores: Vec<(usize, f64)> = ENVS
         .iter()
         .enumerate()
-        .filter_map(|(i, e)| geomean(&t, k, &opts.sizes, &env_label(e)).map(|g| (i, g)))
+        .filter_map(|(i, e)| geomean(&t, k, &opts.sizes, env_key(e)).map(|g| (i, g)))
         .collect();
     let default = scores
         .iter()
@@ -488,10 +506,10 @@ fn candidates(
     topo: &Topology,
     plan: &contend_nccl::NcclPlan,
     k: usize,
-) -> Vec<(String, Vec<Vec<usize>>)> {
+) -> Vec<(RingOrder, Vec<Vec<usize>>)> {
     let n_ch = plan.ring.channels.len().max(1);
-    let mut out: Vec<(String, Vec<Vec<usize>>)> =
-        vec![("NCCL's own ring search".into(), plan.ring.channels.clone())];
+    let mut out: Vec<(RingOrder, Vec<Vec<usize>>)> =
+        vec![(RingOrder::NcclSearch, plan.ring.channels.clone())];
     let ident: Vec<usize> = (0..k).collect();
     let gpus = topo.gpus();
     let mut local = ident.clone();
@@ -504,13 +522,10 @@ fn candidates(
             i,
         )
     });
-    for (name, order) in [
-        ("GPUs in file order", ident),
-        ("GPUs by socket, root complex and switch", local),
-    ] {
+    for (name, order) in [(RingOrder::FileOrder, ident), (RingOrder::Locality, local)] {
         let chans = vec![order; n_ch];
         if !out.iter().any(|(_, c)| *c == chans) {
-            out.push((name.into(), chans));
+            out.push((name, chans));
         }
     }
     out
@@ -532,10 +547,13 @@ pub fn graph(
     let mut variants = Vec::new();
     for (i, (name, chans)) in cands.iter().enumerate() {
         let path = dir.join(format!("contend-emit-graph-{}-{i}.xml", std::process::id()));
-        std::fs::write(&path, graph_xml(&plan, chans, "candidate", name, &[]))
-            .map_err(|e| CalibError::Fit(format!("writing {}: {e}", path.display())))?;
+        std::fs::write(
+            &path,
+            graph_xml(&plan, chans, "candidate", name.name(), &[]),
+        )
+        .map_err(|e| CalibError::Fit(format!("writing {}: {e}", path.display())))?;
         variants.push((
-            name.clone(),
+            Candidate::Nccl(NcclVariant::Graph(*name)),
             Variant::Nccl(vec![
                 ("NCCL_ALGO".into(), "Ring".into()),
                 ("NCCL_GRAPH_FILE".into(), path.display().to_string()),
@@ -560,7 +578,15 @@ pub fn graph(
     let scored: Vec<(usize, f64)> = cands
         .iter()
         .enumerate()
-        .filter_map(|(i, (name, _))| geomean(&t, k, &opts.sizes, name).map(|g| (i, g)))
+        .filter_map(|(i, (name, _))| {
+            geomean(
+                &t,
+                k,
+                &opts.sizes,
+                Candidate::Nccl(NcclVariant::Graph(*name)),
+            )
+            .map(|g| (i, g))
+        })
         .collect();
     let (win, g) = scored
         .iter()
@@ -576,10 +602,10 @@ pub fn graph(
         Bytes(a),
         Bytes(b),
         time(g),
-        cands[win].0,
+        cands[win].0.name(),
         time(own)
     );
-    let why = format!("{}: {}", opts.stamp, cands[win].0);
+    let why = format!("{}: {}", opts.stamp, cands[win].0.name());
     let per: Vec<String> = cands[win]
         .1
         .iter()

@@ -9,7 +9,7 @@
 //! acts, the file says so and names NCCL's own emits.
 
 use super::{EmitOptions, Stamp};
-use crate::engine_support::{Engine, EngineAdvice, Setting, engine_advice};
+use crate::engine_support::{ServingEngine, ServingEngineAdvice, Setting, engine_advice};
 use contend_fit::fit::Progress;
 use contend_import::CalibError;
 use contend_sim::ModelParams;
@@ -20,14 +20,14 @@ use std::fmt::Write as _;
 /// The settings that get `e`'s best: an opt-in backend that wins a range
 /// is switched on; a default-on backend that runs here but wins none is
 /// switched off (NCCL or another backend is faster at every size).
-pub fn settings_for(engine: Engine, e: &EngineAdvice) -> Vec<(Setting, String)> {
+pub fn settings_for(engine: ServingEngine, e: &ServingEngineAdvice) -> Vec<(Setting, String)> {
     let s = engine.support();
     let mut out = vec![];
     for (b, here) in s.backends.iter().zip(&e.availability.backends) {
         if here.off.is_some() {
             continue;
         }
-        let wins: Vec<&crate::engine_support::EngineRange> = e
+        let wins: Vec<&crate::engine_support::ServingEngineRange> = e
             .ranges
             .iter()
             .filter(|r| {
@@ -71,7 +71,7 @@ pub fn settings_for(engine: Engine, e: &EngineAdvice) -> Vec<(Setting, String)> 
 /// TensorRT-LLM's `allreduce_strategy` for `e`: ONESHOT or TWOSHOT where
 /// its custom kernels run and one of them wins every range they win, AUTO
 /// where both do, NCCL where they run nowhere or win nothing.
-fn trtllm_strategy(e: &EngineAdvice) -> &'static str {
+fn trtllm_strategy(e: &ServingEngineAdvice) -> &'static str {
     let custom: Vec<Algorithm> = e
         .ranges
         .iter()
@@ -107,7 +107,7 @@ fn comment(out: &mut String, text: &str) {
 /// The engine's settings file for `topo`: a section per tensor-parallel
 /// size (the first k GPUs).
 pub fn engine_settings(
-    engine: Engine,
+    engine: ServingEngine,
     topo: &Topology,
     params: &ModelParams,
     opts: &EmitOptions,
@@ -135,7 +135,7 @@ pub fn engine_settings(
             s.title, s.note
         ),
     );
-    if engine == Engine::Trtllm {
+    if engine == ServingEngine::Trtllm {
         comment(
             &mut out,
             "A YAML fragment for trtllm-serve --extra_llm_api_options (or the LLM API's allreduce_strategy=).",
@@ -179,7 +179,7 @@ pub fn engine_settings(
                 ),
             );
         }
-        let set = if engine == Engine::Trtllm {
+        let set = if engine == ServingEngine::Trtllm {
             let v = trtllm_strategy(&e);
             vec![(
                 Setting::Yaml("allreduce_strategy", v),

@@ -9,7 +9,8 @@
 //! pandas has no comment lines by default, so each row's comment is one more
 //! column, `contend`, which the predictor does not read.
 
-use super::{EmitOptions, Variant, at, predict};
+use super::{Candidate, EmitOptions, at, predict};
+use crate::predict::algorithms;
 use contend_fit::fit::Progress;
 use contend_import::CalibError;
 use contend_sim::ModelParams;
@@ -28,7 +29,6 @@ pub fn vidur(
 ) -> Result<String, CalibError> {
     let n = topo.gpus().len();
     let worlds: Vec<usize> = (2..=n).collect();
-    let v = vec![("nccl".to_string(), Variant::Algo(Algorithm::Nccl))];
     let t = predict(
         topo,
         params,
@@ -36,7 +36,7 @@ pub fn vidur(
         LaunchMode::Eager,
         &worlds,
         &opts.sizes,
-        &v,
+        &algorithms(&[Algorithm::Nccl]),
         progress,
     )?;
     let mut s = String::new();
@@ -44,7 +44,7 @@ pub fn vidur(
     let mut i = 0;
     for &k in &worlds {
         for &z in &opts.sizes {
-            let Some(ns) = at(&t, k, z, "nccl") else {
+            let Some(ns) = at(&t, k, z, Candidate::Algorithm(Algorithm::Nccl)) else {
                 continue;
             };
             let ms = ns / 1e6;
