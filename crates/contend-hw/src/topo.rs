@@ -8,7 +8,7 @@
 //! version) and /sys (NUMA node of each GPU). What no source answered is
 //! written with a comment saying it was assumed.
 
-use crate::rig::Rig;
+use crate::devices::Devices;
 use contend_topo::{
     Bytes, BytesPerSec, GpuSpec, LinkKind, LinkSpec, Node, NodeId, NodeKind, PcieGen, PcieSpec,
     Picos, RootComplexSpec, TopoError, Topology, TopologySpec,
@@ -285,20 +285,20 @@ fn numa_node(bus_id: &str) -> Option<u32> {
         .map(|v| v as u32)
 }
 
-/// Finds out what the machine is. Needs an open [`Rig`] (kernels not required).
-pub fn discover(rig: &Rig) -> LiveMachine {
+/// Finds out what the machine is. Needs an open [`Devices`] (kernels not required).
+pub fn discover(devices: &Devices) -> LiveMachine {
     use cudarc::driver::sys::CUdevice_attribute::*;
-    let n = rig.len();
+    let n = devices.len();
     let mut lm = LiveMachine {
         hostname: hostname(),
-        cuda: rig.cuda_version.clone(),
+        cuda: devices.cuda_version.clone(),
         driver: "unknown".into(),
         link_matrix: vec![vec!["-".to_string(); n]; n],
         nvlinks: vec![vec![0; n]; n],
         nvlink_link_gbps: 25.0,
         ..Default::default()
     };
-    for g in &rig.gpus {
+    for g in &devices.gpus {
         let clock_khz = g
             .attribute(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)
             .unwrap_or(0);
@@ -321,7 +321,7 @@ pub fn discover(rig: &Rig) -> LiveMachine {
         lm.link_matrix[i][i] = "X".into();
         for j in 0..n {
             if i != j {
-                lm.link_matrix[i][j] = if rig.p2p[i][j].access {
+                lm.link_matrix[i][j] = if devices.p2p[i][j].access {
                     "P2P".into()
                 } else {
                     "-".into()

@@ -26,7 +26,7 @@
 //! | `model/` | the fabric both fidelities share: links and stages (`fabric.rs`), the credits receivers advertise (`credit_limits.rs`), root complexes (`root_complex.rs`), the posted-write collapse (`collapse.rs`), the cross-socket link (`cross_socket.rs`), keys sighted within a window (`sightings.rs`), the GPU side (`gpu.rs`) | 1, 3, 4, 5, 6, 10 |
 //! | `actors/` | ranks as data and pure functions: actor (`actor.rs`), script (`script.rs`), kernel launchers (`launcher.rs`), flag counters (`flags.rs`), transfers and groups (`transfer.rs`) | 6–8 |
 //! | `fidelity/tlp/` | every TLP an event: channels and their queues (`channel.rs`), packets (`packet.rs`), credit accounting (`credits.rs`), store buffer and paced stores (`issue.rs`) | 1, 2, 3, 6, 9 |
-//! | `fidelity/flow/` | fluid flows at max-min fair rates (`mod.rs`, `state/`, `memo.rs`; solvers `maxmin.rs`, twin `maxmin_reference.rs`, `maxmin_live.rs`), and its agenda (`agenda.rs`): remote polls as chains (`poll_chain.rs`), flags sharing an event (`flag_batch.rs`) | 6, 9 |
+//! | `fidelity/flow/` | fluid flows at max-min fair rates (`mod.rs`, `state/`, `memo.rs`; solvers `maxmin.rs`, reference `maxmin_reference.rs`, `maxmin_live.rs`), and its agenda (`agenda.rs`): remote polls as chains (`poll_chain.rs`), flags sharing an event (`flag_batch.rs`) | 6, 9 |
 //! | `report/` | which resource bound a run (`binding.rs`), records in the shared schema (`summary.rs`), the time of an allreduce too large to simulate slice by slice ([`large_size`]) | results |
 //! | `study/` | how much of a TLP run repeats exactly ([`periodicity`], [`start_trace`] with feature `start-trace`, `examples/steady_state.rs`) | speed studies |
 //! | `params/` | model constants and their bounds ([`ModelParams`]) | every constant |
@@ -36,7 +36,7 @@
 //! agenda and its answers through `engine/seam.rs`, and nothing in
 //! `engine/`, `model/` or `actors/` names `fidelity/`.
 //!
-//! Every optimisation has a plain twin and a test holding them together:
+//! Every optimisation has a reference and a test holding them together:
 //! the radix event queue vs a binary heap ([`QueueKind`]), the fast max-min
 //! solver vs its reference, and the TLP fidelity's inline root-complex
 //! stages, batched store-buffer release, paced stores and a packet started

@@ -88,7 +88,7 @@ pub enum QueueKind {
     /// The radix heap with 6-bit digits (fast, [`WideRadixQueue`]).
     #[default]
     Radix,
-    /// The binary heap (the plain twin).
+    /// The binary heap (the reference).
     Heap,
 }
 
@@ -160,7 +160,7 @@ pub fn simulate_one(sc: &Scenario, params: &ModelParams, spec: RunSpec) -> Resul
     simulate_one_with(sc, params, spec, &SimOptions::default())
 }
 
-/// The same with the plain binary-heap queue (the reference twin).
+/// The same with the plain binary-heap queue (the reference).
 pub fn simulate_one_reference(
     sc: &Scenario,
     params: &ModelParams,

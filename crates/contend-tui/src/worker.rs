@@ -5,7 +5,7 @@
 //! thread when polled, so tests are synchronous and deterministic.
 
 use crate::measure::Variant;
-use crate::twin::Twin;
+use crate::variant_run::VariantRun;
 use contend_sim::{ModelParams, Run, SimError, runs_of, simulate_one};
 use contend_workload::{Fidelity, Scenario};
 use std::cell::Cell;
@@ -52,25 +52,25 @@ pub struct Job {
     pub params: Arc<ModelParams>,
     pub fidelity: Fidelity,
     /// The scenario again in the variants measurements were taken in
-    /// (the crate's `twin` module), run after it at the same fidelity.
-    pub twins: Vec<Twin>,
+    /// (the crate's `variant_run` module), run after it at the same fidelity.
+    pub variant_runs: Vec<VariantRun>,
 }
 
 impl Job {
-    /// Runs the job makes: the scenario's, then every twin's.
+    /// Runs the job makes: the scenario's, then every variant run's.
     pub fn total(&self) -> usize {
         std::iter::once(&self.scenario)
-            .chain(self.twins.iter().map(|t| &t.scenario))
+            .chain(self.variant_runs.iter().map(|t| &t.scenario))
             .map(|sc| runs_of(sc, &[self.fidelity]).len())
             .sum()
     }
 }
 
-/// What a job produced: the scenario's runs, and each twin's.
+/// What a job produced: the scenario's runs, and each variant run's.
 #[derive(Debug, Default)]
 pub struct JobOutput {
     pub runs: Vec<Run>,
-    pub twins: Vec<(Variant, Vec<Run>)>,
+    pub variant_runs: Vec<(Variant, Vec<Run>)>,
 }
 
 /// What a worker reports.
@@ -100,7 +100,7 @@ pub enum JobError {
     Panicked(String),
     /// A re-run of the scenario in a measured variant failed.
     #[error("re-run in the measured {}: {error}", variant.label())]
-    Twin {
+    VariantRun {
         variant: Variant,
         error: Box<JobError>,
     },
@@ -115,7 +115,7 @@ pub trait Worker: fmt::Debug {
 }
 
 /// Runs every simulation of a job in order (the scenario's, then each
-/// twin's), reporting progress; stops early (returning `None`) when
+/// variant run's), reporting progress; stops early (returning `None`) when
 /// `cancelled` says a newer job replaced it.
 pub fn execute(
     job: &Job,
@@ -156,13 +156,13 @@ pub fn execute(
     };
     let mut out = JobOutput {
         runs,
-        twins: Vec::with_capacity(job.twins.len()),
+        variant_runs: Vec::with_capacity(job.variant_runs.len()),
     };
-    for t in &job.twins {
+    for t in &job.variant_runs {
         match run_all(&t.scenario)? {
-            Ok(r) => out.twins.push((t.variant, r)),
+            Ok(r) => out.variant_runs.push((t.variant, r)),
             Err(e) => {
-                return Some(Err(JobError::Twin {
+                return Some(Err(JobError::VariantRun {
                     variant: t.variant,
                     error: Box::new(e),
                 }));

@@ -4,11 +4,11 @@
 //! result written as a [`ResultRecord`] the moment it is measured.
 
 use crate::allreduce::{self, Collective, Custom, Team, Timing};
+use crate::devices::Devices;
 use crate::error::{EmulationError, HwError};
 use crate::nccl::NcclTeam;
 use crate::output::Sink;
 use crate::probe::{self, Op, Spec, Target};
-use crate::rig::Rig;
 use contend_topo::NodeKind;
 use contend_workload::{
     Algorithm, Dtype, Extra, GroupTag, LaunchMode, Measured, Placement, ResultRecord, Scenario,
@@ -101,9 +101,9 @@ fn fresh_seed(base: u64) -> u64 {
     base ^ t.rotate_left(17) ^ 0x9e37_79b9_7f4a_7c15
 }
 
-/// Rig GPU index of each rank: the k-th GPU node of the scenario's topology
+/// Index among the devices of the GPU of each rank: the k-th GPU node of the scenario's topology
 /// is CUDA device k.
-pub fn rank_gpus(sc: &Scenario, rig: &Rig) -> Result<Vec<usize>, HwError> {
+pub fn rank_gpus(sc: &Scenario, devices: &Devices) -> Result<Vec<usize>, HwError> {
     let gpus = sc.topology().gpus();
     sc.ranks()
         .iter()
@@ -112,12 +112,12 @@ pub fn rank_gpus(sc: &Scenario, rig: &Rig) -> Result<Vec<usize>, HwError> {
                 .iter()
                 .position(|g| g == r)
                 .ok_or_else(|| HwError::Scenario("a rank is not a GPU".into()))?;
-            if k >= rig.len() {
+            if k >= devices.len() {
                 return Err(HwError::Unsupported(format!(
                     "scenario `{}` needs GPU {k} ({}) but this machine has {} GPU(s)",
                     sc.name(),
                     sc.topology().node(*r).id.0,
-                    rig.len()
+                    devices.len()
                 )));
             }
             Ok(k)
@@ -234,22 +234,22 @@ fn allreduce_sizes(sc: &Scenario, opts: &Options) -> Vec<u64> {
 
 /// `contend hw run`: the scenario's workload with the custom kernels.
 pub fn run_scenario(
-    rig: &Rig,
+    devices: &Devices,
     sc: &Scenario,
     sink: &mut Sink,
     opts: &Options,
 ) -> Result<(), HwError> {
     let emulated;
     let (sc, ids, names) = match opts.emulate_ranks {
-        None => (sc, rank_gpus(sc, rig)?, sc.rank_names()),
+        None => (sc, rank_gpus(sc, devices)?, sc.rank_names()),
         Some(n) => {
             let (sub, names) = emulated_scenario(sc, n)?;
             emulated = sub;
             sink.note(&format!(
                 "emulating {n} ranks ({}) on GPU 0 ({}, {} SMs): one stream and one set of buffers per rank; timings are marked emulated",
                 emulated.rank_names().join(" "),
-                rig.gpus[0].name,
-                rig.gpus[0].sms
+                devices.gpus[0].name,
+                devices.gpus[0].sms
             ));
             (&emulated, vec![0; n], names)
         }
@@ -272,7 +272,7 @@ pub fn run_scenario(
             let max = sizes.iter().copied().max().unwrap_or(16) as usize;
             sink.plan((sc.placements().len() * algs.len() * sizes.len()) as u64);
             for &pl in sc.placements() {
-                let team = match Team::new(rig, &ids, pl, max, group) {
+                let team = match Team::new(devices, &ids, pl, max, group) {
                     Ok(t) => t,
                     Err(e) => {
                         soft(sink, &format!("{pl} placement"), e)?;
@@ -304,7 +304,7 @@ pub fn run_scenario(
                         names: &names,
                     };
                     for &size in &sizes {
-                        allreduce_record(rig, sc, sink, &c, *dtype, size, opts, &of)?;
+                        allreduce_record(devices, sc, sink, &c, *dtype, size, opts, &of)?;
                     }
                 }
             }
@@ -316,7 +316,7 @@ pub fn run_scenario(
             let modes: usize = algs.iter().map(|a| verify_modes(sc, *a).len()).sum();
             sink.plan((sc.placements().len() * modes) as u64);
             for &pl in sc.placements() {
-                let team = match Team::new(rig, &ids, pl, size, group) {
+                let team = match Team::new(devices, &ids, pl, size, group) {
                     Ok(t) => t,
                     Err(e) => {
                         soft(sink, &format!("{pl} placement"), e)?;
@@ -333,7 +333,7 @@ pub fn run_scenario(
                     };
                     for mode in verify_modes(sc, alg) {
                         verify_step_one(
-                            rig,
+                            devices,
                             sc,
                             sink,
                             &c,
@@ -375,11 +375,11 @@ pub fn run_scenario(
                     _ => Target::Host,
                 };
                 for k in [from, if let Target::Gpu(j) = to { j } else { from }] {
-                    if k >= rig.len() {
+                    if k >= devices.len() {
                         return Err(HwError::Unsupported(format!(
                             "scenario `{}` needs GPU {k} but this machine has {} GPU(s)",
                             sc.name(),
-                            rig.len()
+                            devices.len()
                         )));
                     }
                 }
@@ -407,7 +407,7 @@ pub fn run_scenario(
             } else {
                 (2, opts.repeats.unwrap_or(20), 5)
             };
-            let ms = probe::run_concurrent(rig, &specs, w, r, s)?;
+            let ms = probe::run_concurrent(devices, &specs, w, r, s)?;
             let mut recs = vec![];
             for (st, (spec, m)) in streams.iter().zip(specs.iter().zip(&ms)) {
                 let ranks = vec![
@@ -456,7 +456,7 @@ struct SizeRun<'a> {
 /// kernels' records (those with a placement) carry [`custom_extra`] too.
 #[allow(clippy::too_many_arguments)]
 fn allreduce_record(
-    rig: &Rig,
+    devices: &Devices,
     sc: &Scenario,
     sink: &mut Sink,
     c: &dyn Collective,
@@ -467,7 +467,7 @@ fn allreduce_record(
 ) -> Result<(), HwError> {
     let label = format!("{} {size} B", of.label);
     let tag = of.placement.map_or("nccl", |p| p.name());
-    match measure_allreduce(rig, c, dtype, tag, size as usize, sc.seed(), opts) {
+    match measure_allreduce(devices, c, dtype, tag, size as usize, sc.seed(), opts) {
         Ok((t, seeds)) => {
             let mut extra = Extra::default();
             c.describe(size as usize, &mut extra);
@@ -531,7 +531,7 @@ fn common_extra(dtype: Dtype, size: u64, t: &Timing, seeds: Vec<u64>, extra: &mu
 /// Verify (fresh inputs), time, verify again (fresh inputs: catches stale
 /// data left by the timed runs).
 fn measure_allreduce(
-    rig: &Rig,
+    devices: &Devices,
     c: &dyn Collective,
     dtype: Dtype,
     placement: &str,
@@ -547,10 +547,10 @@ fn measure_allreduce(
         (w, r, s) = (3, r.min(20), s.min(5));
     }
     let s1 = fresh_seed(seed);
-    allreduce::verify_once(rig, c, dtype, placement, size, s1)?;
-    let t = allreduce::time(rig, c, size, w, r, s)?;
+    allreduce::verify_once(devices, c, dtype, placement, size, s1)?;
+    let t = allreduce::time(devices, c, size, w, r, s)?;
     let s2 = fresh_seed(seed ^ 0x5555);
-    allreduce::verify_once(rig, c, dtype, placement, size, s2)?;
+    allreduce::verify_once(devices, c, dtype, placement, size, s2)?;
     Ok((t, vec![s1, s2]))
 }
 

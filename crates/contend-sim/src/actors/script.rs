@@ -11,9 +11,9 @@ use crate::model::gpu::Kernel;
 use crate::params::ModelParams;
 use contend_topo::{Bytes, NodeKind, Picos};
 use contend_workload::{
-    Access, Algorithm, Engine as Mover, Launcher, LowerConfig, LowerError, MemLoc, NcclCaller,
-    Notify, Op, Phase, Placement, Program, Rank, Scenario, Skew, Stream, TransferOp, groups,
-    launch_grid, lower,
+    Access, Algorithm, Launcher, LowerConfig, LowerError, MemLoc, Mover, NcclCaller, Notify, Op,
+    Phase, Placement, Program, Rank, Scenario, Skew, Stream, TransferOp, groups, launch_grid,
+    lower,
 };
 use std::rc::Rc;
 
@@ -274,9 +274,9 @@ fn stream(
             launch: (base, 1),
         }
     };
-    let post = |engine| Op::Post {
+    let post = |mover| Op::Post {
         parts: vec![(acc, Notify::None)],
-        engine,
+        mover,
     };
     match s.op {
         TransferOp::Copy => vec![me(vec![post(Mover::CopyEngine)])],
@@ -284,13 +284,13 @@ fn stream(
         // completions back over the reverse direction
         TransferOp::CopyRead => vec![me(vec![Op::Fetch {
             parts: vec![acc],
-            engine: Mover::CopyEngine,
+            mover: Mover::CopyEngine,
             loads_per_thread: None,
         }])],
         // the model's loads in flight per thread (what the probes were fitted with)
         TransferOp::Load => vec![me(vec![Op::Fetch {
             parts: vec![acc],
-            engine: Mover::Sm,
+            mover: Mover::Sm,
             loads_per_thread: None,
         }])],
         TransferOp::Store => vec![me(vec![post(Mover::Sm)])],
@@ -302,7 +302,7 @@ fn stream(
                 ops.push(post(Mover::Sm));
                 ops.push(Op::Fetch {
                     parts: vec![acc],
-                    engine: Mover::Sm,
+                    mover: Mover::Sm,
                     loads_per_thread: None,
                 });
             }
@@ -385,7 +385,7 @@ fn stream(
 mod tests {
     use super::*;
 
-    /// The plain twin: every step written out, frame after frame.
+    /// The reference: every step written out, frame after frame.
     fn written_out(sc: &Script) -> Vec<Step> {
         let mut v = vec![];
         if let Some(d) = sc.lead {

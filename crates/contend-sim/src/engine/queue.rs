@@ -3,7 +3,7 @@
 //!
 //! [`RadixQueue`] is a radix heap with one-bit digits (discrete-event time
 //! never goes backwards, so a monotone queue suffices); [`HeapQueue`] is the
-//! plain binary-heap reference twin. A property test holds them to the same
+//! plain binary-heap reference. A property test holds them to the same
 //! order. [`crate::engine::wide_radix::WideRadixQueue`] (6-bit digits, fewer moves
 //! per item) is the queue both fidelities run on (at flow fidelity 0.2-8 %
 //! fewer instructions than with [`RadixQueue`], by cachegrind on the
@@ -165,7 +165,7 @@ pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// Replays `ops` on `fast` and on the binary-heap twin: `(0, _)` pops
+    /// Replays `ops` on `fast` and on the binary-heap reference: `(0, _)` pops
     /// from both (the same item must come out), `(_, dt)` pushes at `dt`
     /// after the current time; then both drain in the same order. The
     /// check every fast queue's property test runs.

@@ -127,27 +127,27 @@ impl<Q: Queue<T::Event>, T: FidelityModel> Engine<'_, Q, T> {
             }
             Op::Fetch {
                 parts,
-                engine,
+                mover,
                 loads_per_thread,
             } => {
                 self.span(a, Some(SpanKind::Load));
                 let parts = parts.iter().map(|x| (*x, Notify::None));
-                self.start_group(a, Dir::Read, parts, *engine, *loads_per_thread)
+                self.start_group(a, Dir::Read, parts, *mover, *loads_per_thread)
             }
-            Op::Post { parts, engine } => {
+            Op::Post { parts, mover } => {
                 self.span(a, Some(SpanKind::Store));
-                self.start_group(a, Dir::Write, parts.iter().copied(), *engine, None)
+                self.start_group(a, Dir::Write, parts.iter().copied(), *mover, None)
             }
             Op::Stream {
                 fetch,
                 post,
-                engine,
+                mover,
                 loads_per_thread,
             } => {
                 self.span(a, Some(SpanKind::Store));
                 let reads = fetch.iter().map(|x| (*x, Notify::None));
-                let r = self.start_group(a, Dir::Read, reads, *engine, *loads_per_thread);
-                let w = self.start_group(a, Dir::Write, post.iter().copied(), *engine, None);
+                let r = self.start_group(a, Dir::Read, reads, *mover, *loads_per_thread);
+                let w = self.start_group(a, Dir::Write, post.iter().copied(), *mover, None);
                 r || w
             }
             Op::Signal { to, phase } => {

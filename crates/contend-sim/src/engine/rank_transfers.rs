@@ -11,7 +11,7 @@ use crate::engine::{Engine, Ev};
 use crate::model::gpu::{self, Dir, Kernel};
 use crate::params::ns;
 use contend_topo::{BytesPerSec, Picos, TlpKind};
-use contend_workload::{Access, Engine as Mover, Notify};
+use contend_workload::{Access, Mover, Notify};
 
 impl<Q: Queue<T::Event>, T: FidelityModel> Engine<'_, Q, T> {
     /// Starts the transfers of a Fetch (`dir` Read, each thread keeping

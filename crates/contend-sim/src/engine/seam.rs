@@ -19,7 +19,7 @@ use contend_topo::{NodeIdx, Picos};
 pub(crate) trait FidelityModel: Sized {
     /// The fidelity's own events.
     type Event: Copy + std::fmt::Debug;
-    /// Switches of its optimisations (each has a plain twin).
+    /// Switches of its optimisations (each has a reference).
     type Options: Copy + Default;
     /// The agenda it runs on, over the event queue `Q` (`agenda.rs`).
     type Agenda<Q: Queue<Self::Event>>: Agenda<Self::Event> + Default;

@@ -190,7 +190,7 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(512))]
         /// Interleaved pushes (never before the current time) and pops give
-        /// the same sequence as the binary-heap twin, equal times included.
+        /// the same sequence as the binary-heap reference, equal times included.
         #[test]
         fn wide_radix_matches_heap(ops in proptest::collection::vec((0u8..3, offset()), 1..600)) {
             replay_against_heap(WideRadixQueue::default(), &ops)?;

@@ -256,7 +256,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// The plain twin of [`Recent::see`]: every pair's last sighting, all
+    /// The reference of [`Recent::see`]: every pair's last sighting, all
     /// of them looked over (and their sources and targets counted in sets)
     /// at every write.
     fn see_by_scan(

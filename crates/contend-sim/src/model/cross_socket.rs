@@ -170,7 +170,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// The plain twin of [`CrossState::see`]: every stream's last
+    /// The reference of [`CrossState::see`]: every stream's last
     /// sighting, all of them looked over at every packet.
     fn see_by_scan(
         recent: &mut Vec<(StreamKey, Picos)>,

@@ -6,7 +6,7 @@
 
 use crate::params::{ModelParams, ns};
 use contend_topo::{Bytes, BytesPerSec, NodeIdx, NodeKind, Picos, Topology};
-use contend_workload::Engine;
+use contend_workload::Mover;
 
 /// The kernel shape an actor runs with.
 #[derive(Clone, Copy, Debug)]
@@ -80,12 +80,12 @@ pub(crate) enum Dir {
 /// `gpu.store_tlp_bytes` (at most the path's MPS), the copy engine reads
 /// `gpu.copy_request_bytes` (at most the path's MRRS) and writes
 /// max-payload TLPs.
-pub(crate) fn request_bytes(p: &ModelParams, dir: Dir, engine: Engine, mps: u32, mrrs: u32) -> u32 {
-    match (dir, engine) {
-        (Dir::Read, Engine::Sm) => p.gpu.load_request_bytes,
-        (Dir::Read, Engine::CopyEngine) => p.gpu.copy_request_bytes.min(mrrs),
-        (Dir::Write, Engine::Sm) => p.gpu.store_tlp_bytes.min(mps),
-        (Dir::Write, Engine::CopyEngine) => mps,
+pub(crate) fn request_bytes(p: &ModelParams, dir: Dir, mover: Mover, mps: u32, mrrs: u32) -> u32 {
+    match (dir, mover) {
+        (Dir::Read, Mover::Sm) => p.gpu.load_request_bytes,
+        (Dir::Read, Mover::CopyEngine) => p.gpu.copy_request_bytes.min(mrrs),
+        (Dir::Write, Mover::Sm) => p.gpu.store_tlp_bytes.min(mps),
+        (Dir::Write, Mover::CopyEngine) => mps,
     }
 }
 
@@ -97,20 +97,20 @@ pub(crate) fn window(
     p: &ModelParams,
     k: Kernel,
     dir: Dir,
-    engine: Engine,
+    mover: Mover,
     req: u32,
     tags: Option<u32>,
     loads_per_thread: Option<u32>,
 ) -> u32 {
-    match (dir, engine) {
-        (Dir::Read, Engine::Sm) => load_window(topo, p, k, req, tags, loads_per_thread),
+    match (dir, mover) {
+        (Dir::Read, Mover::Sm) => load_window(topo, p, k, req, tags, loads_per_thread),
         // a copy engine's reads are non-posted requests too: each holds a
         // tag until its completions are back
-        (Dir::Read, Engine::CopyEngine) => {
+        (Dir::Read, Mover::CopyEngine) => {
             tags.map_or(p.gpu.copy_outstanding, |t| p.gpu.copy_outstanding.min(t))
         }
-        (Dir::Write, Engine::CopyEngine) => p.gpu.copy_outstanding,
-        (Dir::Write, Engine::Sm) => p.gpu.store_window,
+        (Dir::Write, Mover::CopyEngine) => p.gpu.copy_outstanding,
+        (Dir::Write, Mover::Sm) => p.gpu.store_window,
     }
 }
 
@@ -131,10 +131,10 @@ pub(crate) fn store_pipeline_slots(p: &ModelParams, rate: BytesPerSec, req: u32)
 }
 
 /// Copy-engine setup per transfer (none for SM traffic).
-pub(crate) fn setup(p: &ModelParams, engine: Engine) -> Picos {
-    match engine {
-        Engine::CopyEngine => ns(p.gpu.copy_setup_ns),
-        Engine::Sm => Picos::ZERO,
+pub(crate) fn setup(p: &ModelParams, mover: Mover) -> Picos {
+    match mover {
+        Mover::CopyEngine => ns(p.gpu.copy_setup_ns),
+        Mover::Sm => Picos::ZERO,
     }
 }
 

@@ -8,8 +8,8 @@
 //! ([`crate::model::collapse`]). Stages without a cap or
 //! rule are not built. At TLP fidelity a packet passes each stage inline: it
 //! takes its slot of the stage's bandwidth when it reaches the stage and is
-//! ready for the next link at the end of it, costing no event (the plain
-//! twin, `TlpOptions::queued_stages`, spends an event per stage).
+//! ready for the next link at the end of it, costing no event (the
+//! reference, `TlpOptions::queued_stages`, spends an event per stage).
 
 use crate::engine::ids::{Arena, ChId};
 use crate::model::channel::{ChKind, ChannelSpec, StageRule};

@@ -82,7 +82,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// The plain twin: every period and start, each run counted afresh.
+    /// The reference: every period and start, each run counted afresh.
     fn by_every_start<T: PartialEq>(seq: &[T], max_period: usize) -> Option<PeriodicRun> {
         let mut best: Option<PeriodicRun> = None;
         for period in 1..=max_period.min(seq.len().saturating_sub(1)) {
@@ -129,7 +129,7 @@ mod tests {
         assert_eq!(longest_periodic_run(&[1], 20), None);
     }
 
-    /// The plain twin of [`repeated`]: an element counts where some period
+    /// The reference of [`repeated`]: an element counts where some period
     /// and some stretch of at least that period of equal pairs, ending at
     /// or after it, hold it among the later copies.
     fn repeated_each(seq: &[u8], max_period: usize) -> usize {
@@ -174,7 +174,7 @@ mod tests {
 
     proptest! {
         /// The runs counted in one pass per period give the elements the
-        /// twin finds element by element.
+        /// reference finds element by element.
         #[test]
         fn repeated_matches_element_by_element(
             seq in proptest::collection::vec(0u8..3, 0..60),
@@ -183,7 +183,7 @@ mod tests {
             prop_assert_eq!(repeated(&seq, max_period), repeated_each(&seq, max_period));
         }
 
-        /// The one pass per period finds the run the twin finds by trying
+        /// The one pass per period finds the run the reference finds by trying
         /// every start.
         #[test]
         fn one_pass_matches_every_start(

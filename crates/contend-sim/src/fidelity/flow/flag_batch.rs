@@ -1,5 +1,5 @@
 //! DESIGN 6, 7 — flags sent together land in one event (flow fidelity; the
-//! plain twin, an event per flag, is `FlowOptions::flag_event_each`).
+//! reference, an event per flag, is `FlowOptions::flag_event_each`).
 //!
 //! A barrier of N ranks sends N − 1 flags from each rank at one instant,
 //! N (N − 1) in all; at flow fidelity a flag is a latency, so each would be

@@ -1,23 +1,23 @@
 //! DESIGN 9 — weighted max-min fair sharing, the fast solver the flow
-//! fidelity uses: progressive filling with per-resource weight sums and
+//! fidelity uses: progressive filling with per-constraint weight sums and
 //! remaining capacities kept incrementally, so each round costs
-//! O(resources + flows). Its plain twin is [`crate::fidelity::flow::maxmin_reference`]; a
+//! O(constraints + flows). Its reference is [`crate::fidelity::flow::maxmin_reference`]; a
 //! property test holds them to the same rates.
 
-/// One resource of a max-min problem: capacity and the (flow, weight) pairs using it.
+/// One constraint of a max-min problem: capacity and the (flow, weight) pairs using it.
 #[derive(Clone, Debug)]
-pub struct Resource {
+pub struct Constraint {
     pub capacity: f64,
     pub users: Vec<(usize, f64)>,
 }
 
 /// Weighted max-min fair rates by progressive filling: all unfrozen flows
-/// grow together; a flow freezes when a resource it uses saturates or it
-/// reaches its cap. Per-resource weight sums and remaining capacities are
-/// kept incrementally, so each round costs O(resources + flows).
-pub fn max_min(caps: &[f64], resources: &[Resource]) -> Vec<f64> {
+/// grow together; a flow freezes when a constraint it uses saturates or it
+/// reaches its cap. Per-constraint weight sums and remaining capacities are
+/// kept incrementally, so each round costs O(constraints + flows).
+pub fn max_min(caps: &[f64], constraints: &[Constraint]) -> Vec<f64> {
     let mut w = MaxMin::default();
-    w.solve(caps, resources);
+    w.solve(caps, constraints);
     w.rate
 }
 
@@ -35,23 +35,23 @@ pub struct MaxMin {
     capacity: Vec<f64>,
     flow_uses: Vec<(u32, f64)>,
     flow_start: Vec<usize>,
-    /// (flow, weight) per resource, in flow order, with offsets.
+    /// (flow, weight) per constraint, in flow order, with offsets.
     users: Vec<(u32, f64)>,
     rstart: Vec<usize>,
     fill: Vec<usize>,
 }
 
 impl MaxMin {
-    /// Solves a problem given as resources with their users.
-    pub fn solve(&mut self, caps: &[f64], resources: &[Resource]) {
+    /// Solves a problem given as constraints with their users.
+    pub fn solve(&mut self, caps: &[f64], constraints: &[Constraint]) {
         let n = caps.len();
         let mut start = std::mem::take(&mut self.flow_start);
         let mut uses = std::mem::take(&mut self.flow_uses);
         let mut capacity = std::mem::take(&mut self.capacity);
-        // bucket the (resource, weight) pairs by flow, in resource order
+        // bucket the (constraint, weight) pairs by flow, in constraint order
         start.clear();
         start.resize(n + 1, 0);
-        for res in resources {
+        for res in constraints {
             for &(f, _) in &res.users {
                 start[f + 1] += 1;
             }
@@ -63,32 +63,32 @@ impl MaxMin {
         uses.resize(start[n], (0, 0.0));
         self.fill.clear();
         self.fill.extend_from_slice(&start[..n]);
-        for (ri, res) in resources.iter().enumerate() {
+        for (ri, res) in constraints.iter().enumerate() {
             for &(f, w) in &res.users {
                 uses[self.fill[f]] = (ri as u32, w);
                 self.fill[f] += 1;
             }
         }
         capacity.clear();
-        capacity.extend(resources.iter().map(|r| r.capacity));
+        capacity.extend(constraints.iter().map(|r| r.capacity));
         self.solve_flows(caps, &capacity, &start, &uses);
         self.flow_start = start;
         self.flow_uses = uses;
         self.capacity = capacity;
     }
 
-    /// The users of resource `ri` in the last solve, (flow, weight) in
+    /// The users of constraint `ri` in the last solve, (flow, weight) in
     /// flow order.
     pub fn users_of(&self, ri: usize) -> &[(u32, f64)] {
         &self.users[self.rstart[ri]..self.rstart[ri + 1]]
     }
 
     /// Solves a problem given flow by flow: flow `f` uses
-    /// `uses[start[f]..start[f + 1]]` (resource, weight). Each resource's
+    /// `uses[start[f]..start[f + 1]]` (constraint, weight). Each constraint's
     /// weights are summed in flow order (a flow's repeated uses of one
-    /// resource in its order): the same rates, to the bit, as
-    /// [`MaxMin::solve`] on resources listing their users in flow order.
-    #[allow(clippy::needless_range_loop)] // parallel arrays indexed by flow and resource
+    /// constraint in its order): the same rates, to the bit, as
+    /// [`MaxMin::solve`] on constraints listing their users in flow order.
+    #[allow(clippy::needless_range_loop)] // parallel arrays indexed by flow and constraint
     pub fn solve_flows(
         &mut self,
         caps: &[f64],
@@ -108,7 +108,7 @@ impl MaxMin {
         self.wsum.resize(r, 0.0);
         self.sat.clear();
         self.sat.resize(r, false);
-        // each resource's users, in flow order
+        // each constraint's users, in flow order
         self.rstart.clear();
         self.rstart.resize(r + 1, 0);
         for &(ri, _) in &uses[..start[n]] {
@@ -203,10 +203,10 @@ mod tests {
     use proptest::prelude::*;
 
     /// The solver as it was before it took its problem as a list of uses
-    /// (each resource's users bucketed by flow per solve): the twin the
+    /// (each constraint's users bucketed by flow per solve): the reference the
     /// fast one must match to the bit.
     mod old {
-        use super::Resource;
+        use super::Constraint;
 
         #[derive(Debug, Default)]
         struct OldMaxMin {
@@ -215,30 +215,30 @@ mod tests {
             left: Vec<f64>,
             wsum: Vec<f64>,
             sat: Vec<bool>,
-            /// (resource, weight) per flow, flattened with offsets.
+            /// (constraint, weight) per flow, flattened with offsets.
             uses: Vec<(usize, f64)>,
             start: Vec<usize>,
         }
 
         impl OldMaxMin {
-            #[allow(clippy::needless_range_loop)] // parallel arrays indexed by flow and resource
-            fn solve(&mut self, caps: &[f64], resources: &[Resource]) {
+            #[allow(clippy::needless_range_loop)] // parallel arrays indexed by flow and constraint
+            fn solve(&mut self, caps: &[f64], constraints: &[Constraint]) {
                 let n = caps.len();
-                let r = resources.len();
+                let r = constraints.len();
                 self.rate.clear();
                 self.rate.resize(n, 0.0);
                 self.frozen.clear();
                 self.frozen.extend(caps.iter().map(|c| *c <= 0.0));
                 self.left.clear();
-                self.left.extend(resources.iter().map(|r| r.capacity));
+                self.left.extend(constraints.iter().map(|r| r.capacity));
                 self.wsum.clear();
                 self.wsum.resize(r, 0.0);
                 self.sat.clear();
                 self.sat.resize(r, false);
-                // bucket the (resource, weight) pairs by flow
+                // bucket the (constraint, weight) pairs by flow
                 self.start.clear();
                 self.start.resize(n + 1, 0);
-                for res in resources {
+                for res in constraints {
                     for &(f, _) in &res.users {
                         self.start[f + 1] += 1;
                     }
@@ -249,7 +249,7 @@ mod tests {
                 self.uses.clear();
                 self.uses.resize(self.start[n], (0, 0.0));
                 let mut fill = self.start.clone();
-                for (ri, res) in resources.iter().enumerate() {
+                for (ri, res) in constraints.iter().enumerate() {
                     for &(f, w) in &res.users {
                         self.uses[fill[f]] = (ri, w);
                         fill[f] += 1;
@@ -295,10 +295,10 @@ mod tests {
                     for ri in 0..r {
                         if !self.sat[ri]
                             && self.wsum[ri] > 1e-15
-                            && self.left[ri] <= resources[ri].capacity * 1e-12
+                            && self.left[ri] <= constraints[ri].capacity * 1e-12
                         {
                             self.sat[ri] = true;
-                            for &(f, _) in &resources[ri].users {
+                            for &(f, _) in &constraints[ri].users {
                                 open -= self.freeze(f);
                             }
                         }
@@ -326,16 +326,16 @@ mod tests {
             }
         }
 
-        pub fn max_min_old(caps: &[f64], resources: &[Resource]) -> Vec<f64> {
+        pub fn max_min_old(caps: &[f64], constraints: &[Constraint]) -> Vec<f64> {
             let mut w = OldMaxMin::default();
-            w.solve(caps, resources);
+            w.solve(caps, constraints);
             w.rate
         }
     }
 
     #[test]
-    fn two_flows_share_one_resource_equally() {
-        let r = vec![Resource {
+    fn two_flows_share_one_constraint_equally() {
+        let r = vec![Constraint {
             capacity: 10.0,
             users: vec![(0, 1.0), (1, 1.0)],
         }];
@@ -344,7 +344,7 @@ mod tests {
 
     #[test]
     fn a_capped_flow_leaves_the_rest_to_the_other() {
-        let r = vec![Resource {
+        let r = vec![Constraint {
             capacity: 10.0,
             users: vec![(0, 1.0), (1, 1.0)],
         }];
@@ -359,31 +359,31 @@ mod tests {
             res in proptest::collection::vec((1.0f64..100.0, proptest::collection::vec((0usize..8, 1.0f64..1.5), 1..5)), 1..6),
         ) {
             let n = caps.len();
-            let mut resources: Vec<Resource> = res.into_iter().map(|(c, u)| {
+            let mut constraints: Vec<Constraint> = res.into_iter().map(|(c, u)| {
                 let mut users: Vec<(usize, f64)> = u.into_iter().filter(|(f, _)| *f < n).collect();
                 users.sort_by_key(|(f, _)| *f);
                 users.dedup_by_key(|(f, _)| *f);
-                Resource { capacity: c, users }
+                Constraint { capacity: c, users }
             }).collect();
-            // keep every flow bounded: an extra resource for uncapped, unused flows
-            resources.push(Resource { capacity: 1000.0, users: (0..n).map(|f| (f, 1.0)).collect() });
-            let a = max_min(&caps, &resources);
+            // keep every flow bounded: an extra constraint for uncapped, unused flows
+            constraints.push(Constraint { capacity: 1000.0, users: (0..n).map(|f| (f, 1.0)).collect() });
+            let a = max_min(&caps, &constraints);
             // (the reference's agreement: `maxmin_reference.rs`'s tests)
             // the solver as it was, to the bit
-            let c = old::max_min_old(&caps, &resources);
+            let c = old::max_min_old(&caps, &constraints);
             prop_assert_eq!(
                 a.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
                 c.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
             );
-            // feasibility: no resource over capacity
-            for r in &resources {
+            // feasibility: no constraint over capacity
+            for r in &constraints {
                 let used: f64 = r.users.iter().map(|(f, w)| a[*f] * w).sum();
                 prop_assert!(used <= r.capacity * (1.0 + 1e-9));
             }
         }
 
         /// Problems as the flow fidelity gives them (a flow may use one
-        /// resource twice, flows may be capped at zero, resources may be
+        /// constraint twice, flows may be capped at zero, constraints may be
         /// unused): the same rates as the solver before, to the bit.
         #[test]
         fn fast_matches_the_old_solver_to_the_bit(
@@ -391,14 +391,14 @@ mod tests {
             res in proptest::collection::vec((1.0f64..100.0, proptest::collection::vec((0usize..12, 0.5f64..1.5), 0..8)), 1..8),
         ) {
             let n = caps.len();
-            let mut resources: Vec<Resource> = res.into_iter().map(|(c, u)| {
+            let mut constraints: Vec<Constraint> = res.into_iter().map(|(c, u)| {
                 let mut users: Vec<(usize, f64)> = u.into_iter().filter(|(f, _)| *f < n).collect();
                 users.sort_by_key(|(f, _)| *f);
-                Resource { capacity: c, users }
+                Constraint { capacity: c, users }
             }).collect();
-            resources.push(Resource { capacity: 1000.0, users: (0..n).map(|f| (f, 1.0)).collect() });
-            let a = max_min(&caps, &resources);
-            let c = old::max_min_old(&caps, &resources);
+            constraints.push(Constraint { capacity: 1000.0, users: (0..n).map(|f| (f, 1.0)).collect() });
+            let a = max_min(&caps, &constraints);
+            let c = old::max_min_old(&caps, &constraints);
             prop_assert_eq!(
                 a.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
                 c.iter().map(|x| x.to_bits()).collect::<Vec<_>>()

@@ -1,6 +1,6 @@
 //! DESIGN 9 — the max-min problem the flow fidelity keeps across flow
-//! starts and finishes ([`LiveMaxMin`]): flows and resources in stable
-//! slots, each resource's users kept in flow order, solved round by round
+//! starts and finishes ([`LiveMaxMin`]): flows and constraints in stable
+//! slots, each constraint's users kept in flow order, solved round by round
 //! as [`MaxMin::solve_flows`] solves the same flows, to the bit (a
 //! property test here holds them together); or resumed from the first
 //! round the changes since the last solve can reach
@@ -10,10 +10,10 @@
 #[cfg(any(doc, test))]
 use crate::fidelity::flow::maxmin::MaxMin;
 
-/// A resource of a [`LiveMaxMin`] numbered, in the order its saturations
+/// A constraint of a [`LiveMaxMin`] numbered, in the order its saturations
 /// are handled, by the first flow that uses it (as [`MaxMin::solve_flows`]
 /// numbers channels met walking the flows in order); any other group `g`
-/// comes after all of those, groups in order, each group's resources by
+/// comes after all of those, groups in order, each group's constraints by
 /// their first flow.
 pub const FIRST_MET: u32 = u32::MAX;
 
@@ -24,28 +24,28 @@ const PACK_SLACK: usize = 4096;
 #[cfg(test)]
 const PACK_SLACK: usize = 0;
 
-/// A max-min problem kept across flow changes: flows and resources live in
-/// stable slots, each resource keeps its users in flow order and each flow
+/// A max-min problem kept across flow changes: flows and constraints live in
+/// stable slots, each constraint keeps its users in flow order and each flow
 /// its uses, updated as flows come and go (not rebuilt per solve). Its
 /// solve does, operation for operation, what [`MaxMin::solve_flows`] does
-/// on the same flows in order with the resources numbered as the flow
+/// on the same flows in order with the constraints numbered as the flow
 /// fidelity numbers them (see [`FIRST_MET`]): the same rates to the bit
 /// (a property test holds them together). Flows are ordered by when they
 /// were added.
 #[derive(Debug, Default)]
 pub struct LiveMaxMin {
-    /// Per resource: capacity, whether it takes part, its group, its users
+    /// Per constraint: capacity, whether it takes part, its group, its users
     /// (flow slot, weight) in flow order, and whether it is in `live`.
     capacity: Vec<f64>,
     active: Vec<bool>,
     group: Vec<u32>,
     users: Vec<Vec<(u32, f64)>>,
     listed: Vec<bool>,
-    /// Resources that had a user when last looked at, and whether one may
+    /// Constraints that had a user when last looked at, and whether one may
     /// have lost its last since.
     live: Vec<u32>,
     emptied: bool,
-    /// Per flow slot: its uses (resource, weight) in order, at
+    /// Per flow slot: its uses (constraint, weight) in order, at
     /// `uses[at..at + len]` in one arena with room for `room` (the solve
     /// walks them flow by flow: kept together, not one allocation each),
     /// when it was added, and whether it is removed (until the next flush).
@@ -66,7 +66,7 @@ pub struct LiveMaxMin {
     pub rate: Vec<f64>,
     frozen: Vec<bool>,
     cap: Vec<f64>,
-    /// Per resource, the solve's working state, and a mark.
+    /// Per constraint, the solve's working state, and a mark.
     left: Vec<f64>,
     wsum: Vec<f64>,
     sat: Vec<bool>,
@@ -75,12 +75,12 @@ pub struct LiveMaxMin {
     /// Open flows with a finite cap, in order.
     capped: Vec<u32>,
     touched: Vec<u32>,
-    /// Resources saturating in a round, with their numbering keys.
+    /// Constraints saturating in a round, with their numbering keys.
     cand: Vec<((u32, u64, u32), u32)>,
-    /// Per resource, its open weight when the last solve began (summed
+    /// Per constraint, its open weight when the last solve began (summed
     /// over its users then) and whether that sum is stale: its users
     /// changed, or a user's freezing at the start (a cap of 0) did. A
-    /// resource neither touched sums the same weights in the same order:
+    /// constraint neither touched sums the same weights in the same order:
     /// the same sum, to the bit, without walking its users.
     open_sum: Vec<f64>,
     stale: Vec<bool>,
@@ -100,13 +100,13 @@ use component::Changes;
 use resumed::Trace;
 
 impl LiveMaxMin {
-    /// Resources made so far (numbered from 0).
-    pub fn resources(&self) -> usize {
+    /// Constraints made so far (numbered from 0).
+    pub fn constraints(&self) -> usize {
         self.capacity.len()
     }
 
-    /// A new resource (active, no users).
-    pub fn resource(&mut self, capacity: f64, group: u32) -> u32 {
+    /// A new constraint (active, no users).
+    pub fn constraint(&mut self, capacity: f64, group: u32) -> u32 {
         let r = self.capacity.len() as u32;
         self.capacity.push(capacity);
         self.active.push(true);
@@ -119,26 +119,26 @@ impl LiveMaxMin {
         self.mark.push(false);
         self.open_sum.push(0.0);
         self.stale.push(true);
-        self.trace.new_resource(capacity);
-        self.changes.new_resource();
+        self.trace.new_constraint(capacity);
+        self.changes.new_constraint();
         r
     }
 
     pub fn set_capacity(&mut self, r: u32, capacity: f64) {
         let ri = r as usize;
         if self.capacity[ri].to_bits() != capacity.to_bits() {
-            self.changes.resource(r);
+            self.changes.constraint(r);
         }
         self.trace.capacity_changing(r, self.capacity[ri]);
         self.capacity[ri] = capacity;
     }
 
-    /// An inactive resource is left out of the solve (as if it did not
+    /// An inactive constraint is left out of the solve (as if it did not
     /// exist), its users kept.
     pub fn set_active(&mut self, r: u32, active: bool) {
         if self.active[r as usize] != active {
             self.trace.unfollowed();
-            self.changes.resource(r);
+            self.changes.constraint(r);
         }
         self.active[r as usize] = active;
     }
@@ -147,9 +147,9 @@ impl LiveMaxMin {
         self.capacity[r as usize]
     }
 
-    /// What the last solve left of resource `r`'s capacity: within
+    /// What the last solve left of constraint `r`'s capacity: within
     /// rounding of its capacity less what its users use at their rates,
-    /// wherever a user takes part (a resource none of whose users takes
+    /// wherever a user takes part (a constraint none of whose users takes
     /// part is used by none: its users are at rate 0).
     pub fn left(&self, r: u32) -> f64 {
         self.left[r as usize]
@@ -159,7 +159,7 @@ impl LiveMaxMin {
         self.active[r as usize]
     }
 
-    /// Resource `r`'s users (flow slot, weight), in flow order.
+    /// Constraint `r`'s users (flow slot, weight), in flow order.
     pub fn users(&self, r: u32) -> &[(u32, f64)] {
         &self.users[r as usize]
     }
@@ -169,13 +169,13 @@ impl LiveMaxMin {
         self.dead[s as usize]
     }
 
-    /// Flow slot `s`'s uses (resource, weight), in order.
+    /// Flow slot `s`'s uses (constraint, weight), in order.
     pub fn uses_of(&self, s: u32) -> &[(u32, f64)] {
         let at = self.at[s as usize] as usize;
         &self.uses[at..at + self.len[s as usize] as usize]
     }
 
-    /// A new flow (the last in order) using `uses` (resource, weight) in
+    /// A new flow (the last in order) using `uses` (constraint, weight) in
     /// order, with room for `more` uses added later; returns its slot.
     pub fn add_flow(&mut self, uses: &[(u32, f64)], more: usize) -> u32 {
         let s = match self.free.pop() {
@@ -259,7 +259,7 @@ impl LiveMaxMin {
         }
     }
 
-    /// Flow `s` also uses resource `r` (last among its uses).
+    /// Flow `s` also uses constraint `r` (last among its uses).
     pub fn add_use(&mut self, s: u32, r: u32, w: f64) {
         let si = s as usize;
         self.trace.use_added(s);
@@ -280,7 +280,7 @@ impl LiveMaxMin {
         self.list(r);
     }
 
-    /// Resource `r` loses all its users.
+    /// Constraint `r` loses all its users.
     pub fn clear_users(&mut self, r: u32) {
         self.stale[r as usize] = true;
         if !self.users[r as usize].is_empty() {
@@ -308,7 +308,7 @@ impl LiveMaxMin {
         self.removed.push(s);
     }
 
-    /// Drops the removed flows from their resources' users. Every solve
+    /// Drops the removed flows from their constraints' users. Every solve
     /// flushes first: the changes since the last solve are settled here
     /// (the component search of [`LiveMaxMin::solve_changed`] has read
     /// them before).
@@ -344,7 +344,7 @@ impl LiveMaxMin {
         self.removed.clear();
     }
 
-    /// Drops from the resources listed as live those that have lost their
+    /// Drops from the constraints listed as live those that have lost their
     /// last user (walked only when one may have).
     fn drop_unused(&mut self) {
         if !self.emptied {
@@ -359,7 +359,7 @@ impl LiveMaxMin {
         });
     }
 
-    /// Where resource `r` falls in the order saturations are handled in.
+    /// Where constraint `r` falls in the order saturations are handled in.
     #[inline(always)]
     fn key(&self, r: u32) -> (u32, u64, u32) {
         let first = self.users[r as usize][0].0 as usize;
@@ -379,7 +379,7 @@ impl LiveMaxMin {
     /// Max-min fair rates of the flows `slots` (all the flows, in the order
     /// they were added) with these caps, into [`LiveMaxMin::rate`].
     ///
-    /// The rounds of [`MaxMin::solve_flows`] with less walked: a resource
+    /// The rounds of [`MaxMin::solve_flows`] with less walked: a constraint
     /// leaves the walk once saturated or once its open weight is down to
     /// 1e-15 (weights only fall, so it can neither bound a round nor
     /// saturate again: its remaining capacity no longer matters); only
@@ -395,7 +395,7 @@ impl LiveMaxMin {
     }
 
     /// [`LiveMaxMin::solve`]'s filling of the flows `slots` (in the order
-    /// they were added) over the resources `res`: all those with users,
+    /// they were added) over the constraints `res`: all those with users,
     /// or (the component solve) those of the flows `slots` only, every
     /// user of which is among them.
     fn fill_over(&mut self, slots: &[u32], caps: &[f64], res: &[u32]) {
@@ -425,10 +425,10 @@ impl LiveMaxMin {
                 }
             }
         }
-        // each resource's open weight, summed over its users in flow order
+        // each constraint's open weight, summed over its users in flow order
         // (a flow's repeated uses in its order), as the flows' uses walked
         // in order would sum it (again only where stale); and the least
-        // saturation step of the resources taking part
+        // saturation step of the constraints taking part
         self.act.clear();
         let mut least_step = f64::INFINITY;
         for &r in res {
@@ -454,7 +454,7 @@ impl LiveMaxMin {
         }
         let mut level = 0.0f64;
         while open > 0 {
-            // the least of every resource's step and every open capped
+            // the least of every constraint's step and every open capped
             // flow's cap - level, worked out as the last round ended
             let delta = least_step.min(least_cap - level);
             if !delta.is_finite() {
@@ -526,7 +526,7 @@ impl LiveMaxMin {
                 true
             });
             self.capped = capped;
-            // resources still taking part give the next round its least step
+            // constraints still taking part give the next round its least step
             least_step = f64::INFINITY;
             let (sat, wsum, left) = (&self.sat, &self.wsum, &self.left);
             self.act.retain(|&r| {

@@ -4,9 +4,9 @@
 //! rates (and held rules) that solve gave, looked up by the set's hash
 //! (a ring's pattern of slices repeats). Its luck is watched: while it
 //! seldom hits (many GPUs' flow sets seldom repeat) it is left off for a
-//! while, lookups and stores both. Its plain twin
+//! while, lookups and stores both. Its reference
 //! (`FlowOptions::full_solve`) solves every time: the same rates to the
-//! bit (tests/twins.rs).
+//! bit (tests/references.rs).
 
 use crate::engine::ids::{ChId, FxMap};
 

@@ -45,7 +45,7 @@ pub(crate) enum FlowEv {
 }
 
 /// Switches of the flow fidelity's optimisations (its max-min solver's
-/// twin is tested in [`crate::fidelity::flow::maxmin`]). `true` selects the plain twin.
+/// reference is tested in [`crate::fidelity::flow::maxmin`]). `true` selects the reference.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FlowOptions {
     /// Solve the rates at every recompute instead of keeping the last

@@ -1,5 +1,5 @@
 //! DESIGN 6 — remote polls without an event per round trip (flow
-//! fidelity; the plain twin, a `PollDone` event per round trip, is
+//! fidelity; the reference, a `PollDone` event per round trip, is
 //! `FlowOptions::poll_every_round_trip`).
 //!
 //! An actor waiting on a flag in remote memory polls it every round trip:

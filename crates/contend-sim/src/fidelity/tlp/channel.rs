@@ -387,7 +387,7 @@ impl Tlp {
             ready = leave;
             hop += 1;
             if self.opts.queued_stages {
-                // the plain twin: an event where the packet leaves the stage
+                // the reference: an event where the packet leaves the stage
                 let p = &mut self.pool.pkts[pk];
                 (p.hop, p.ready) = (hop, ready);
                 w.push(leave, Ev::Net(TlpEv::Staged(pk)));

@@ -82,7 +82,7 @@ impl Tlp {
             p.ready = ready;
             let pk = self.pool.alloc(p);
             if self.opts.event_per_store && ready > now {
-                // the plain twin: the store enters the link when it is issued
+                // the reference: the store enters the link when it is issued
                 w.push(ready, Ev::Net(TlpEv::Issued(pk)));
             } else {
                 self.enqueue(w, pk);

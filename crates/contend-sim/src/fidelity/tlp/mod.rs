@@ -33,7 +33,7 @@ pub(crate) enum TlpEv {
     /// A credit-blocked channel looks again.
     Wake(ChId),
     /// A packet is out of the root-complex stages it passed inline and joins
-    /// its next link's queue (the plain twin: it leaves one stage).
+    /// its next link's queue (the reference: it leaves one stage).
     Staged(PktId),
     /// Twin of paced stores: an SM store is issued; a flag store has
     /// become visible.
@@ -43,7 +43,7 @@ pub(crate) enum TlpEv {
 }
 
 /// Switches of the TLP fidelity's optimisations. Each `true` selects the
-/// plain twin the optimisation is tested against.
+/// reference the optimisation is tested against.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TlpOptions {
     /// Root-complex stages cost an event each instead of being passed inline.

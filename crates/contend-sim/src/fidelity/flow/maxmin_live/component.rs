@@ -1,16 +1,16 @@
 //! The component solve of a [`LiveMaxMin`] ([`LiveMaxMin::solve_changed`]):
 //! max-min fair rates fall apart over the flows' connected components
-//! (two flows are joined when they use one resource taking part), so a
+//! (two flows are joined when they use one constraint taking part), so a
 //! change since the last solve can move the rates of its own component
 //! only. The solve searches the flows the changes reach; where they are
-//! few it fills those alone, over their resources, and every other flow
-//! keeps the rate it has. Its plain twin fills every flow at every solve
+//! few it fills those alone, over their constraints, and every other flow
+//! keeps the rate it has. Its reference fills every flow at every solve
 //! (`FlowOptions::whole_max_min`; a property test here holds them
 //! together within 1e-9).
 //!
 //! Why the others stand: progressive filling raises every open flow's
-//! level together and freezes a flow when a resource it uses saturates or
-//! its cap binds; a resource's capacity left moves only with its own
+//! level together and freezes a flow when a constraint it uses saturates or
+//! its cap binds; a constraint's capacity left moves only with its own
 //! users' levels, so what freezes a component's flows, and at which level,
 //! depends on that component alone. The filling of all the flows is the
 //! fillings of the components side by side: the same levels, summed in
@@ -27,7 +27,7 @@ fn most_reached(flows: usize) -> usize {
     flows / 2
 }
 
-/// The changes since the last solve (resources whose capacity or taking
+/// The changes since the last solve (constraints whose capacity or taking
 /// part changed, flows taking part whose uses changed) and the search's
 /// working state. (A flow added, or one whose cap changes, is found by its
 /// cap; one removed by the solver's list of removed flows.)
@@ -37,7 +37,7 @@ pub(super) struct Changes {
     res_marked: Vec<bool>,
     flows: Vec<u32>,
     flow_marked: Vec<bool>,
-    /// The search: flows reached (and those still to walk), resources
+    /// The search: flows reached (and those still to walk), constraints
     /// reached (and of those, the ones taking part).
     seen_flow: Vec<bool>,
     reached: Vec<u32>,
@@ -82,7 +82,7 @@ impl View<'_> {
 }
 
 impl Changes {
-    pub(super) fn new_resource(&mut self) {
+    pub(super) fn new_constraint(&mut self) {
         self.res_marked.push(false);
         self.seen_res.push(false);
     }
@@ -92,8 +92,8 @@ impl Changes {
         self.seen_flow.push(false);
     }
 
-    /// Resource `r`'s capacity changed, or it was turned on or off.
-    pub(super) fn resource(&mut self, r: u32) {
+    /// Constraint `r`'s capacity changed, or it was turned on or off.
+    pub(super) fn constraint(&mut self, r: u32) {
         if !self.res_marked[r as usize] {
             self.res_marked[r as usize] = true;
             self.res.push(r);
@@ -124,8 +124,8 @@ impl Changes {
 
     /// Whether the flows the changes reach (in `reached`) are at most
     /// `most`: from the flows whose cap or uses changed, and from the
-    /// resources changed or left by a removed flow that took part, through
-    /// all their users; then from every flow reached through the resources
+    /// constraints changed or left by a removed flow that took part, through
+    /// all their users; then from every flow reached through the constraints
     /// taking part that it uses.
     fn search(&mut self, m: &View<'_>, slots: &[u32], caps: &[f64], most: usize) -> bool {
         self.reached.clear();
@@ -147,19 +147,19 @@ impl Changes {
                 continue;
             }
             for &(r, _) in m.uses_of(s) {
-                if !self.reach_resource(m, r, most) {
+                if !self.reach_constraint(m, r, most) {
                     return false;
                 }
             }
         }
         for i in 0..self.res.len() {
-            if !self.reach_resource(m, self.res[i], most) {
+            if !self.reach_constraint(m, self.res[i], most) {
                 return false;
             }
         }
         while let Some(s) = self.walk.pop() {
             for &(r, _) in m.uses_of(s) {
-                if m.active[r as usize] && !self.reach_resource(m, r, most) {
+                if m.active[r as usize] && !self.reach_constraint(m, r, most) {
                     return false;
                 }
             }
@@ -178,9 +178,9 @@ impl Changes {
         self.reached.len() <= most
     }
 
-    /// Resource `r` and all its users (a resource turned off since still
+    /// Constraint `r` and all its users (a constraint turned off since still
     /// joined them at the last solve).
-    fn reach_resource(&mut self, m: &View<'_>, r: u32, most: usize) -> bool {
+    fn reach_constraint(&mut self, m: &View<'_>, r: u32, most: usize) -> bool {
         let ri = r as usize;
         if self.seen_res[ri] {
             return true;
@@ -231,9 +231,9 @@ impl LiveMaxMin {
     /// they were added) with these caps, into [`LiveMaxMin::rate`], as
     /// [`LiveMaxMin::solve_resumed`] gives them to within rounding: where
     /// the changes since the last solve (flows added or removed, uses
-    /// added or cleared, caps and capacities changed, resources turned on
-    /// or off) reach at most half the flows, through the resources they
-    /// share, only those are filled, over their resources; else
+    /// added or cleared, caps and capacities changed, constraints turned on
+    /// or off) reach at most half the flows, through the constraints they
+    /// share, only those are filled, over their constraints; else
     /// [`LiveMaxMin::solve_resumed`].
     pub fn solve_changed(&mut self, slots: &[u32], caps: &[f64]) {
         if self.changes.skip > 0 {
@@ -267,7 +267,7 @@ impl LiveMaxMin {
             // no change reaches a flow taking part: every rate stands, and
             // so does the last solve's trace, unless a flow it recorded is
             // gone (its slot is free for a new flow; the trace would still
-            // hold its share of its resources)
+            // hold its share of its constraints)
             if removed {
                 self.untraced();
             }
@@ -308,7 +308,7 @@ mod tests {
     fn a_change_fills_the_flows_it_reaches_only() {
         let mut m = LiveMaxMin::default();
         for c in [10.0, 20.0, 30.0, 40.0] {
-            m.resource(c, FIRST_MET);
+            m.constraint(c, FIRST_MET);
         }
         let a = m.add_flow(&[(0, 1.0)], 0);
         let b = m.add_flow(&[(0, 1.0)], 0);
@@ -378,7 +378,7 @@ mod tests {
         let n = 600u32;
         let mut m = LiveMaxMin::default();
         for _ in 0..n {
-            m.resource(1000.0, FIRST_MET);
+            m.constraint(1000.0, FIRST_MET);
         }
         // flow i alone on link i, capped at i + 1: a round each
         let mut slots: Vec<u32> = (0..n).map(|i| m.add_flow(&[(i, 1.0)], 0)).collect();
@@ -413,7 +413,7 @@ mod tests {
 
     proptest! {
         /// Flows added and removed in any order, caps changed, grouped
-        /// resources used and let go, capacities changed, resources turned
+        /// constraints used and let go, capacities changed, constraints turned
         /// off and on: the component solve's rates are those of the same
         /// flows solved from scratch, within 1e-9 relative. (One change
         /// per solve, most of them reaching a few flows.)
@@ -431,7 +431,7 @@ mod tests {
             ),
             capacity in proptest::collection::vec(prop_oneof![Just(10.0f64), 1.0f64..100.0], 30),
         ) {
-            // 24 resources met in order (few flows share one: small
+            // 24 constraints met in order (few flows share one: small
             // components), 6 in groups
             let mut t = Trial::new(&capacity, 24);
             for (op, uses, pick, cap, cap_r) in steps {

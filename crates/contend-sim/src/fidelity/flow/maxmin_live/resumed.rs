@@ -1,7 +1,7 @@
 //! The resumed solve of a [`LiveMaxMin`] ([`LiveMaxMin::solve_resumed`]):
 //! progressive filling restarted at the first round the changes since the
 //! last solve can reach, the rounds below it kept (see [`Trace`]); its
-//! plain twin is [`LiveMaxMin::solve`], every solve from round 0 (a
+//! reference is [`LiveMaxMin::solve`], every solve from round 0 (a
 //! property test here holds them together within 1e-9, and checks the
 //! resumed rates are a max-min fair allocation).
 
@@ -12,7 +12,7 @@ use super::LiveMaxMin;
 const OPEN: u32 = u32::MAX;
 const AT_START: u32 = u32::MAX - 1;
 const GONE: u32 = u32::MAX - 2;
-/// A resource's saturation round in a [`Trace`]: none.
+/// A constraint's saturation round in a [`Trace`]: none.
 const NO_ROUND: u32 = u32::MAX;
 
 /// Resumed solves in a row at most: the next starts from round 0 (the
@@ -33,11 +33,11 @@ const MARGIN: f64 = 1e-9;
 const RESUME_FROM_FLOWS: usize = 512;
 
 /// The trajectory of the last progressive filling (each round's level and
-/// the flows it froze in freeze order; per flow its round, per resource
+/// the flows it froze in freeze order; per flow its round, per constraint
 /// its saturation round and open users) and the changes made since (flows
 /// added, uses added to them, capacities changed, and whether a change it
 /// does not follow was made). The state the last solve ended in (each
-/// resource's capacity left, every flow frozen at its rate) is kept in the
+/// constraint's capacity left, every flow frozen at its rate) is kept in the
 /// solver's own arrays: a solve that finds every change unable to touch
 /// the rounds below `k` rolls that state back to the start of round `k`
 /// (the flows frozen from round `k` on open again and give back what they
@@ -50,7 +50,7 @@ pub(super) struct Trace {
     /// solves since a solve from round 0.
     valid: bool,
     resumes: u32,
-    /// A change the resumed solve does not follow was made (a resource
+    /// A change the resumed solve does not follow was made (a constraint
     /// turned on or off, its users cleared, a use added to a flow solved
     /// before): the next solve starts from round 0.
     full: bool,
@@ -66,7 +66,7 @@ pub(super) struct Trace {
     round: Vec<u32>,
     fresh: Vec<bool>,
     added: Vec<u32>,
-    /// Per resource, the round it saturated in ([`NO_ROUND`]: none), its
+    /// Per constraint, the round it saturated in ([`NO_ROUND`]: none), its
     /// open users (its open weight is 0 exactly when none), its capacity at
     /// the last solve where changed since, and those changed.
     sat_round: Vec<u32>,
@@ -74,13 +74,13 @@ pub(super) struct Trace {
     old_cap: Vec<f64>,
     cap_marked: Vec<bool>,
     cap_changed: Vec<u32>,
-    /// Resources made by the last solve.
-    resources: usize,
-    /// Per resource, the open weight joining it, and a mark; those marked.
+    /// Constraints made by the last solve.
+    constraints: usize,
+    /// Per constraint, the open weight joining it, and a mark; those marked.
     join_w: Vec<f64>,
     join_mark: Vec<bool>,
     joined: Vec<u32>,
-    /// Per resource, whether a resumed solve's changes touched it; those.
+    /// Per constraint, whether a resumed solve's changes touched it; those.
     touch_mark: Vec<bool>,
     touched: Vec<u32>,
     /// Flows open again or for the first time, and open flows at the
@@ -91,8 +91,8 @@ pub(super) struct Trace {
 
 /// What a change to the kept problem means for the trace.
 impl Trace {
-    /// A new resource with this capacity.
-    pub(super) fn new_resource(&mut self, capacity: f64) {
+    /// A new constraint with this capacity.
+    pub(super) fn new_constraint(&mut self, capacity: f64) {
         self.sat_round.push(NO_ROUND);
         self.old_cap.push(capacity);
         self.cap_marked.push(false);
@@ -120,7 +120,7 @@ impl Trace {
         }
     }
 
-    /// Resource `r`'s capacity, `old` until now, is about to change.
+    /// Constraint `r`'s capacity, `old` until now, is about to change.
     #[inline]
     pub(super) fn capacity_changing(&mut self, r: u32, old: f64) {
         let ri = r as usize;
@@ -139,7 +139,7 @@ impl Trace {
         }
     }
 
-    /// A change the resumed solve does not follow (a resource turned on
+    /// A change the resumed solve does not follow (a constraint turned on
     /// or off, its users cleared): the next solve starts from round 0.
     pub(super) fn unfollowed(&mut self) {
         self.full = true;
@@ -156,20 +156,20 @@ impl LiveMaxMin {
     /// first one a change since the last solve can reach are kept, the
     /// rest filled again from the state that round began in.
     ///
-    /// Why the kept rounds stand: a resource saturates below level `L`
+    /// Why the kept rounds stand: a constraint saturates below level `L`
     /// only if its capacity left reaches 0 there; a change moves the
-    /// capacity left of the resources it touches only, and (i) a flow that
-    /// leaves or stops (cap to 0) gives back what it used, so its resources
+    /// capacity left of the constraints it touches only, and (i) a flow that
+    /// leaves or stops (cap to 0) gives back what it used, so its constraints
     /// reach 0 no sooner, while it froze at its rate: the rounds before
     /// the one it froze in stand; (ii) a flow that joins (or starts) takes
-    /// `w × level` of each of its resources, whose capacity left reaches 0
+    /// `w × level` of each of its constraints, whose capacity left reaches 0
     /// at the first round end where `left - w × level` does (all joiners of
-    /// a resource together), and freezes at its cap if not sooner; (iii) a
+    /// a constraint together), and freezes at its cap if not sooner; (iii) a
     /// cap that changes binds no sooner than the lesser of the flow's old
     /// rate and the new cap (and not at all where the flow froze on a
-    /// resource below both); (iv) a capacity that grows moves its
-    /// resource's saturation only, one that shrinks as joiners do.
-    /// Resources turned on or off, their users cleared, or a use added to
+    /// constraint below both); (iv) a capacity that grows moves its
+    /// constraint's saturation only, one that shrinks as joiners do.
+    /// Constraints turned on or off, their users cleared, or a use added to
     /// a flow already solved: the solve starts from round 0.
     ///
     /// With fewer than `RESUME_FROM_FLOWS` (512) flows it solves from round 0
@@ -197,7 +197,7 @@ impl LiveMaxMin {
                 self.start(slots, caps);
             }
         }
-        self.trace.resources = self.capacity.len();
+        self.trace.constraints = self.capacity.len();
         self.settle_trace();
     }
 
@@ -295,7 +295,7 @@ impl LiveMaxMin {
                     }
                     (true, true) => {
                         let r = self.rate[si];
-                        // frozen on a resource below both caps: neither binds
+                        // frozen on a constraint below both caps: neither binds
                         if r >= old.min(c) * (1.0 - MARGIN) {
                             k = k.min(round_of(r.min(c)));
                         }
@@ -330,7 +330,7 @@ impl LiveMaxMin {
             }
             let w = t.join_w[ri];
             let now = self.capacity[ri];
-            let (base, grow, sat) = if ri >= t.resources {
+            let (base, grow, sat) = if ri >= t.constraints {
                 (now, 0.0, NO_ROUND)
             } else if t.cap_marked[ri] {
                 (t.old_cap[ri], now - t.old_cap[ri], t.sat_round[ri])
@@ -379,7 +379,7 @@ impl LiveMaxMin {
         Some(k)
     }
 
-    /// Marks resource `r` touched by a resumed solve's changes.
+    /// Marks constraint `r` touched by a resumed solve's changes.
     fn touch(t: &mut Trace, r: u32) {
         if !t.touch_mark[r as usize] {
             t.touch_mark[r as usize] = true;
@@ -407,7 +407,7 @@ impl LiveMaxMin {
             let at = self.at[si] as usize;
             for &(r, w) in &self.uses[at..at + self.len[si] as usize] {
                 let ri = r as usize;
-                // (an unbounded flow took nothing of a resource taking part)
+                // (an unbounded flow took nothing of a constraint taking part)
                 let took = if x.is_finite() { w * x } else { 0.0 };
                 if open {
                     self.left[ri] += took - w * level;
@@ -462,8 +462,8 @@ impl LiveMaxMin {
             self.left[ri] += self.capacity[ri] - t.old_cap[ri];
             Self::touch(&mut t, r);
         }
-        // the resources taking part at the start of round k: those touched
-        // with open users that had not saturated before it (every resource
+        // the constraints taking part at the start of round k: those touched
+        // with open users that had not saturated before it (every constraint
         // with open users then has one frozen from round k on, or joining)
         self.act.clear();
         for i in 0..t.touched.len() {
@@ -479,7 +479,7 @@ impl LiveMaxMin {
             if self.active[ri] && self.wsum[ri] > 1e-15 {
                 debug_assert_eq!(
                     t.sat_round[ri], NO_ROUND,
-                    "resource {r} saturated before round {k}"
+                    "constraint {r} saturated before round {k}"
                 );
                 self.sat[ri] = false;
                 self.act.push(r);
@@ -644,7 +644,7 @@ impl LiveMaxMin {
 }
 
 /// Freezes flow slot `f` of a [`LiveMaxMin`] in a resumed solve, counting
-/// its resources' open users (an open weight with none is 0 exactly);
+/// its constraints' open users (an open weight with none is 0 exactly);
 /// 1 if it was open.
 fn freeze_counted(m: &mut LiveMaxMin, t: &mut Trace, f: u32) -> usize {
     let fi = f as usize;

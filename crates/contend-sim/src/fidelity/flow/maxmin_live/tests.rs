@@ -4,7 +4,7 @@
 use super::*;
 use proptest::prelude::*;
 
-/// The flows of a [`LiveMaxMin`] solved from scratch: resources
+/// The flows of a [`LiveMaxMin`] solved from scratch: constraints
 /// numbered as the flow fidelity numbers them (first met walking the
 /// flows in order, then the other groups in order, each by its first
 /// flow), inactive ones left out, by [`MaxMin::solve_flows`].
@@ -62,14 +62,14 @@ pub(super) enum Change {
     Remove,
     /// A flow's cap becomes the one drawn.
     Recap,
-    /// A resource's capacity becomes the one drawn (finite: a
+    /// A constraint's capacity becomes the one drawn (finite: a
     /// channel's rate, a rule's).
     Capacity,
-    /// A grouped resource gains a flow that uses none of its group yet
+    /// A grouped constraint gains a flow that uses none of its group yet
     /// (as a flow meets one stream per channel).
     GroupedUse,
     ClearUsers,
-    /// A resource is turned off, or on.
+    /// A constraint is turned off, or on.
     Toggle,
 }
 
@@ -89,7 +89,7 @@ impl Change {
     }
 }
 
-/// A kept problem under a property test: `met` resources met in order
+/// A kept problem under a property test: `met` constraints met in order
 /// and 6 more in groups 3 and 5, with the capacities given, and its
 /// flows in order with their caps.
 pub(super) struct Trial {
@@ -111,7 +111,7 @@ impl Trial {
             } else {
                 5
             };
-            live.resource(c, g);
+            live.constraint(c, g);
         }
         Trial {
             live,
@@ -177,7 +177,7 @@ impl Trial {
 }
 
 proptest! {
-    /// Flows added and removed in any order, grouped resources used and
+    /// Flows added and removed in any order, grouped constraints used and
     /// let go, turned off and on: the kept problem's rates are those of
     /// the same flows solved from scratch, to the bit.
     #[test]
@@ -193,12 +193,12 @@ proptest! {
         ),
         capacity in proptest::collection::vec(prop_oneof![Just(10.0f64), 1.0f64..100.0], 16),
     ) {
-        // 10 resources met in order, 6 in groups; every cap drawn anew
+        // 10 constraints met in order, 6 in groups; every cap drawn anew
         // at each solve
         let mut t = Trial::new(&capacity, 10);
         for (op, uses, pick, caps) in steps {
             let change = Change::drawn(op, pick);
-            // (grouped resources only turned off and on)
+            // (grouped constraints only turned off and on)
             let pick = if op == 5 { 10 + pick % 6 } else { pick };
             t.apply(change, &uses, pick, 0.0, 0.0);
             if t.slots.len() > caps.len() {

@@ -55,11 +55,11 @@ impl FlowState {
     pub(super) fn sync(&mut self, fabric: &Fabric) {
         // channel c is resource c: made first, once (the fabric's channels
         // are made with it)
-        if self.live.resources() == 0 {
+        if self.live.constraints() == 0 {
             for i in 0..fabric.chans.len() {
                 let rate = fabric.chans[ChId(i as u32)].rate;
                 self.live
-                    .resource(rate.map_or(0.0, |r| r.0 as f64), FIRST_MET);
+                    .constraint(rate.map_or(0.0, |r| r.0 as f64), FIRST_MET);
             }
         }
         // (the list goes back empty, its capacity kept)
@@ -119,7 +119,7 @@ impl FlowState {
                         let e = x.streams.entry((a, b)).or_insert_with(|| {
                             let r = match rule.stream {
                                 Some(cap) => {
-                                    let r = self.live.resource(cap.0 as f64, c.0);
+                                    let r = self.live.constraint(cap.0 as f64, c.0);
                                     self.rule_res.push((r, c));
                                     r
                                 }
@@ -174,7 +174,7 @@ impl FlowState {
                 .enumerate()
             {
                 if gi == k.groups.len() {
-                    let r = live.resource(capacity, c.0);
+                    let r = live.constraint(capacity, c.0);
                     k.groups.push(r);
                     self.rule_res.push((r, c));
                 }
@@ -215,15 +215,15 @@ impl FlowState {
         // (every entry is None here: each is taken as it is read, below)
         self.held_of.resize(self.live.rate.len(), None);
         // a flow held by two rules is held by the later channel's (as the
-        // twin marks rule resources in channel order)
+        // reference marks rule resources in channel order)
         let mut any_held = false;
         for &(r, c) in &self.rule_res {
             let users = self.live.users(r);
             if users.is_empty() || !self.live.is_active(r) {
                 continue;
             }
-            // (every debug run sums the users of every rule, the plain
-            // twin, and checks that no rule skipped here holds)
+            // (every debug run sums the users of every rule, the
+            // reference, and checks that no rule skipped here holds)
             let far = self.live.left(r) > HELD_FAR * self.live.capacity(r);
             if far && !cfg!(debug_assertions) {
                 continue;

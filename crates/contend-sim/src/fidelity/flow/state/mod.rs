@@ -15,7 +15,7 @@
 //! through its first window or not),
 //! a recompute looks the flow set up in a memo of earlier solves
 //! ([`Memo`], `memo.rs`) and solves only a set it has not seen, and keeps
-//! the last rates where only idle flows joined. The plain twin
+//! the last rates where only idle flows joined. The reference
 //! (`FlowOptions::full_solve`) solves every time; all give the same rates
 //! to the bit.
 //!
@@ -23,17 +23,17 @@
 //! ([`LiveMaxMin`]): a flow joins it with its kind's uses when first
 //! solved and leaves it when it drains; cross-socket streams are counted
 //! as they come and go; a collapsing channel's groups are worked out
-//! again only when its flows change. The plain twin
+//! again only when its flows change. The reference
 //! (`FlowOptions::rebuild_problem`) builds the problem from the flows at
 //! every solve; both give the same rates to the bit. The solve fills only
 //! the flows the changes since the last one reach through the resources
 //! they share, where those are few ([`LiveMaxMin::solve_changed`]; its
-//! plain twin, `FlowOptions::whole_max_min`, fills every flow), and
+//! reference, `FlowOptions::whole_max_min`, fills every flow), and
 //! otherwise resumes the last one's progressive filling at the first
 //! round a change since can reach ([`LiveMaxMin::solve_resumed`]; its
-//! plain twin, `FlowOptions::full_max_min`, fills every flow from round 0
+//! reference, `FlowOptions::full_max_min`, fills every flow from round 0
 //! every time): the same rates to within rounding (the memo's and the
-//! rebuilt problem's twins are to the bit with `full_max_min`).
+//! rebuilt problem's references are to the bit with `full_max_min`).
 
 mod flag_sights;
 mod kept;
@@ -189,7 +189,7 @@ pub(crate) struct FlowState {
     /// rates stand): [`FlowState::recompute`] takes such flows through
     /// their first window, and skips the pass where none is.
     unbounded: bool,
-    /// The problem kept across flow changes (the plain twin,
+    /// The problem kept across flow changes (the reference,
     /// `FlowOptions::rebuild_problem`, builds it from the flows at every
     /// solve): channel `c` is resource `c`, rule resources come after.
     live: LiveMaxMin,
@@ -206,16 +206,16 @@ pub(crate) struct FlowState {
     slots: Vec<u32>,
     scratch: Vec<(u32, f64)>,
     rule_members: Vec<(usize, NodeIdx, NodeIdx)>,
-    /// Build the problem from the flows at every solve (the plain twin).
+    /// Build the problem from the flows at every solve (the reference).
     rebuild: bool,
     /// Flows just over: (kind, bytes moved).
     over: Vec<(u32, f64)>,
-    /// Solve every recompute (the plain twin of the memo).
+    /// Solve every recompute (the reference of the memo).
     full_solve: bool,
-    /// Solve the kept problem from round 0 every time (the plain twin of
+    /// Solve the kept problem from round 0 every time (the reference of
     /// the resumed solve).
     full_max_min: bool,
-    /// Fill every flow at every solve (the plain twin of the component
+    /// Fill every flow at every solve (the reference of the component
     /// solve).
     whole_max_min: bool,
     /// A recompute is already scheduled for this time.
@@ -464,7 +464,7 @@ impl FlowState {
     /// it: frozen at 0 from the start, they weigh on no resource and count
     /// in no rule, and any resource they bring is numbered after the
     /// others. With no flow gone since, every other flow still holds its
-    /// own rate and held rule, so they stand as they are (the plain twin,
+    /// own rate and held rule, so they stand as they are (the reference,
     /// `FlowOptions::full_solve`, solves every time).
     fn only_idle_joined(&self) -> bool {
         let n = self.last_set.len();
@@ -516,7 +516,7 @@ impl FlowState {
     }
 
     /// Max-min fair rates of the flows now, solved on the kept problem or
-    /// (the plain twin) on one built from the flows.
+    /// (the reference) on one built from the flows.
     fn solve(&mut self, fabric: &Fabric) {
         self.prepare(fabric);
         if self.rebuild {
@@ -529,7 +529,7 @@ impl FlowState {
     /// When the next flow drains (or a delayed flow starts). One rounding
     /// for all the flows: a time rounds up to whole picoseconds, which
     /// keeps the order of times, so the soonest rounded is the soonest
-    /// rounded up (the plain twin, [`FlowState::next_finish_each`], rounds
+    /// rounded up (the reference, [`FlowState::next_finish_each`], rounds
     /// every flow's).
     pub fn next_finish(&self, now: Picos) -> Option<Picos> {
         let mut soonest: Option<Picos> = None;
@@ -558,7 +558,7 @@ impl FlowState {
         soonest
     }
 
-    /// [`FlowState::next_finish`] rounding every flow's time (the plain twin).
+    /// [`FlowState::next_finish`] rounding every flow's time (the reference).
     #[cfg(test)]
     pub fn next_finish_each(&self, now: Picos) -> Option<Picos> {
         self.flows

@@ -1,4 +1,4 @@
-//! The plain twin of the kept problem (`FlowOptions::rebuild_problem`):
+//! The reference of the kept problem (`FlowOptions::rebuild_problem`):
 //! the max-min problem built from the flows at every solve.
 
 use super::{FlowState, HELD};

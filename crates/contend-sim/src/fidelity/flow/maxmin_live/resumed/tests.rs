@@ -7,9 +7,9 @@ use proptest::prelude::*;
 
 /// Whether `rate` is a max-min fair allocation of the flows `slots` of
 /// `live` with `caps`: a flow with a cap of 0 stands still, an
-/// infinite rate only where nothing bounds the flow; no resource
+/// infinite rate only where nothing bounds the flow; no constraint
 /// carries more than its capacity; every other flow is at its cap or
-/// has a saturated resource on which no user goes faster (1e-9
+/// has a saturated constraint on which no user goes faster (1e-9
 /// relative).
 fn fair(live: &LiveMaxMin, slots: &[u32], caps: &[f64], rate: &[f64]) -> Result<(), String> {
     let at: std::collections::HashMap<u32, usize> =
@@ -51,11 +51,11 @@ fn fair(live: &LiveMaxMin, slots: &[u32], caps: &[f64], rate: &[f64]) -> Result<
             return Err(format!("flow {i} at {x}: neither its cap nor a bottleneck"));
         }
     }
-    for r in 0..live.resources() as u32 {
+    for r in 0..live.constraints() as u32 {
         let (l, _) = load(r);
         if on(r) && l > live.capacity(r) * (1.0 + 1e-9) {
             return Err(format!(
-                "resource {r} carries {l} over {}",
+                "constraint {r} carries {l} over {}",
                 live.capacity(r)
             ));
         }
@@ -66,7 +66,7 @@ fn fair(live: &LiveMaxMin, slots: &[u32], caps: &[f64], rate: &[f64]) -> Result<
 proptest! {
     /// Flows added (some with a grouped use), removed, capped anew,
     /// started and stopped, capacities changed, grouped uses added to
-    /// flows solved before, users cleared, resources turned off and
+    /// flows solved before, users cleared, constraints turned off and
     /// on, several changes between solves: the resumed solve's rates
     /// are the solve from scratch's within 1e-9 relative, and a max-min
     /// fair allocation.

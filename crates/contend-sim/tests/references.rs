@@ -1,15 +1,15 @@
-//! Every optimisation of the TLP transport against its plain twin, on every
+//! Every optimisation of the TLP fidelity against its reference, on every
 //! algorithm of a short verify step (both placements, two topologies) and
-//! on shipped transfer scenarios. The twins spend more events for the same
+//! on shipped transfer scenarios. The references spend more events for the same
 //! physics but are not all exact: a paced store queued with a future ready
-//! time holds its link's queue where the twin lets later-ready traffic go
+//! time holds its link's queue where the reference lets later-ready traffic go
 //! first. Measured on these cases (`cargo test --release -p contend-sim
-//! --test twins`, with the asserts printing): inline stages match their twin
+//! --test references`, with the asserts printing): inline stages match their reference
 //! exactly (a packet passes a run of stages inline and joins the next
 //! link's queue by an event when it is out of them, and a stage that only
 //! delays holds no slot); batched release and paced stores within 1.03 %
 //! run totals (0.21 % per op on average); coalesced credit wake-ups within
-//! 0.7 % and 0.10 %. The flow transport's twins are exact: memoised rates
+//! 0.7 % and 0.10 %. The flow fidelity's references are exact: memoised rates
 //! against a full solve every recompute and the max-min problem kept
 //! across flow changes against one built at every solve (both solving
 //! max-min from round 0), a kept tick against a new tick at every
@@ -91,7 +91,7 @@ fn agree(
     );
 }
 
-/// The scenarios the TLP twins run on: verify steps on two topologies (two
+/// The scenarios the TLP references run on: verify steps on two topologies (two
 /// sockets, two switches), a shared link, loaded hops across sockets and
 /// the ping-pong.
 fn tlp_cases() -> [Scenario; 5] {
@@ -104,7 +104,7 @@ fn tlp_cases() -> [Scenario; 5] {
     ]
 }
 
-fn twin(tlp: TlpOptions, tol: f64, mean_tol: f64) {
+fn against_reference(tlp: TlpOptions, tol: f64, mean_tol: f64) {
     let p = ModelParams::default();
     let fast = SimOptions::default();
     let plain = SimOptions {
@@ -116,7 +116,7 @@ fn twin(tlp: TlpOptions, tol: f64, mean_tol: f64) {
         let b = times(&sc, &plain, &p);
         assert!(
             b.iter().zip(&a).all(|(b, a)| b.2 >= a.2),
-            "{tlp:?} on {}: the twin should spend at least as many events",
+            "{tlp:?} on {}: the reference should spend at least as many events",
             sc.name()
         );
         agree(&format!("{tlp:?} on {}", sc.name()), &a, &b, tol, mean_tol);
@@ -125,7 +125,7 @@ fn twin(tlp: TlpOptions, tol: f64, mean_tol: f64) {
 
 #[test]
 fn inline_root_complex_stages_match_an_event_per_stage() {
-    twin(
+    against_reference(
         TlpOptions {
             queued_stages: true,
             ..TlpOptions::default()
@@ -137,7 +137,7 @@ fn inline_root_complex_stages_match_an_event_per_stage() {
 
 #[test]
 fn batched_store_buffer_release_matches_release_per_store() {
-    twin(
+    against_reference(
         TlpOptions {
             release_per_store: true,
             ..TlpOptions::default()
@@ -149,7 +149,7 @@ fn batched_store_buffer_release_matches_release_per_store() {
 
 #[test]
 fn paced_stores_carrying_their_ready_time_match_an_event_per_store() {
-    twin(
+    against_reference(
         TlpOptions {
             event_per_store: true,
             ..TlpOptions::default()
@@ -160,7 +160,7 @@ fn paced_stores_carrying_their_ready_time_match_an_event_per_store() {
 }
 
 /// A packet that reaches an empty channel goes straight out when it can,
-/// as its twin (every packet queued and started by the channel's pick)
+/// as its reference (every packet queued and started by the channel's pick)
 /// would start it: records equal to the bit, events included.
 #[test]
 fn straight_out_on_an_empty_channel_matches_every_packet_queued() {
@@ -189,7 +189,7 @@ fn straight_out_on_an_empty_channel_matches_every_packet_queued() {
 }
 
 /// Coalesced credit wake-ups are `pcie.fc_coalesce` (UpdateFC DLLPs
-/// coalesce); its plain twin wakes a blocked sender at every return.
+/// coalesce); its reference wakes a blocked sender at every return.
 #[test]
 fn coalesced_credit_wakeups_match_a_wakeup_per_return() {
     let mut one = ModelParams::default();
@@ -212,7 +212,7 @@ fn coalesced_credit_wakeups_match_a_wakeup_per_return() {
 }
 
 /// The defaults, with read requests counted at collapsing ports (about the
-/// ESC8000A-E13P's fitted cost), so the flow twins also compare collapse
+/// ESC8000A-E13P's fitted cost), so the flow references also compare collapse
 /// groups whose members use the rate at different weights (a read's
 /// requests against a write's bytes); no other case has a collapsing port.
 fn reads_collapse() -> ModelParams {
@@ -221,7 +221,7 @@ fn reads_collapse() -> ModelParams {
     p
 }
 
-/// The cases a flow twin runs on: every algorithm of a verify step (both
+/// The cases a flow reference runs on: every algorithm of a verify step (both
 /// placements, two topologies), an allreduce of `rings` large enough to
 /// repeat its pattern of slices, and shipped transfer scenarios
 /// (collapse, cross-socket streams, reads) plus `more`.
@@ -256,7 +256,7 @@ fn flow_cases(rings: &[&str], more: &[&str]) -> Vec<Scenario> {
     v
 }
 
-/// The flow transport's memo of solved flow sets, and its keeping the last
+/// The flow fidelity's memo of solved flow sets, and its keeping the last
 /// rates where only idle flows joined, against solving at every recompute
 /// (both on the kept problem, solved from round 0): the rates are a pure
 /// function of the flow set, so every
@@ -305,11 +305,11 @@ fn memoised_flow_rates_match_a_full_solve_every_time() {
     }
 }
 
-/// The flow transport's max-min problem kept across flow starts and
+/// The flow fidelity's max-min problem kept across flow starts and
 /// finishes against building it from the flows at every solve: the kept
 /// problem solves operation for operation as the built one does, so every
 /// record matches to the bit (wall time aside), events included, on the
-/// flow twins' cases, with every recompute solved (no memo, each solve from
+/// flow references' cases, with every recompute solved (no memo, each solve from
 /// round 0) so that each is compared.
 #[test]
 fn kept_flow_problem_matches_one_built_every_solve() {
@@ -329,7 +329,10 @@ fn kept_flow_problem_matches_one_built_every_solve() {
     // (source, target) pair
     let asus = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../topologies/public/asus-esc8000a-e13p.toml");
-    let pair = std::env::temp_dir().join(format!("contend-twins-pair-{}.toml", std::process::id()));
+    let pair = std::env::temp_dir().join(format!(
+        "contend-references-pair-{}.toml",
+        std::process::id()
+    ));
     std::fs::write(
         &pair,
         std::fs::read_to_string(&asus)
@@ -374,20 +377,22 @@ fn topo(name: &str) -> String {
 }
 
 /// Every run of `cases` at flow fidelity with the default options and with
-/// the plain twin `twin`: every op's time within 1e-6 relative. Prints the
+/// the options `reference`: every op's time within 1e-6 relative. Prints the
 /// worst deviation seen, as `what`.
-fn ops_within_the_twin(twin: FlowOptions, cases: Vec<Scenario>, what: &str) {
+fn ops_within_the_reference(reference: FlowOptions, cases: Vec<Scenario>, what: &str) {
     let p = ModelParams::default();
     let fast = SimOptions::default();
-    let twin = SimOptions {
-        flow: twin,
+    let reference = SimOptions {
+        flow: reference,
         ..SimOptions::default()
     };
     let (mut worst, mut ops) = (0.0f64, 0usize);
     for sc in cases {
         for spec in contend_sim::runs_of(&sc, &[Fidelity::Flow]) {
             let a = simulate_one_with(&sc, &p, spec, &fast).unwrap().records;
-            let b = simulate_one_with(&sc, &p, spec, &twin).unwrap().records;
+            let b = simulate_one_with(&sc, &p, spec, &reference)
+                .unwrap()
+                .records;
             assert_eq!(a.len(), b.len());
             for (x, y) in a.iter().zip(&b) {
                 assert_eq!(
@@ -400,7 +405,7 @@ fn ops_within_the_twin(twin: FlowOptions, cases: Vec<Scenario>, what: &str) {
                     let d = (s - t).abs() / t.abs().max(1e-30);
                     assert!(
                         d <= 1e-6,
-                        "{} {spec:?}: an op takes {s} ns ({what}), {t} by the twin",
+                        "{} {spec:?}: an op takes {s} ns ({what}), {t} by the reference",
                         sc.name()
                     );
                     worst = worst.max(d);
@@ -416,7 +421,7 @@ fn ops_within_the_twin(twin: FlowOptions, cases: Vec<Scenario>, what: &str) {
 /// The resumed max-min solve (progressive filling restarted at the first
 /// round a change can reach) against solving from round 0 every time: the
 /// same saturations, so every op's time within 1e-6 relative, on the flow
-/// twins' cases, a collapsing topology, and the 32- and 64-GPU synthetic
+/// references' cases, a collapsing topology, and the 32- and 64-GPU synthetic
 /// ones (cross-socket streams, thousands of flows). Prints the worst
 /// deviation seen.
 #[test]
@@ -437,13 +442,13 @@ fn resumed_max_min_matches_a_solve_from_round_0() {
         full_max_min: true,
         ..FlowOptions::default()
     };
-    ops_within_the_twin(full, cases, "resumed max-min");
+    ops_within_the_reference(full, cases, "resumed max-min");
 }
 
 /// The component solve (only the flows a change reaches through the
 /// resources they share filled again) against filling every flow at every
 /// solve: the same saturations, so every op's time within 1e-6 relative,
-/// on the flow twins' cases, a collapsing topology, and rings on the 32-
+/// on the flow references' cases, a collapsing topology, and rings on the 32-
 /// and 64-GPU synthetic ones (behind switches, most flows a component of
 /// their own). Prints the worst deviation seen.
 #[test]
@@ -464,14 +469,14 @@ fn component_max_min_matches_filling_every_flow() {
         whole_max_min: true,
         ..FlowOptions::default()
     };
-    ops_within_the_twin(whole, cases, "component max-min");
+    ops_within_the_reference(whole, cases, "component max-min");
 }
 
 /// Keeping the rates at a flow start where only flows that change nothing
 /// joined since they were worked out, against working them out at every
 /// start instant: the same rates (within rounding, which the resumed and
 /// memoised solves a recompute makes allow), so every op's time within
-/// 1e-6 relative, on the flow twins' cases and rings on the 32-GPU
+/// 1e-6 relative, on the flow references' cases and rings on the 32-GPU
 /// synthetic topology.
 #[test]
 fn quiet_starts_match_a_recompute_every_start() {
@@ -486,17 +491,17 @@ fn quiet_starts_match_a_recompute_every_start() {
         recompute_every_start: true,
         ..FlowOptions::default()
     };
-    ops_within_the_twin(every, cases, "quiet starts");
+    ops_within_the_reference(every, cases, "quiet starts");
 }
 
 /// Every flow case (and `more`) run with the options `fast` and with the
-/// plain twin `twin`: every record matches to the bit (wall time and event
-/// counts aside), `fast` never spends more events than the twin, and at
+/// options `reference`: every record matches to the bit (wall time and event
+/// counts aside), `fast` never spends more events than the reference, and at
 /// least one run spends fewer (else the test tests nothing; `saved` says
 /// what such a run saves).
-fn fewer_events_than_the_twin(
+fn fewer_events_than_the_reference(
     fast: FlowOptions,
-    twin: FlowOptions,
+    reference: FlowOptions,
     saved: &str,
     more: Vec<Scenario>,
 ) {
@@ -505,8 +510,8 @@ fn fewer_events_than_the_twin(
         flow: fast,
         ..SimOptions::default()
     };
-    let twin = SimOptions {
-        flow: twin,
+    let reference = SimOptions {
+        flow: reference,
         ..SimOptions::default()
     };
     let mut fewer = 0;
@@ -519,11 +524,13 @@ fn fewer_events_than_the_twin(
     {
         for spec in contend_sim::runs_of(&sc, &[Fidelity::Flow]) {
             let mut a = simulate_one_with(&sc, &p, spec, &fast).unwrap().records;
-            let mut b = simulate_one_with(&sc, &p, spec, &twin).unwrap().records;
+            let mut b = simulate_one_with(&sc, &p, spec, &reference)
+                .unwrap()
+                .records;
             let (ea, eb) = (a[0].events.unwrap_or(0), b[0].events.unwrap_or(0));
             assert!(
                 ea <= eb,
-                "{} {spec:?}: {ea} events, the twin {eb}",
+                "{} {spec:?}: {ea} events, the reference {eb}",
                 sc.name()
             );
             fewer += usize::from(ea < eb);
@@ -537,13 +544,13 @@ fn fewer_events_than_the_twin(
     assert!(fewer > 0, "no run {saved}: the test tests nothing");
 }
 
-/// The flow transport keeping its pending tick when a recompute's next
+/// The flow fidelity keeping its pending tick when a recompute's next
 /// tick falls at the same time (and nothing was pushed for that time
 /// since) against pushing a new tick at every recompute: the kept tick
 /// pops where the new one would.
 #[test]
 fn kept_flow_ticks_match_a_new_tick_every_recompute() {
-    fewer_events_than_the_twin(
+    fewer_events_than_the_reference(
         FlowOptions::default(),
         FlowOptions {
             tick_every_recompute: true,
@@ -572,7 +579,7 @@ fn batched_flags_match_an_event_per_flag() {
         &["staged-push", "one-shot-pull", "hierarchical", "nccl"],
         1,
     );
-    fewer_events_than_the_twin(FlowOptions::default(), each, "batched flags", vec![wide]);
+    fewer_events_than_the_reference(FlowOptions::default(), each, "batched flags", vec![wide]);
 }
 
 /// Remote polls kept as chains, only the poll that sees the flags (or one
@@ -589,7 +596,7 @@ fn poll_chains_match_a_poll_every_round_trip() {
         flag_event_each: true,
         ..FlowOptions::default()
     };
-    fewer_events_than_the_twin(
+    fewer_events_than_the_reference(
         flag_each,
         FlowOptions {
             poll_every_round_trip: true,

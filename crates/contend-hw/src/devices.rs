@@ -12,17 +12,17 @@ use std::time::Duration;
 
 /// All GPUs of the host, ready to run kernels.
 #[derive(Debug)]
-pub struct Rig {
+pub struct Devices {
     pub gpus: Vec<Gpu>,
     /// `p2p[i][j]`: what the driver says about GPU i reaching GPU j.
     pub p2p: Vec<Vec<P2p>>,
     pub cuda_version: String,
-    /// The time limits, read from the environment when the rig opened.
+    /// The time limits, read from the environment when the devices were opened.
     pub timeouts: Timeouts,
 }
 
-/// The time limits of a run, read from the environment once (when the rig
-/// opens) and checked: a value that is not a whole number of milliseconds
+/// The time limits of a run, read from the environment once (when the devices
+/// were opened) and checked: a value that is not a whole number of milliseconds
 /// from 1 to [`Timeouts::MAX_MS`] is an error naming the variable, not a
 /// silent default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,9 +111,9 @@ fn parse_ms(var: &'static str, value: &std::ffi::OsStr) -> Result<u64, HwError> 
     Ok(ms)
 }
 
-impl Rig {
+impl Devices {
     /// Opens every GPU; with `kernels`, compiles and loads the kernels too.
-    pub fn open(kernels: bool) -> Result<Rig, HwError> {
+    pub fn open(kernels: bool) -> Result<Devices, HwError> {
         let n = driver::init()?;
         let timeouts = Timeouts::from_env()?;
         let cuda_version = driver::driver_cuda_version()?;
@@ -151,7 +151,7 @@ impl Rig {
                 g.load_kernels(&compiled[i])?;
             }
         }
-        Ok(Rig {
+        Ok(Devices {
             gpus,
             p2p,
             cuda_version,

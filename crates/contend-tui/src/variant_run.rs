@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 /// A scenario re-run in a measurement's variant.
 #[derive(Clone, Debug)]
-pub struct Twin {
+pub struct VariantRun {
     pub variant: Variant,
     pub scenario: Arc<Scenario>,
 }
@@ -20,7 +20,7 @@ pub struct Twin {
 /// `sc` in `variant`, for `algorithms` only: every algorithm launched
 /// `variant.launch`, NCCL with P2P on or off as measured, the gap and skew
 /// taken away when the hardware had none.
-pub fn twin_scenario(
+pub fn variant_scenario(
     sc: &Scenario,
     variant: Variant,
     algorithms: Vec<Algorithm>,
@@ -54,12 +54,12 @@ pub fn twin_scenario(
 /// when given) need beside `sc`: one per variant that some measured
 /// algorithm of `sc` was measured in and `sc` does not simulate it in, and
 /// that can be built from `sc` ([`Variant::simulable_from`]).
-pub(crate) fn twins_for(
+pub(crate) fn variant_runs_for(
     sc: &Scenario,
     overlay: &Overlay,
     key: &MeasureKey,
     size: Option<u64>,
-) -> Result<Vec<Twin>, ScenarioError> {
+) -> Result<Vec<VariantRun>, ScenarioError> {
     let shape = Shape::of(sc.workload());
     let mut want: BTreeMap<Variant, Vec<Algorithm>> = BTreeMap::new();
     for r in overlay.matching(key) {
@@ -84,9 +84,9 @@ pub(crate) fn twins_for(
     want.into_iter()
         .map(|(variant, mut algs)| {
             algs.sort();
-            Ok(Twin {
+            Ok(VariantRun {
                 variant,
-                scenario: Arc::new(twin_scenario(sc, variant, algs)?),
+                scenario: Arc::new(variant_scenario(sc, variant, algs)?),
             })
         })
         .collect()
@@ -122,7 +122,7 @@ mod tests {
     }
 
     #[test]
-    fn a_twin_runs_the_measured_launch_path_and_shape() {
+    fn a_variant_run_runs_the_measured_launch_path_and_shape() {
         let sc = default_scenario(None).unwrap();
         assert_eq!(Shape::of(sc.workload()), Shape::Gapped);
         let v = Variant {
@@ -130,7 +130,7 @@ mod tests {
             nccl: Some(NcclPath::P2pDisabled),
             shape: Shape::Gapless,
         };
-        let t = twin_scenario(&sc, v, vec![Algorithm::Nccl]).unwrap();
+        let t = variant_scenario(&sc, v, vec![Algorithm::Nccl]).unwrap();
         assert_eq!(t.algorithms(), [Algorithm::Nccl]);
         assert_eq!(Variant::of_scenario(&t, Algorithm::Nccl), v);
         assert!(t.nccl().env.p2p_disable);
