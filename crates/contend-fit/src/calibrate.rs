@@ -175,11 +175,11 @@ pub fn calibrate_resumable(
     // the launch constants in closed form first: every probe's time holds launches
     let launch = launch_constants(&ms);
     let mut start = base.clone();
+    let all = crate::fit::catalogue();
     for c in &launch {
-        match c.name.as_str() {
-            "gpu.launch_eager_ns" => start.gpu.launch_eager_ns = c.value,
-            "gpu.launch_graph_each_ns" => start.gpu.launch_graph_each_ns = c.value,
-            _ => start.gpu.launch_graph_ns = c.value,
+        // the catalogue is the one map from a constant's name to its field
+        if let Some(f) = all.iter().find(|f| f.name == c.name) {
+            (f.set)(&mut start, c.value);
         }
     }
     let base = &start;
@@ -494,24 +494,24 @@ fn launch_constants(ms: &[Measurement]) -> Vec<FittedConstant> {
         (
             ProbeOp::LaunchEager,
             "gpu.launch_eager_ns",
-            ModelParams::default().gpu.launch_eager_ns,
+            ModelParams::default().gpu.launch_eager_ns.get(),
         ),
         (
             ProbeOp::LaunchGraph,
             "gpu.launch_graph_ns",
-            ModelParams::default().gpu.launch_graph_ns,
+            ModelParams::default().gpu.launch_graph_ns.get(),
         ),
         (
             ProbeOp::LaunchGraphEach,
             "gpu.launch_graph_each_ns",
-            ModelParams::default().gpu.launch_graph_each_ns,
+            ModelParams::default().gpu.launch_graph_each_ns.get(),
         ),
     ] {
         let v: Vec<f64> = ms
             .iter()
             .filter(|m| matches!(&m.kind, Kind::Launch { op: o, .. } if *o == op))
             .flat_map(|m| m.record.per_op_ns.iter().copied())
-            .filter(|x| x.is_finite() && *x > 0.0 && *x <= ModelParams::MAX_NS)
+            .filter(|x| x.is_finite() && *x > 0.0 && *x <= ModelParams::MAX_NS.get())
             .collect();
         if v.is_empty() {
             continue;
@@ -522,7 +522,7 @@ fn launch_constants(ms: &[Measurement]) -> Vec<FittedConstant> {
             default,
             value: d.median(),
             lo_bound: 0.0,
-            hi_bound: ModelParams::MAX_NS,
+            hi_bound: ModelParams::MAX_NS.get(),
             p05: Some(d.percentile(5)),
             p95: Some(d.percentile(95)),
             std: None,
@@ -555,7 +555,7 @@ fn local_efficiency(
             if *blocks < spec.sms {
                 continue;
             }
-            let t = (m.measured_ns() - params.gpu.launch_eager_ns).max(1.0);
+            let t = (m.measured_ns() - params.gpu.launch_eager_ns.get()).max(1.0);
             let bw = *bytes as f64 / t; // GB/s
             v.push((bw / spec.memory_bandwidth.as_gbps()).clamp(0.01, 1.0));
         }

@@ -338,7 +338,7 @@ impl Twin {
                     .and_then(|r| r.per_op_ns.first().copied())
                     .ok_or(PredictError::NoRecord)?;
                 Ok(t + if *kernel {
-                    params.gpu.launch_eager_ns + self.timing_offset_ns
+                    params.gpu.launch_eager_ns.get() + self.timing_offset_ns
                 } else {
                     0.0
                 })

@@ -9,7 +9,7 @@ use contend_fit::{CalibrateOptions, calibrate, select, write_report};
 use contend_import::measure::load_measurements;
 use contend_import::{CalibError, nccl_tests_table, parse_nccl_tests};
 use contend_sim::ModelParams;
-use contend_topo::{Topology, load_topology};
+use contend_topo::{Nanos, Topology, load_topology};
 use contend_workload::{Fidelity, ResultRecord};
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -265,9 +265,9 @@ fn fit_recovers_known_constants_and_reports() {
     let dir = tmp("recover");
     let mut truth = ModelParams::default();
     truth.pcie.dllp_overhead = 0.15;
-    truth.gpu.launch_eager_ns = 6500.0;
-    truth.gpu.copy_setup_ns = 3200.0;
-    truth.host.memory_latency_ns = 700.0;
+    truth.gpu.launch_eager_ns = Nanos::new(6500.0);
+    truth.gpu.copy_setup_ns = Nanos::new(3200.0);
+    truth.host.memory_latency_ns = Nanos::new(700.0);
     let file = synthetic(&dir, &truth);
     let names: Vec<String> = [
         "pcie.dllp_overhead",
@@ -326,7 +326,7 @@ fn fit_recovers_known_constants_and_reports() {
     assert!(f[&host].max < 2.0, "{:?}", f[&host]);
     assert!(d[&host].median > f[&host].median);
     let p = ModelParams::from_toml("params.toml", &s.params_toml).unwrap();
-    assert!((p.gpu.launch_eager_ns - 6500.0).abs() < 325.0);
+    assert!((p.gpu.launch_eager_ns.get() - 6500.0).abs() < 325.0);
 
     // Report: fit.json in, report.md and charts out.
     std::fs::write(dir.join("fit.json"), serde_json::to_string(&s).unwrap()).unwrap();
@@ -522,8 +522,10 @@ fn host_flag_ping_pong_is_fitted_and_the_cpu_answered_one_set_aside() {
             .unwrap()
     };
     let (host, dev) = (rt(0), rt(1));
-    let floor =
-        2.0 * (p.gpu.store_visibility_ns + p.pcie.link_latency_ns + p.root_complex.latency_ns);
+    let floor = 2.0
+        * (p.gpu.store_visibility_ns.get()
+            + p.pcie.link_latency_ns.get()
+            + p.root_complex.latency_ns.get());
     assert!(
         host > floor && (host - dev).abs() > 100.0,
         "host flags {host} ns, device flags {dev} ns, floor {floor} ns"
@@ -624,7 +626,7 @@ fn ncclss_latency_probe_fits_its_step_scale_and_launches_are_closed_form() {
 
     // a fit on probes simulated with a known per-step cost finds it again
     let mut truth = ModelParams::default();
-    truth.nccl.step_overhead_ns = 2000.0;
+    truth.nccl.step_overhead_ns = Nanos::new(2000.0);
     let mut out = String::new();
     for b in [4u64, 16, 64, 256] {
         let mut r = nccl_latency(b, &["gpu0", "gpu1"], 1.0);

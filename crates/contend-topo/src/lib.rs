@@ -76,5 +76,5 @@ pub use model::{
 };
 pub use pcie::{PcieGen, TlpKind};
 pub use show::render_tree;
-pub use units::{Bytes, BytesParseError, BytesPerSec, Picos};
+pub use units::{Bytes, BytesParseError, BytesPerSec, Nanos, Picos};
 pub use write::{CollapseEntry, LinkEntry, NodeEntry, P2pEntry, TopologyFile};

@@ -93,6 +93,31 @@ impl fmt::Display for Picos {
     }
 }
 
+/// A span of time in (fractional) nanoseconds, as model constants are
+/// written in files (`latency_ns = 40.0`): a float, read and written as the
+/// bare number (`serde(transparent)`). Simulated time is [`Picos`]; the one
+/// way across is [`Nanos::to_picos`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Nanos(f64);
+
+impl Nanos {
+    pub const ZERO: Nanos = Nanos(0.0);
+    pub const fn new(ns: f64) -> Self {
+        Nanos(ns)
+    }
+    /// The number of nanoseconds.
+    pub const fn get(self) -> f64 {
+        self.0
+    }
+    /// Simulated time: rounded to the nearest picosecond (halves away from
+    /// zero), saturating ([`Picos::from_ns_f64`]: NaN and negative spans are
+    /// zero, huge ones [`Picos::MAX`]).
+    pub fn to_picos(self) -> Picos {
+        Picos::from_ns_f64(self.0)
+    }
+}
+
 /// A size in bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct Bytes(pub u64);
@@ -362,5 +387,30 @@ mod tests {
             BytesPerSec::try_from_gbps(2.0),
             Some(BytesPerSec(2_000_000_000))
         );
+    }
+
+    #[test]
+    fn nanos_read_and_write_as_the_bare_number_and_round_to_picos() {
+        #[derive(Serialize, Deserialize)]
+        struct T {
+            latency_ns: Nanos,
+        }
+        let t: T = toml::from_str("latency_ns = 40.5").unwrap();
+        assert_eq!(t.latency_ns, Nanos::new(40.5));
+        assert_eq!(toml::to_string(&t).unwrap().trim(), "latency_ns = 40.5");
+        for v in [
+            0.0,
+            40.0,
+            0.0004,
+            0.0005,
+            1818.0,
+            123.4565,
+            1e9,
+            -3.0,
+            f64::NAN,
+        ] {
+            assert_eq!(Nanos::new(v).to_picos(), Picos::from_ns_f64(v));
+        }
+        assert_eq!(Nanos::new(0.0005).to_picos(), Picos(1));
     }
 }

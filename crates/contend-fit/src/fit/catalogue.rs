@@ -5,6 +5,7 @@
 
 use contend_import::CalibError;
 use contend_sim::ModelParams;
+use contend_topo::Nanos;
 
 /// A model constant calibration may fit, with the range it searches.
 #[derive(Clone, Copy, Debug)]
@@ -95,6 +96,21 @@ macro_rules! fp {
     };
 }
 
+/// A time constant ([`Nanos`]): the fit moves its nanoseconds.
+macro_rules! fp_ns {
+    ($name:literal, $lo:expr, $hi:expr, $($f:ident).+) => {
+        FitParam {
+            name: $name,
+            lo: $lo,
+            hi: $hi,
+            integer: false,
+            get: |p| p.$($f).+.get(),
+            set: |p, v| p.$($f).+ = Nanos::new(v),
+            optional: false,
+        }
+    };
+}
+
 /// An optional constant (`None`: no cap): the fit reads an unset one as the
 /// top of its range and always writes one.
 macro_rules! fp_opt {
@@ -115,34 +131,20 @@ macro_rules! fp_opt {
 pub fn catalogue() -> Vec<FitParam> {
     vec![
         fp!("pcie.dllp_overhead", 0.0, 0.35, false, pcie.dllp_overhead),
-        fp!(
-            "pcie.link_latency_ns",
-            5.0,
-            2000.0,
-            false,
-            pcie.link_latency_ns
-        ),
-        fp!(
+        fp_ns!("pcie.link_latency_ns", 5.0, 2000.0, pcie.link_latency_ns),
+        fp_ns!(
             "root_complex.latency_ns",
             10.0,
             4000.0,
-            false,
             root_complex.latency_ns
         ),
-        fp!(
+        fp_ns!(
             "host.memory_latency_ns",
             10.0,
             4000.0,
-            false,
             host.memory_latency_ns
         ),
-        fp!(
-            "gpu.memory_latency_ns",
-            10.0,
-            5000.0,
-            false,
-            gpu.memory_latency_ns
-        ),
+        fp_ns!("gpu.memory_latency_ns", 10.0, 5000.0, gpu.memory_latency_ns),
         fp!(
             "gpu.max_outstanding_loads_per_sm",
             1.0,
@@ -164,30 +166,17 @@ pub fn catalogue() -> Vec<FitParam> {
             true,
             gpu.loads_in_flight_per_thread
         ),
-        fp!(
-            "gpu.launch_eager_ns",
-            200.0,
-            30000.0,
-            false,
-            gpu.launch_eager_ns
-        ),
-        fp!(
-            "gpu.launch_graph_ns",
-            50.0,
-            30000.0,
-            false,
-            gpu.launch_graph_ns
-        ),
-        fp!(
+        fp_ns!("gpu.launch_eager_ns", 200.0, 30000.0, gpu.launch_eager_ns),
+        fp_ns!("gpu.launch_graph_ns", 50.0, 30000.0, gpu.launch_graph_ns),
+        fp_ns!(
             "gpu.launch_graph_each_ns",
             50.0,
             30000.0,
-            false,
             gpu.launch_graph_each_ns
         ),
-        fp!("gpu.copy_setup_ns", 50.0, 30000.0, false, gpu.copy_setup_ns),
-        fp!("gpu.fence_ns", 10.0, 10000.0, false, gpu.fence_ns),
-        fp!("gpu.local_poll_ns", 10.0, 10000.0, false, gpu.local_poll_ns),
+        fp_ns!("gpu.copy_setup_ns", 50.0, 30000.0, gpu.copy_setup_ns),
+        fp_ns!("gpu.fence_ns", 10.0, 10000.0, gpu.fence_ns),
+        fp_ns!("gpu.local_poll_ns", 10.0, 10000.0, gpu.local_poll_ns),
         fp!("gpu.store_window", 1.0, 4096.0, true, gpu.store_window),
         fp!(
             "gpu.store_tlp_bytes",
@@ -196,26 +185,19 @@ pub fn catalogue() -> Vec<FitParam> {
             true,
             gpu.store_tlp_bytes
         ),
-        fp!(
-            "nccl.step_overhead_ns",
-            0.0,
-            20000.0,
-            false,
-            nccl.step_overhead_ns
-        ),
+        fp_ns!("nccl.step_overhead_ns", 0.0, 20000.0, nccl.step_overhead_ns),
         fp_opt!(
             "root_complex.p2p_bandwidth_gbps",
             1.0,
             200.0,
             root_complex.p2p_bandwidth_gbps
         ),
-        fp!("switch.latency_ns", 10.0, 2000.0, false, switch.latency_ns),
-        fp!("io_die.latency_ns", 1.0, 2000.0, false, io_die.latency_ns),
-        fp!(
+        fp_ns!("switch.latency_ns", 10.0, 2000.0, switch.latency_ns),
+        fp_ns!("io_die.latency_ns", 1.0, 2000.0, io_die.latency_ns),
+        fp_ns!(
             "gpu.store_visibility_ns",
             10.0,
             3000.0,
-            false,
             gpu.store_visibility_ns
         ),
         fp!(

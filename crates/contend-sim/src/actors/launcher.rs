@@ -21,7 +21,7 @@
 //! h100x1-probe-launch-each-*.jsonl).
 
 use crate::params::ModelParams;
-use contend_topo::Picos;
+use contend_topo::{Nanos, Picos};
 use contend_workload::LaunchMode;
 
 /// One host thread launching every rank: this actor's rank and the ranks.
@@ -51,19 +51,20 @@ pub(crate) fn launch_done(
     epoch: u32,
     p: &ModelParams,
 ) -> Picos {
-    let ns = |v: f64| Picos::from_ns_f64(v);
-    let call = caller.as_ns_f64()
-        + match mode {
-            LaunchMode::Eager => p.gpu.launch_eager_ns,
-            LaunchMode::GraphEach => p.gpu.launch_graph_each_ns,
-            LaunchMode::Graph => return now + ns(p.gpu.launch_graph_ns),
-        };
+    let call = Nanos::new(
+        caller.as_ns_f64()
+            + match mode {
+                LaunchMode::Eager => p.gpu.launch_eager_ns.get(),
+                LaunchMode::GraphEach => p.gpu.launch_graph_each_ns.get(),
+                LaunchMode::Graph => return now + p.gpu.launch_graph_ns.to_picos(),
+            },
+    );
     match one_thread {
-        None => now + ns(call),
+        None => now + call.to_picos(),
         Some(h) => {
             let calls = u64::from(epoch) * u64::from(h.ranks) + u64::from(h.rank) + 1;
-            let ready = Picos::from_ns_f64(call * calls as f64);
-            ready.max(now) + ns(p.gpu.launch_graph_ns)
+            let ready = Nanos::new(call.get() * calls as f64).to_picos();
+            ready.max(now) + p.gpu.launch_graph_ns.to_picos()
         }
     }
 }
@@ -75,9 +76,9 @@ mod tests {
     #[test]
     fn one_thread_serialises_every_ranks_launch_call_after_call() {
         let mut p = ModelParams::default();
-        p.gpu.launch_eager_ns = 3000.0;
-        p.gpu.launch_graph_ns = 800.0;
-        p.gpu.launch_graph_each_ns = 2500.0;
+        p.gpu.launch_eager_ns = Nanos::new(3000.0);
+        p.gpu.launch_graph_ns = Nanos::new(800.0);
+        p.gpu.launch_graph_each_ns = Nanos::new(2500.0);
         let h = |rank| Some(OneThread { rank, ranks: 8 });
         // when the kernel runs, in µs
         let at = |now: Picos, mode, one, caller: Picos, epoch| {

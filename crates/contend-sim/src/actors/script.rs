@@ -127,7 +127,7 @@ pub(crate) fn lower_config<'a>(sc: &'a Scenario, p: &ModelParams) -> LowerConfig
         ring: p.ring.config(),
         nccl: sc.nccl_plan(),
         elem: Bytes(sc.workload().dtype().map_or(2, |d| d.size())),
-        nccl_step_overhead: Picos::from_ns_f64(p.nccl.step_overhead_ns),
+        nccl_step_overhead: p.nccl.step_overhead_ns.to_picos(),
     }
 }
 
@@ -158,7 +158,7 @@ pub(crate) fn collective(
     let one_thread =
         crate::actors::launcher::per_call(mode) && sc.launcher() == Launcher::OneThread;
     let caller = match (alg, sc.nccl().caller) {
-        (Algorithm::Nccl, NcclCaller::Torch) => Picos::from_ns_f64(p.nccl.torch_call_ns),
+        (Algorithm::Nccl, NcclCaller::Torch) => p.nccl.torch_call_ns.to_picos(),
         _ => Picos::ZERO,
     };
     // the grid the hardware backend launches for this size (fewer blocks

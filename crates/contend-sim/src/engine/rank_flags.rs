@@ -8,7 +8,6 @@ use crate::engine::FidelityModel;
 use crate::engine::ids::ActorId;
 use crate::engine::{Agenda, Queue};
 use crate::engine::{Engine, Ev};
-use crate::params::ns;
 use contend_workload::{MemLoc, Phase};
 
 impl<Q: Queue<T::Event>, T: FidelityModel> Engine<'_, Q, T> {
@@ -32,7 +31,7 @@ impl<Q: Queue<T::Event>, T: FidelityModel> Engine<'_, Q, T> {
         if self.flag_is_local(a) {
             if self.w.flags.count(flag) >= count {
                 self.actors[a].waiting = None;
-                let at = now + ns(self.w.p.gpu.local_poll_ns);
+                let at = now + self.w.p.gpu.local_poll_ns.to_picos();
                 self.w.push(at, Ev::Resume(a));
             }
             // else: flag_arrive resumes it.
@@ -87,7 +86,7 @@ impl<Q: Queue<T::Event>, T: FidelityModel> Engine<'_, Q, T> {
         }
         if self.flag_is_local(f.to) {
             self.actors[f.to].waiting = None;
-            let at = self.w.now + ns(self.w.p.gpu.local_poll_ns);
+            let at = self.w.now + self.w.p.gpu.local_poll_ns.to_picos();
             self.w.push(at, Ev::Resume(f.to));
         } else {
             // its pending poll, if the agenda keeps it aside, reads memory

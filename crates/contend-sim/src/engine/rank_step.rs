@@ -11,7 +11,6 @@ use crate::engine::Queue;
 use crate::engine::ids::ActorId;
 use crate::engine::{Engine, Ev};
 use crate::model::gpu::{self, Dir};
-use crate::params::ns;
 use contend_topo::Picos;
 use contend_workload::{Notify, Op};
 
@@ -160,7 +159,7 @@ impl<Q: Queue<T::Event>, T: FidelityModel> Engine<'_, Q, T> {
             }
             Op::Fence => {
                 self.span(a, Some(SpanKind::Barrier));
-                self.resume_after(a, ns(p.gpu.fence_ns))
+                self.resume_after(a, p.gpu.fence_ns.to_picos())
             }
             Op::Overhead { time } => {
                 self.span(a, Some(SpanKind::Barrier));

@@ -9,7 +9,6 @@ use crate::engine::Queue;
 use crate::engine::ids::{ActorId, GroupId, XferId};
 use crate::engine::{Engine, Ev};
 use crate::model::gpu::{self, Dir, Kernel};
-use crate::params::ns;
 use contend_topo::{BytesPerSec, Picos, TlpKind};
 use contend_workload::{Access, Mover, Notify};
 
@@ -164,7 +163,7 @@ impl<Q: Queue<T::Event>, T: FidelityModel> Engine<'_, Q, T> {
                 let epoch = xf.epoch;
                 match xf.notify {
                     Notify::After { .. } => {
-                        let at = self.w.now + ns(self.w.p.gpu.fence_ns);
+                        let at = self.w.now + self.w.p.gpu.fence_ns.to_picos();
                         self.w.push(at, Ev::Fence(x));
                         return;
                     }

@@ -20,7 +20,7 @@
 
 use crate::engine::ids::FxMap;
 use crate::model::sightings::Sightings;
-use crate::params::{ModelParams, ns};
+use crate::params::ModelParams;
 use contend_topo::{
     Bytes, BytesPerSec, CollapsePer, CollapseSpec, NodeIdx, NodeKind, Picos, Route, Topology,
 };
@@ -164,7 +164,7 @@ impl CollapseRule {
             min_targets: spec.min_targets.unwrap_or(rc.collapse_min_targets) as usize,
             gbps,
             per: spec.per,
-            window: spec.window.unwrap_or(ns(rc.collapse_window_ns)),
+            window: spec.window.unwrap_or(rc.collapse_window_ns.to_picos()),
             request_bytes: rc.collapse_request_bytes.round() as u32,
         })
     }

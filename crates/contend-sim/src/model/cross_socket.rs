@@ -12,7 +12,7 @@
 
 use crate::engine::ids::FxMap;
 use crate::model::sightings::Sightings;
-use crate::params::{ModelParams, ns};
+use crate::params::ModelParams;
 use contend_topo::{Bytes, BytesPerSec, CrossSocketP2p, NodeIdx, Picos};
 
 /// One CPU link's cross-socket P2P rule.
@@ -70,7 +70,7 @@ impl CrossSocketRule {
             stream: link.stream.or(x.stream_gbps.map(BytesPerSec::from_gbps)),
             knee: link.knee.unwrap_or(x.stream_knee),
             exponent: link.exponent.unwrap_or(x.stream_exponent),
-            window: ns(x.window_ns),
+            window: x.window_ns.to_picos(),
         }
     }
 
@@ -286,7 +286,7 @@ mod tests {
         let (s4, ..) = r.observe(&mut st, (a, c), Picos(3), 250);
         assert_eq!(s4, Picos(5_000));
         // the first stream's last packet falls out of the window: one stream
-        let late = Picos(2) + ns(ModelParams::default().cross_socket.window_ns) + Picos(1);
+        let late = Picos(2) + ModelParams::default().cross_socket.window_ns.to_picos() + Picos(1);
         let (s5, ..) = r.observe(&mut st, (a, c), late, 250);
         assert_eq!(s5, Picos(2_500));
     }

@@ -16,7 +16,7 @@ use crate::model::collapse::{CollapseRule, target_root_complex};
 use crate::model::credit_limits::receiver_credits;
 use crate::model::cross_socket::CrossSocketRule;
 use crate::model::root_complex::RcStageIds;
-use crate::params::{ModelParams, ns};
+use crate::params::ModelParams;
 use contend_topo::{LinkIdx, LinkKind, NodeIdx, NodeKind, Picos, TlpKind, Topology};
 use contend_workload::Resource;
 
@@ -123,11 +123,11 @@ impl Fabric {
                 let (rate, lat, pcie) = match &l.kind {
                     LinkKind::Pcie(s) => {
                         if let NodeKind::Switch(sw) = recv {
-                            pipeline = sw.latency.unwrap_or(ns(p.switch.latency_ns));
+                            pipeline = sw.latency.unwrap_or(p.switch.latency_ns.to_picos());
                         }
                         (
                             Some(s.raw_rate().scale(1.0 - p.pcie.dllp_overhead)),
-                            ns(p.pcie.link_latency_ns) + pipeline,
+                            p.pcie.link_latency_ns.to_picos() + pipeline,
                             true,
                         )
                     }
@@ -178,7 +178,7 @@ impl Fabric {
                     p2p_bandwidth,
                     ..
                 } => {
-                    let lat = latency.unwrap_or(ns(p.io_die.latency_ns));
+                    let lat = latency.unwrap_or(p.io_die.latency_ns.to_picos());
                     let credits = crate::model::credit_limits::stage_credits(p);
                     let mut stage = |rate| {
                         f.chans.push(ChannelSpec::new(

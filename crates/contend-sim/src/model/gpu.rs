@@ -4,7 +4,7 @@
 //! store reaches the link, local memory bandwidth for reduces and copies,
 //! the copy engine's requests, and memory latency behind a read.
 
-use crate::params::{ModelParams, ns};
+use crate::params::ModelParams;
 use contend_topo::{Bytes, BytesPerSec, NodeIdx, NodeKind, Picos, Topology};
 use contend_workload::Mover;
 
@@ -117,7 +117,7 @@ pub(crate) fn window(
 /// The store visibility latency: an SM store (data or flag) enters the
 /// GPU's egress link this long after it is issued.
 pub(crate) fn store_visibility(p: &ModelParams) -> Picos {
-    ns(p.gpu.store_visibility_ns)
+    p.gpu.store_visibility_ns.to_picos()
 }
 
 /// Store-window slots the visibility pipeline holds when stores of `req`
@@ -133,7 +133,7 @@ pub(crate) fn store_pipeline_slots(p: &ModelParams, rate: BytesPerSec, req: u32)
 /// Copy-engine setup per transfer (none for SM traffic).
 pub(crate) fn setup(p: &ModelParams, mover: Mover) -> Picos {
     match mover {
-        Mover::CopyEngine => ns(p.gpu.copy_setup_ns),
+        Mover::CopyEngine => p.gpu.copy_setup_ns.to_picos(),
         Mover::Sm => Picos::ZERO,
     }
 }
@@ -141,8 +141,10 @@ pub(crate) fn setup(p: &ModelParams, mover: Mover) -> Picos {
 /// Latency of the memory that serves a read at `node`.
 pub(crate) fn memory_latency(topo: &Topology, p: &ModelParams, node: NodeIdx) -> Picos {
     match &topo.node(node).kind {
-        NodeKind::HostMemory { latency, .. } => latency.unwrap_or(ns(p.host.memory_latency_ns)),
-        _ => ns(p.gpu.memory_latency_ns),
+        NodeKind::HostMemory { latency, .. } => {
+            latency.unwrap_or(p.host.memory_latency_ns.to_picos())
+        }
+        _ => p.gpu.memory_latency_ns.to_picos(),
     }
 }
 

@@ -15,7 +15,7 @@ use crate::engine::ids::{Arena, ChId};
 use crate::model::channel::{ChKind, ChannelSpec, StageRule};
 use crate::model::collapse::CollapseRule;
 use crate::model::credit_limits::stage_credits;
-use crate::params::{ModelParams, ns};
+use crate::params::ModelParams;
 use contend_topo::{BytesPerSec, LinkKind, NodeIdx, Picos, RootComplexSpec, Topology};
 use contend_workload::{Resource, Way};
 
@@ -47,7 +47,7 @@ pub(crate) fn stages(
     let forward = Some(stage(
         Resource::RootComplexForward { rc: id.clone() },
         None,
-        rc.latency.unwrap_or(ns(pr.latency_ns)),
+        rc.latency.unwrap_or(pr.latency_ns.to_picos()),
         StageRule::None,
     ));
     let p2p = rc.p2p_bandwidth.or(gbps(pr.p2p_bandwidth_gbps)).map(|r| {

@@ -10,7 +10,6 @@ use super::{Tlp, TlpEv};
 use crate::engine::ids::GroupId;
 use crate::engine::{Ev, Outcome, Plain, Queue, World};
 use crate::model::gpu::Dir;
-use crate::params::ns;
 use contend_topo::{Bytes, Picos};
 use contend_workload::Notify;
 use std::collections::VecDeque;
@@ -88,7 +87,7 @@ impl Tlp {
                 self.enqueue(w, pk);
             }
             if dir == Dir::Write && done_issuing && matches!(notify, Notify::After { .. }) {
-                w.push(ready + ns(w.p.gpu.fence_ns), Ev::Fence(x));
+                w.push(ready + w.p.gpu.fence_ns.to_picos(), Ev::Fence(x));
             }
         }
         w.tell(Outcome::CheckPost(g));

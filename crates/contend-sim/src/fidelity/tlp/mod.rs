@@ -19,7 +19,7 @@ use crate::engine::ids::{ActorId, Arena, ChId, GroupId, Window, XferId};
 use crate::engine::{Ev, Outcome, Plain, Queue, World};
 use crate::model::fabric::Fabric;
 use crate::model::gpu;
-use crate::params::{ModelParams, ns};
+use crate::params::ModelParams;
 use contend_topo::{NodeIdx, Picos};
 use contend_workload::Notify;
 
@@ -82,7 +82,7 @@ impl FidelityModel for Tlp {
             chans: Arena::from_vec(fabric.chans.iter().map(Chan::new).collect()),
             pool: Pool::default(),
             stores: Window::default(),
-            fc_delay: ns(p.pcie.fc_update_ns),
+            fc_delay: p.pcie.fc_update_ns.to_picos(),
             fc_coalesce: p.pcie.fc_coalesce,
             visibility: gpu::store_visibility(p),
             opts,
