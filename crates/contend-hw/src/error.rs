@@ -90,6 +90,54 @@ pub enum HwError {
     /// A scenario that the hardware backend cannot take.
     #[error("scenario: {0}")]
     Scenario(String),
+    /// Emulated ranks (`hw run --emulate-ranks`) that cannot run.
+    #[error(transparent)]
+    Emulation(#[from] EmulationError),
+}
+
+/// Why `hw run --emulate-ranks` cannot run what was asked.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum EmulationError {
+    /// Not 2 to the kernels' `MAX_RANKS` ranks.
+    #[error(
+        "{n} ranks cannot be emulated: an allreduce needs 2 and the kernels take at most {}",
+        crate::abi::MAX_RANKS
+    )]
+    RankCount { n: usize },
+    /// More emulated ranks than the scenario has ranks to stand for.
+    #[error(
+        "--emulate-ranks {n}: the scenario has {count} rank(s); emulated ranks stand for ranks of its topology, so it needs at least {n}"
+    )]
+    FewerScenarioRanks { n: usize, count: usize },
+    /// The ranks' grids do not all fit on the GPU at once, so they would
+    /// deadlock ([`coresident`](crate::allreduce::coresident)).
+    #[error(
+        "{ranks} emulated ranks x {grid} blocks of {kernel} = {} blocks, but one GPU keeps at most {} resident ({} x {blocks_per_sm} blocks per SM): ranks waiting for blocks that cannot start would deadlock; use fewer ranks or fewer blocks ([kernel] blocks)",
+        *ranks as u64 * u64::from(*grid),
+        u64::from(sms.saturating_sub(*reserve)) * u64::from(*blocks_per_sm),
+        kept_sms(*sms, *reserve)
+    )]
+    NotCoresident {
+        kernel: String,
+        ranks: usize,
+        grid: u32,
+        sms: u32,
+        blocks_per_sm: u32,
+        /// SMs left for the driver's copies.
+        reserve: u32,
+    },
+}
+
+/// The SMs a GPU keeps for kernels, for [`EmulationError::NotCoresident`].
+fn kept_sms(sms: u32, reserve: u32) -> String {
+    if reserve > 0 {
+        format!(
+            "{} of its {sms} SMs ({reserve} left for the driver's copies)",
+            sms.saturating_sub(reserve)
+        )
+    } else {
+        format!("{sms} SMs")
+    }
 }
 
 impl HwError {
@@ -101,4 +149,15 @@ impl HwError {
             HwError::Hang { .. } | HwError::Driver { .. } | HwError::Nccl { .. }
         )
     }
+}
+
+/// A `hw probe --only` group that is none of
+/// [`PROBE_GROUPS`](crate::run::PROBE_GROUPS).
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[error(
+    "unknown probe group `{group}` (one of: {})",
+    crate::run::PROBE_GROUPS.join(", ")
+)]
+pub struct UnknownProbeGroup {
+    pub group: String,
 }

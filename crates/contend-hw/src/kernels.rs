@@ -1,6 +1,6 @@
 //! The CUDA sources in `kernels/`, embedded in the binary and compiled at run
-//! time by NVRTC for the GPU's architecture. Nothing is cached here: the rig
-//! ([`crate::Rig::open`]) compiles once per distinct architecture among its
+//! time by NVRTC for the GPU's architecture. Nothing is cached here: opening the devices
+//! ([`crate::Devices::open`]) compiles once per distinct architecture among its
 //! GPUs ([`compile_all`]) and each GPU loads the result into its own context
 //! and keeps the module and its functions ([`crate::driver::Gpu`]).
 

@@ -4,7 +4,7 @@
 //! predicts on real NVIDIA GPUs and writes what it measures in the shared
 //! result schema ([`contend_workload::ResultRecord`], JSON Lines).
 //!
-//! - [`rig::Rig`]: one process drives every GPU of the host (a primary
+//! - [`devices::Devices`]: one process drives every GPU of the host (a primary
 //!   context and a thread per GPU), peer access enabled where the driver
 //!   allows it, the kernels of `kernels/*.cu` compiled by NVRTC once per
 //!   architecture among the GPUs ([`kernels`]) and loaded into each; what
@@ -39,27 +39,27 @@
 
 pub mod abi;
 pub mod allreduce;
+pub mod devices;
 pub mod driver;
 mod error;
 pub mod kernels;
 pub mod nccl;
 pub mod output;
 pub mod probe;
-pub mod rig;
 pub mod run;
 pub mod topo;
 pub mod verify;
 
-pub use error::HwError;
+pub use devices::Devices;
+pub use error::{EmulationError, HwError, UnknownProbeGroup};
 pub use output::Sink;
-pub use rig::Rig;
 pub use run::Options;
 pub use topo::LiveMachine;
 
 /// Opens every GPU (with `kernels`, compiled and loaded) and finds out what
 /// the machine is.
-pub fn open(kernels: bool) -> Result<(Rig, LiveMachine), HwError> {
-    let rig = Rig::open(kernels)?;
-    let live = topo::discover(&rig);
-    Ok((rig, live))
+pub fn open(kernels: bool) -> Result<(Devices, LiveMachine), HwError> {
+    let devices = Devices::open(kernels)?;
+    let live = topo::discover(&devices);
+    Ok((devices, live))
 }

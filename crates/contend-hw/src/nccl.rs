@@ -19,9 +19,9 @@
 #![allow(unsafe_code)]
 
 use crate::allreduce::Collective;
+use crate::devices::Devices;
 use crate::driver::{DevMem, Gpu, StreamRef};
 use crate::error::HwError;
-use crate::rig::Rig;
 use contend_nccl::log::NcclLog;
 use contend_workload::Dtype;
 use cudarc::nccl::{result, sys};
@@ -194,7 +194,12 @@ unsafe impl Send for NcclTeam {}
 unsafe impl Sync for NcclTeam {}
 
 impl NcclTeam {
-    pub fn new(rig: &Rig, ids: &[usize], cap: usize, dtype: Dtype) -> Result<NcclTeam, HwError> {
+    pub fn new(
+        devices: &Devices,
+        ids: &[usize],
+        cap: usize,
+        dtype: Dtype,
+    ) -> Result<NcclTeam, HwError> {
         let version = version()?;
         if dtype == Dtype::Fp16 {
             return Err(HwError::Unsupported(
@@ -202,7 +207,10 @@ impl NcclTeam {
             ));
         }
         let mut comms: Vec<sys::ncclComm_t> = vec![std::ptr::null_mut(); ids.len()];
-        let devlist: Vec<i32> = ids.iter().map(|&i| rig.gpus[i].ordinal as i32).collect();
+        let devlist: Vec<i32> = ids
+            .iter()
+            .map(|&i| devices.gpus[i].ordinal as i32)
+            .collect();
         // SAFETY: `comms` has room for one communicator per device.
         unsafe { result::comm_init_all(comms.as_mut_ptr(), ids.len() as i32, devlist.as_ptr()) }
             .map_err(|e| HwError::Nccl {
@@ -211,7 +219,7 @@ impl NcclTeam {
             })?;
         let dev = |bytes| {
             ids.iter()
-                .map(|&i| DevMem::alloc(&rig.gpus[i], bytes))
+                .map(|&i| DevMem::alloc(&devices.gpus[i], bytes))
                 .collect::<Result<Vec<_>, _>>()
         };
         Ok(NcclTeam {

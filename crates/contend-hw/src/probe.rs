@@ -6,9 +6,9 @@
 
 #![allow(unsafe_code)]
 
+use crate::devices::{Devices, Gate, Timeouts};
 use crate::driver::{self, DevMem, Event, Gpu, HostMem, StreamRef};
 use crate::error::HwError;
-use crate::rig::{Gate, Rig, Timeouts};
 use contend_workload::KernelConfig;
 use contend_workload::{ProbeOp, ProbeTarget};
 use std::time::{Duration, Instant};
@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 /// Where a transfer's traffic goes (or comes from, for loads).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
-    /// Memory of rig GPU `i` (the driving GPU's own memory when it is itself).
+    /// Memory of GPU `i` of the devices (the driving GPU's own memory when it is itself).
     Gpu(usize),
     /// Pinned host memory mapped into the GPUs.
     Host,
@@ -105,8 +105,8 @@ struct Bufs {
     host_flags: Option<HostMem>,
 }
 
-fn alloc(rig: &Rig, s: &Spec) -> Result<Bufs, HwError> {
-    let g = &rig.gpus[s.from];
+fn alloc(devices: &Devices, s: &Spec) -> Result<Bufs, HwError> {
+    let g = &devices.gpus[s.from];
     let mut b = Bufs {
         dev_src: None,
         dev_dst: None,
@@ -118,30 +118,32 @@ fn alloc(rig: &Rig, s: &Spec) -> Result<Bufs, HwError> {
     };
     match (s.op, s.to) {
         (Op::CopyIn, Target::Host) => {
-            b.host = Some(HostMem::alloc(&rig.gpus, s.bytes)?);
+            b.host = Some(HostMem::alloc(&devices.gpus, s.bytes)?);
             b.dev_dst = Some(DevMem::alloc(g, s.bytes)?);
         }
         (Op::CopyIn, Target::Gpu(j)) => {
-            b.dev_src = Some(DevMem::alloc(&rig.gpus[j], s.bytes)?);
+            b.dev_src = Some(DevMem::alloc(&devices.gpus[j], s.bytes)?);
             b.dev_dst = Some(DevMem::alloc(g, s.bytes)?);
         }
         (Op::CopyOut, Target::Host) => {
             b.dev_src = Some(DevMem::alloc(g, s.bytes)?);
-            b.host = Some(HostMem::alloc(&rig.gpus, s.bytes)?);
+            b.host = Some(HostMem::alloc(&devices.gpus, s.bytes)?);
         }
         (Op::CopyOut, Target::Gpu(j)) => {
             b.dev_src = Some(DevMem::alloc(g, s.bytes)?);
-            b.dev_dst = Some(DevMem::alloc(&rig.gpus[j], s.bytes)?);
+            b.dev_dst = Some(DevMem::alloc(&devices.gpus[j], s.bytes)?);
         }
-        (Op::Load | Op::Store, Target::Host) => b.host = Some(HostMem::alloc(&rig.gpus, s.bytes)?),
+        (Op::Load | Op::Store, Target::Host) => {
+            b.host = Some(HostMem::alloc(&devices.gpus, s.bytes)?)
+        }
         (Op::Load | Op::Store, Target::Gpu(j)) => {
-            if j != s.from && !rig.p2p[s.from][j].access {
+            if j != s.from && !devices.p2p[s.from][j].access {
                 return Err(HwError::Unsupported(format!(
                     "GPU {} cannot reach GPU {j} by P2P",
                     s.from
                 )));
             }
-            b.dev_dst = Some(DevMem::alloc(&rig.gpus[j], s.bytes)?);
+            b.dev_dst = Some(DevMem::alloc(&devices.gpus[j], s.bytes)?);
         }
         (Op::PingPong, Target::Gpu(j)) => {
             if j == s.from {
@@ -150,22 +152,22 @@ fn alloc(rig: &Rig, s: &Spec) -> Result<Bufs, HwError> {
                 ));
             }
             if s.flags_in_host {
-                b.host_flags = Some(HostMem::alloc(&rig.gpus, 4096)?);
+                b.host_flags = Some(HostMem::alloc(&devices.gpus, 4096)?);
             } else {
-                if !rig.p2p[s.from][j].access || !rig.p2p[j][s.from].access {
+                if !devices.p2p[s.from][j].access || !devices.p2p[j][s.from].access {
                     return Err(HwError::Unsupported(format!(
                         "GPUs {} and {j} cannot reach each other by P2P",
                         s.from
                     )));
                 }
                 b.flag_a = Some(DevMem::alloc(g, 16)?);
-                b.flag_b = Some(DevMem::alloc(&rig.gpus[j], 16)?);
+                b.flag_b = Some(DevMem::alloc(&devices.gpus[j], 16)?);
             }
             if b.host_flags.is_none() {
-                b.host_flags = Some(HostMem::alloc(&rig.gpus, 4096)?); // status words
+                b.host_flags = Some(HostMem::alloc(&devices.gpus, 4096)?); // status words
             }
         }
-        (Op::PingPong, Target::Host) => b.host_flags = Some(HostMem::alloc(&rig.gpus, 4096)?),
+        (Op::PingPong, Target::Host) => b.host_flags = Some(HostMem::alloc(&devices.gpus, 4096)?),
     }
     Ok(b)
 }
@@ -186,20 +188,20 @@ const HF_STATUS_PONG: usize = 48;
 /// callers wait for the streams before they return, and `b` is dropped
 /// after that ([`run_concurrent`]).
 fn enqueue(
-    rig: &Rig,
+    devices: &Devices,
     s: &Spec,
     b: &Bufs,
     stream: StreamRef<'_>,
     aux: Option<&driver::Stream>,
     base: u32,
 ) -> Result<(), HwError> {
-    let g = &rig.gpus[s.from];
+    let g = &devices.gpus[s.from];
     let nvec = (s.bytes / 16) as u64;
     let missing = || HwError::Unsupported(format!("{} without its buffers", s.label()));
     match (s.op, s.to) {
         (Op::CopyIn, Target::Gpu(j)) => match (&b.dev_dst, &b.dev_src) {
             (Some(dst), Some(src)) => {
-                driver::copy_peer_async(dst, g, src, &rig.gpus[j], s.bytes, stream)
+                driver::copy_peer_async(dst, g, src, &devices.gpus[j], s.bytes, stream)
             }
             _ => Err(missing()),
         },
@@ -221,7 +223,7 @@ fn enqueue(
         }
         (Op::CopyOut, Target::Gpu(j)) => match (&b.dev_dst, &b.dev_src) {
             (Some(dst), Some(src)) => {
-                driver::copy_peer_async(dst, &rig.gpus[j], src, g, s.bytes, stream)
+                driver::copy_peer_async(dst, &devices.gpus[j], src, g, s.bytes, stream)
             }
             _ => Err(missing()),
         },
@@ -271,7 +273,7 @@ fn enqueue(
                 .host_flags
                 .as_ref()
                 .ok_or_else(|| HwError::Unsupported("ping-pong without flags".into()))?;
-            let timeout = rig.timeouts.kernel_ns();
+            let timeout = devices.timeouts.kernel_ns();
             let at = |gpu: usize, idx: usize| hf.dev[gpu] + 4 * idx as u64;
             // Where each side's flag lives, as each GPU addresses it.
             let (a_flag, b_flag_for_init, b_flag_for_resp, a_flag_for_resp) =
@@ -309,7 +311,7 @@ fn enqueue(
                 }
             };
             if let Target::Gpu(j) = to {
-                let resp = &rig.gpus[j];
+                let resp = &devices.gpus[j];
                 let st = aux.ok_or_else(|| {
                     HwError::Unsupported("ping-pong without a responder stream".into())
                 })?;
@@ -400,13 +402,13 @@ pub enum LaunchProbe {
 /// warp) launched as `how` says, between two events, `repeats` times after
 /// a warm-up: the per-launch time of each repeat, ns.
 pub fn launch_overhead(
-    rig: &Rig,
+    devices: &Devices,
     gpu: usize,
     how: LaunchProbe,
     kernels: usize,
     repeats: usize,
 ) -> Result<Vec<f64>, HwError> {
-    let t = &rig.timeouts;
+    let t = &devices.timeouts;
     let (k, r) = (kernels.max(1), repeats.max(1));
     let what = match how {
         LaunchProbe::Eager => "launch probe (eager)",
@@ -424,7 +426,7 @@ pub fn launch_overhead(
             detail: String::new(),
         }
     };
-    let out = rig.par(&[gpu], |_, g, _gate| {
+    let out = devices.par(&[gpu], |_, g, _gate| {
         let s = g.stream();
         let spin = g.func("spin")?;
         let zero: u64 = 0;
@@ -482,7 +484,7 @@ fn hang(t: &Timeouts, s: &Spec, what: &str) -> HwError {
 /// host-synchronised ones. Ping-pong repeats are `iterations` round trips
 /// each and report the time of one round trip.
 pub fn run_concurrent(
-    rig: &Rig,
+    devices: &Devices,
     specs: &[Spec],
     warmup: u32,
     repeats: u32,
@@ -490,10 +492,10 @@ pub fn run_concurrent(
 ) -> Result<Vec<Measured>, HwError> {
     let bufs: Vec<Bufs> = specs
         .iter()
-        .map(|s| alloc(rig, s))
+        .map(|s| alloc(devices, s))
         .collect::<Result<_, _>>()?;
     let gate = Gate::new(specs.len());
-    let release = HostMem::alloc(&rig.gpus, 64)?;
+    let release = HostMem::alloc(&devices.gpus, 64)?;
     let r = repeats.max(1) as usize;
     let results: Vec<Result<Measured, HwError>> = std::thread::scope(|sc| {
         let handles: Vec<_> = specs
@@ -503,7 +505,8 @@ pub fn run_concurrent(
             .map(|(k, (s, b))| {
                 let (gate, release) = (&gate, &release);
                 sc.spawn(move || {
-                    let out = one_stream(rig, s, b, gate, release, k == 0, warmup, r, sync_reps);
+                    let out =
+                        one_stream(devices, s, b, gate, release, k == 0, warmup, r, sync_reps);
                     if out.is_err() {
                         gate.abort();
                     }
@@ -523,7 +526,7 @@ pub fn run_concurrent(
     release.write_u32(0, 1);
     let mut out = Vec::new();
     for (res, (s, b)) in results.into_iter().zip(specs.iter().zip(&bufs)) {
-        check_status(&rig.timeouts, s, b)?;
+        check_status(&devices.timeouts, s, b)?;
         out.push(res?);
     }
     Ok(out)
@@ -535,7 +538,7 @@ pub fn run_concurrent(
 /// the host's enqueue pace).
 #[allow(clippy::too_many_arguments)]
 fn one_stream(
-    rig: &Rig,
+    devices: &Devices,
     s: &Spec,
     b: &Bufs,
     gate: &Gate,
@@ -545,12 +548,12 @@ fn one_stream(
     r: usize,
     sync_reps: u32,
 ) -> Result<Measured, HwError> {
-    let t = &rig.timeouts;
-    let g = &rig.gpus[s.from];
+    let t = &devices.timeouts;
+    let g = &devices.gpus[s.from];
     g.bind()?;
     let stream = g.new_stream()?;
     let aux = match (s.op, s.to) {
-        (Op::PingPong, Target::Gpu(j)) => Some(rig.gpus[j].new_stream()?),
+        (Op::PingPong, Target::Gpu(j)) => Some(devices.gpus[j].new_stream()?),
         _ => None,
     };
     g.bind()?;
@@ -585,12 +588,12 @@ fn one_stream(
             unsafe { g.launch(hold, 1, 32, stream.handle(), (&flag, &limit))? };
             for _ in 0..warmup {
                 let bs = next(&mut base);
-                enqueue(rig, s, b, stream.handle(), aux.as_ref(), bs)?;
+                enqueue(devices, s, b, stream.handle(), aux.as_ref(), bs)?;
             }
             ev[0].record(stream.handle())?;
             for i in 0..r {
                 let bs = next(&mut base);
-                enqueue(rig, s, b, stream.handle(), aux.as_ref(), bs)?;
+                enqueue(devices, s, b, stream.handle(), aux.as_ref(), bs)?;
                 ev[i + 1].record(stream.handle())?;
             }
             gate.wait()?;
@@ -613,7 +616,7 @@ fn one_stream(
             for _ in 0..sync_reps {
                 let bs = next(&mut base);
                 let t0 = Instant::now();
-                enqueue(rig, s, b, stream.handle(), aux.as_ref(), bs)?;
+                enqueue(devices, s, b, stream.handle(), aux.as_ref(), bs)?;
                 if !driver::sync_stream(stream.handle(), t.watchdog)? {
                     return Err(hang(t, s, "host-synchronised transfer"));
                 }

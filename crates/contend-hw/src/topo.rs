@@ -8,12 +8,12 @@
 //! version) and /sys (NUMA node of each GPU). What no source answered is
 //! written with a comment saying it was assumed.
 
-use crate::rig::Rig;
+use crate::devices::Devices;
 use contend_topo::{
     Bytes, BytesPerSec, GpuSpec, LinkKind, LinkSpec, Node, NodeId, NodeKind, PcieGen, PcieSpec,
     Picos, RootComplexSpec, TopoError, Topology, TopologySpec,
 };
-use contend_workload::Machine;
+use contend_workload::{Machine, PcieLinkState};
 use nvml_wrapper::Nvml;
 use nvml_wrapper::enum_wrappers::device::{Clock, TopologyLevel};
 use serde::Serialize;
@@ -55,6 +55,14 @@ pub struct LiveMachine {
 impl LiveMachine {
     /// The fingerprint stamped on every record.
     pub fn machine(&self) -> Machine {
+        let pcie: Vec<Option<PcieLinkState>> = self
+            .gpus
+            .iter()
+            .map(|g| {
+                g.pcie
+                    .map(|(generation, width)| PcieLinkState { generation, width })
+            })
+            .collect();
         Machine {
             hostname: self.hostname.clone(),
             gpus: self.gpus.iter().map(|g| g.name.clone()).collect(),
@@ -62,15 +70,12 @@ impl LiveMachine {
             driver: self.driver.clone(),
             cuda: self.cuda.clone(),
             link_matrix: self.link_matrix.clone(),
-            pcie_links: self
-                .gpus
+            pcie_links: pcie
                 .iter()
-                .map(|g| {
-                    g.pcie
-                        .map(|(pg, w)| format!("Gen{pg} x{w}"))
-                        .unwrap_or_else(|| "unknown".into())
-                })
+                .map(|l| l.map_or_else(|| "unknown".into(), |l| l.to_string()))
                 .collect(),
+            pcie,
+            nvlinks: self.nvlinks.clone(),
         }
     }
 
@@ -280,20 +285,20 @@ fn numa_node(bus_id: &str) -> Option<u32> {
         .map(|v| v as u32)
 }
 
-/// Finds out what the machine is. Needs an open [`Rig`] (kernels not required).
-pub fn discover(rig: &Rig) -> LiveMachine {
+/// Finds out what the machine is. Needs an open [`Devices`] (kernels not required).
+pub fn discover(devices: &Devices) -> LiveMachine {
     use cudarc::driver::sys::CUdevice_attribute::*;
-    let n = rig.len();
+    let n = devices.len();
     let mut lm = LiveMachine {
         hostname: hostname(),
-        cuda: rig.cuda_version.clone(),
+        cuda: devices.cuda_version.clone(),
         driver: "unknown".into(),
         link_matrix: vec![vec!["-".to_string(); n]; n],
         nvlinks: vec![vec![0; n]; n],
         nvlink_link_gbps: 25.0,
         ..Default::default()
     };
-    for g in &rig.gpus {
+    for g in &devices.gpus {
         let clock_khz = g
             .attribute(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)
             .unwrap_or(0);
@@ -316,7 +321,7 @@ pub fn discover(rig: &Rig) -> LiveMachine {
         lm.link_matrix[i][i] = "X".into();
         for j in 0..n {
             if i != j {
-                lm.link_matrix[i][j] = if rig.p2p[i][j].access {
+                lm.link_matrix[i][j] = if devices.p2p[i][j].access {
                     "P2P".into()
                 } else {
                     "-".into()
@@ -492,6 +497,13 @@ mod tests {
         let m = lm.machine();
         assert_eq!(m.pcie_links, vec!["Gen5 x16", "Gen5 x16"]);
         assert_eq!(m.link_matrix[0][1], "NV18");
+        // the typed facts beside the sentences say the same
+        let gen5 = PcieLinkState {
+            generation: 5,
+            width: 16,
+        };
+        assert_eq!(m.pcie, vec![Some(gen5); 2]);
+        assert_eq!((m.pcie_link(1), m.nvlinked(0, 1)), (Some(gen5), Some(true)));
     }
 
     #[test]

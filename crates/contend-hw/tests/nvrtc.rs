@@ -155,7 +155,7 @@ fn a_broken_kernel_reports_the_compiler_log() {
     );
 }
 
-/// What the rig compiles once per architecture: every file, in order.
+/// What the devices compile once per architecture: every file, in order.
 #[test]
 fn compile_all_gives_every_file_for_the_arch() {
     if !have_nvrtc() {

@@ -6,7 +6,9 @@
 //! and the machine facts NCCL reads from CPUID and NVML that a contend
 //! topology does not carry ([`HostFacts`]).
 
-use crate::error::EnvError;
+use crate::error::{
+    EnableListError, EnvError, EnvProblem, P2pLevelError, P2pLevelHint, UnknownCpu,
+};
 use crate::paths::PathType;
 use crate::tuning::{Algorithm, Protocol};
 use contend_topo::{Bytes, LinkKind, Topology};
@@ -46,7 +48,7 @@ impl P2pLevel {
     /// LOC to SYS, or an integer in the old numbering. NCCL silently ignores
     /// anything else (keeping its default); here that is an error, so a
     /// misspelt level is never mistaken for the default.
-    pub fn parse(value: &str) -> Result<P2pLevel, String> {
+    pub fn parse(value: &str) -> Result<P2pLevel, P2pLevelError> {
         if let Some(t) = PathType::from_name(value)
             && t <= PathType::Sys
         {
@@ -59,7 +61,7 @@ impl P2pLevel {
             let digits: String = value.chars().take_while(|c| c.is_ascii_digit()).collect();
             let old: u32 = digits
                 .parse()
-                .map_err(|_| "integer out of range".to_string())?;
+                .map_err(|_| P2pLevelError::IntegerOutOfRange)?;
             const OLD_TO_NEW: [PathType; 6] = [
                 PathType::Loc,
                 PathType::Pix,
@@ -74,16 +76,14 @@ impl P2pLevel {
             });
         }
         let hint = match value.to_ascii_uppercase().as_str() {
-            "NODE" => " (NCCL has no NODE type: nvidia-smi's NODE is NCCL's PHB)".to_string(),
-            up if PathType::from_name(up).is_some() => {
-                format!(" (NCCL compares case-sensitively: write `{up}`)")
-            }
-            _ => String::new(),
+            "NODE" => P2pLevelHint::Node,
+            up if PathType::from_name(up).is_some() => P2pLevelHint::Case(up.to_string()),
+            _ => P2pLevelHint::None,
         };
-        Err(format!(
-            "`{value}` is not a level NCCL recognises (LOC, NVL, NVB, C2C, PIX, PXB, P2C, PXN, PHB, SYS or 0-5); \
-             NCCL would ignore it and keep its default{hint}"
-        ))
+        Err(P2pLevelError::Unknown {
+            value: value.to_string(),
+            hint,
+        })
     }
 }
 
@@ -99,16 +99,16 @@ pub struct EnableList {
 }
 
 impl EnableList {
-    fn parse(text: &str, elems: &[&str], default: &[u8]) -> Result<EnableList, String> {
+    fn parse(text: &str, elems: &[&str], default: &[u8]) -> Result<EnableList, EnableListError> {
         let mut table = vec![default.to_vec(); FUNCTIONS.len()];
         for (i, token) in text.split(';').filter(|t| !t.is_empty()).enumerate() {
             let (prefix, list) = match token.split_once(':') {
                 Some((p, l)) => (Some(p), l),
                 None if i == 0 => (None, token),
                 None => {
-                    return Err(format!(
-                        "all entries except the first must have a function prefix: `{token}`"
-                    ));
+                    return Err(EnableListError::NoFunctionPrefix {
+                        token: token.to_string(),
+                    });
                 }
             };
             let (unset, set, list) = match list.strip_prefix('^') {
@@ -126,20 +126,18 @@ impl EnableList {
                 table[f].iter_mut().for_each(|v| *v = unset);
                 for e in list.split(',').filter(|e| !e.is_empty()) {
                     let Some(ix) = elems.iter().position(|x| x.eq_ignore_ascii_case(e)) else {
-                        return Err(format!(
-                            "unknown element `{e}` (one of {})",
-                            elems.join(", ")
-                        ));
+                        return Err(EnableListError::UnknownElement {
+                            element: e.to_string(),
+                            known: elems.iter().map(|x| x.to_string()).collect(),
+                        });
                     };
                     table[f][ix] = set;
                 }
             }
             if !matched {
-                return Err(format!(
-                    "unknown function `{}` (one of {})",
-                    prefix.unwrap_or_default(),
-                    FUNCTIONS.join(", ")
-                ));
+                return Err(EnableListError::UnknownFunction {
+                    function: prefix.unwrap_or_default().to_string(),
+                });
             }
         }
         Ok(EnableList {
@@ -181,16 +179,13 @@ impl CpuArch {
         ("arm", CpuArch::Arm),
     ];
 
-    pub fn parse(s: &str) -> Result<CpuArch, String> {
+    pub fn parse(s: &str) -> Result<CpuArch, UnknownCpu> {
         CpuArch::NAMES
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(s))
             .map(|(_, c)| *c)
-            .ok_or_else(|| {
-                format!(
-                    "unknown CPU `{s}` (one of {})",
-                    CpuArch::NAMES.map(|(n, _)| n).join(", ")
-                )
+            .ok_or_else(|| UnknownCpu {
+                name: s.to_string(),
             })
     }
 
@@ -393,17 +388,13 @@ fn int(name: &str, v: &str) -> Result<i64, EnvError> {
     } else {
         t.parse::<i64>().ok()
     };
-    parsed.ok_or_else(|| EnvError::new(name, v, "must be an integer".into()))
+    parsed.ok_or_else(|| EnvError::new(name, v, EnvProblem::NotAnInteger))
 }
 
 fn bytes(name: &str, v: &str) -> Result<Bytes, EnvError> {
     let n = int(name, v)?;
     if n <= 0 {
-        return Err(EnvError::new(
-            name,
-            v,
-            "must be a positive number of bytes".into(),
-        ));
+        return Err(EnvError::new(name, v, EnvProblem::NotPositiveBytes));
     }
     Ok(Bytes(n as u64))
 }
@@ -435,7 +426,7 @@ impl NcclEnv {
         for item in items {
             let item = item.as_ref();
             let Some((k, v)) = item.split_once('=') else {
-                return Err(EnvError::new(item, "", "write NAME=value".into()));
+                return Err(EnvError::new(item, "", EnvProblem::NotAnAssignment));
             };
             e.set(k.trim(), v)?;
         }
@@ -446,15 +437,7 @@ impl NcclEnv {
     /// `NCCL_NVB_DISABLE`); any other name is an error naming them.
     pub fn set_modelled(&mut self, name: &str, v: &str) -> Result<(), EnvError> {
         if !MODELLED.contains(&name) && name != "NCCL_NVB_DISABLE" {
-            return Err(EnvError::new(
-                name,
-                v,
-                format!(
-                    "is not a variable the NCCL replica models ({}, NCCL_NVB_DISABLE); \
-                     NCCL ignores names it does not know, so a misspelt one would do nothing",
-                    MODELLED.join(", ")
-                ),
-            ));
+            return Err(EnvError::new(name, v, EnvProblem::NotModelled));
         }
         self.set(name, v)
     }
@@ -491,7 +474,7 @@ impl NcclEnv {
             "NCCL_LL128_NTHREADS" => self.ll128_nthreads = Some(int(name, v)?),
             "NCCL_GRAPH_FILE" => {
                 if v.trim().is_empty() {
-                    return Err(EnvError::new(name, v, "must name a file".into()));
+                    return Err(EnvError::new(name, v, EnvProblem::NoFile));
                 }
                 self.graph_file = Some(v.to_string())
             }
@@ -504,11 +487,7 @@ impl NcclEnv {
                 self.unreplicated.push((n.to_string(), v.to_string()));
             }
             n => {
-                return Err(EnvError::new(
-                    n,
-                    v,
-                    "is not an NCCL variable (NCCL_*)".into(),
-                ));
+                return Err(EnvError::new(n, v, EnvProblem::NotNccl));
             }
         }
         Ok(())
@@ -586,8 +565,25 @@ mod tests {
             P2pLevel::parse("NET").is_err(),
             "NCCL accepts LOC..SYS only"
         );
-        assert!(P2pLevel::parse("NODE").unwrap_err().contains("PHB"));
-        assert!(P2pLevel::parse("sys").unwrap_err().contains("`SYS`"));
+        assert!(
+            P2pLevel::parse("NODE")
+                .unwrap_err()
+                .to_string()
+                .contains("PHB")
+        );
+        assert_eq!(
+            P2pLevel::parse("sys"),
+            Err(P2pLevelError::Unknown {
+                value: "sys".into(),
+                hint: P2pLevelHint::Case("SYS".into())
+            })
+        );
+        assert!(
+            P2pLevel::parse("sys")
+                .unwrap_err()
+                .to_string()
+                .contains("`SYS`")
+        );
     }
 
     #[test]

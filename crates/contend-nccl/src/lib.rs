@@ -53,7 +53,10 @@ pub use env::{
     CpuArch, EnableList, FUNCTIONS, GpuP2p, HostFacts, MODELLED, NcclEnv, P2pLevel,
     P2pLevelSpelling, ProcessModel,
 };
-pub use error::{EnvError, LogError, NcclError};
+pub use error::{
+    EnableListError, EnvError, EnvProblem, LogError, NcclError, P2pLevelError, P2pLevelHint,
+    UnknownCpu,
+};
 pub use explain::{call_line, explain, summary};
 pub use facts::{CallFacts, Connection, DecidedBy};
 pub use p2p::{LevelSource, P2pPolicy, P2pVerdict};

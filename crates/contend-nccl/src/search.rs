@@ -156,8 +156,8 @@ struct Walk {
 }
 
 /// NCCL's recursion (`ncclTopoSearchRec`), as driven by [`drive`](compute::drive): the
-/// search below, and in tests its plain twin (`reference.rs`).
-trait Engine {
+/// search below, and in tests its reference (`reference.rs`).
+trait Recursion {
     /// Sets the budget of one search (`*time`).
     fn set_time(&mut self, time: i64);
     /// The budget left: 0 when spent, -1 after a perfect solution.
@@ -169,7 +169,7 @@ trait Engine {
 }
 
 /// The search state: NCCL's `ncclTopoSearchRec*` over [`Tables`]. Every
-/// step is the plain replica's step in the same order (the twin test in
+/// step is the reference's step in the same order (the test in
 /// `reference.rs` checks result and budget on every shipped, synthetic and
 /// random PCIe tree); only the lookups are precomputed.
 struct Searcher<'a> {
@@ -384,7 +384,7 @@ impl<'a> Searcher<'a> {
     }
 }
 
-impl Engine for Searcher<'_> {
+impl Recursion for Searcher<'_> {
     fn set_time(&mut self, time: i64) {
         self.time = time;
     }

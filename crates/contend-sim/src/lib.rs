@@ -18,42 +18,32 @@
 //! assert!(runs.iter().all(|r| r.record().total_ns > 0.0));
 //! ```
 //!
-//! ## Where each part of the model lives
+//! ## Where each part lives
 //!
-//! | DESIGN.md model item | file |
-//! |---|---|
-//! | time as integer picoseconds, equal times in insertion order | [`queue`], `engine.rs` |
-//! | 1. links: rates, TLP/DLLP overhead, MPS/MRRS/RCB | `fabric.rs`, `transport/tlp/channel.rs` |
-//! | 2. posted writes vs non-posted reads, completions | `transport/tlp/packet.rs`, `transport/tlp/mod.rs` (`mem_done`) |
-//! | 3. flow-control credits, UpdateFC | `credits.rs` |
-//! | 4. switches (port latency; P2P below the switch) | `fabric.rs` (channel latency), routes in `contend-topo` |
-//! | 5. root complex: P2P forwarding, latency, memory pass | `root_complex.rs` |
-//! | 5. posted-write collapse (one rule, both fidelities) | `collapse.rs` |
-//! | 5, 10. keys sighted within a window, counted off as they expire (TLP collapse, cross-socket) | `sightings.rs` |
-//! | 6. GPU side: coalescing, load window, store rate, local bandwidth | `gpu.rs` |
-//! | 6. store buffer and paced SM stores (TLP) | `transport/tlp/issue.rs` |
-//! | 6. flags, local and remote polling | `flags.rs` |
-//! | 6. remote polls without an event per round trip (flow) | `poll_chain.rs` |
-//! | 6–7. ops of a traffic program, fence | `actor.rs` |
-//! | 6–7. kernel launches: graph, a thread per rank, one thread for all | `launcher.rs` |
-//! | 6–7. transfers and groups (a Fetch or Post op) | `transfer.rs` |
-//! | 7–8. programs repeated per collective with gap and skew | `script.rs` |
-//! | 9. two fidelities behind one trait | `transport/mod.rs` |
-//! | 9. TLP fidelity | `transport/tlp/` |
-//! | 9. flow fidelity, max-min fair sharing | `transport/flow/`, `maxmin.rs` (twin `maxmin_reference.rs`), `maxmin_live.rs` |
-//! | model constants and their bounds | [`ModelParams`] (`params/mod.rs`, `params/check.rs`) |
-//! | run limits | [`RunLimits`] (`limits.rs`) |
-//! | results in the shared schema | `summary.rs` |
-//! | how much of a TLP run repeats exactly (what a fast-forward could skip) | [`periodicity`], [`start_trace`] (feature `start-trace`), `examples/steady_state.rs` |
+//! | folder | what it holds | DESIGN.md model items |
+//! |---|---|---|
+//! | `engine/` | the event loop (`mod.rs`), what actors and the fidelity share (`world.rs`), the agenda the engine pops (`agenda.rs`) and the seam a fidelity plugs into (`seam.rs`), queues (`queue.rs`, `wide_radix.rs`), ids and arenas (`ids.rs`), run limits and the work estimate (`limits.rs`, `estimate.rs`), and what each event does to a rank (`rank_step.rs`, `rank_flags.rs`, `rank_transfers.rs`) | time as integer picoseconds, equal times in insertion order; 6–8 (ops, waits, fences); 9 (the seam) |
+//! | `model/` | the fabric both fidelities share: links and stages (`fabric.rs`), the credits receivers advertise (`credit_limits.rs`), root complexes (`root_complex.rs`), the posted-write collapse (`collapse.rs`), the cross-socket link (`cross_socket.rs`), keys sighted within a window (`sightings.rs`), the GPU side (`gpu.rs`) | 1, 3, 4, 5, 6, 10 |
+//! | `actors/` | ranks as data and pure functions: actor (`actor.rs`), script (`script.rs`), kernel launchers (`launcher.rs`), flag counters (`flags.rs`), transfers and groups (`transfer.rs`) | 6–8 |
+//! | `fidelity/tlp/` | every TLP an event: channels and their queues (`channel.rs`), packets (`packet.rs`), credit accounting (`credits.rs`), store buffer and paced stores (`issue.rs`) | 1, 2, 3, 6, 9 |
+//! | `fidelity/flow/` | fluid flows at max-min fair rates (`mod.rs`, `state/`, `memo.rs`; solvers `maxmin.rs`, reference `maxmin_reference.rs`, `maxmin_live.rs`), and its agenda (`agenda.rs`): remote polls as chains (`poll_chain.rs`), flags sharing an event (`flag_batch.rs`) | 6, 9 |
+//! | `report/` | which resource bound a run (`binding.rs`), records in the shared schema (`summary.rs`), the time of an allreduce too large to simulate slice by slice ([`large_size`]) | results |
+//! | `study/` | how much of a TLP run repeats exactly ([`periodicity`], [`start_trace`] with feature `start-trace`, `examples/steady_state.rs`) | speed studies |
+//! | `params/` | model constants and their bounds ([`ModelParams`]) | every constant |
+//! | `run.rs` | a scenario's runs, built, run and summarised ([`simulate`], [`simulate_one`]) | — |
 //!
-//! Every optimisation has a plain twin and a test holding them together:
+//! The engine knows no fidelity: a fidelity supplies its events, its
+//! agenda and its answers through `engine/seam.rs`, and nothing in
+//! `engine/`, `model/` or `actors/` names `fidelity/`.
+//!
+//! Every optimisation has a reference and a test holding them together:
 //! the radix event queue vs a binary heap ([`QueueKind`]), the fast max-min
-//! solver vs its reference, and the TLP transport's inline root-complex
+//! solver vs its reference, and the TLP fidelity's inline root-complex
 //! stages, batched store-buffer release, paced stores and a packet started
 //! straight onto an empty channel vs an event (or a queue pass) each
 //! ([`TlpOptions`]), the cross-socket stage's streams and a collapsing
 //! port's pairs counted as their sightings expire vs a scan of every one
-//! (`sightings.rs`'s, `cross_socket.rs`'s and `collapse.rs`'s tests), the flow transport's
+//! (`model/`'s tests), the flow fidelity's
 //! memo of solved flow sets vs a solve at every recompute, its max-min
 //! problem kept across flow changes vs one built at every solve, and its
 //! remote polls kept as chains vs a poll event every round trip
@@ -65,46 +55,30 @@
 //! (`transfer.rs`), flag counters when their collective ends (`flags.rs`),
 //! and scripts hold one idle time per collective (`script.rs`).
 
-mod actor;
-mod binding;
-mod collapse;
-mod credits;
-mod cross_socket;
+mod actors;
 mod engine;
-pub mod estimate;
-mod fabric;
-mod flag_batch;
-mod flags;
-mod gpu;
-mod ids;
-mod launcher;
-mod limits;
-pub mod maxmin;
-pub mod maxmin_live;
-pub mod maxmin_reference;
+mod fidelity;
+mod model;
 mod params;
-pub mod periodicity;
-mod poll_chain;
-pub mod queue;
-mod root_complex;
+mod report;
 mod run;
-mod script;
-mod sightings;
-pub mod start_trace;
-mod summary;
-mod transfer;
-mod transport;
-pub mod wide_radix;
+mod study;
 
-pub use actor::{Span, SpanKind};
-pub use limits::{LimitHit, RunLimits};
+pub use engine::{estimate, queue, wide_radix};
+pub use fidelity::flow::{maxmin, maxmin_live, maxmin_reference};
+pub use report::large_size;
+pub use study::{periodicity, start_trace};
+
+pub use actors::actor::{Span, SpanKind};
+pub use engine::RunStop;
+pub use engine::limits::{LimitHit, RunLimits};
+pub use fidelity::flow::FlowOptions;
+pub use fidelity::tlp::TlpOptions;
 pub use params::{
     CrossSocketParams, FabricParams, GpuParams, HostParams, IoDieParams, ModelParams, NcclParams,
     ParamsError, PcieParams, PlatformParams, RingParams, RootComplexParams, SwitchParams,
 };
 pub use run::{
-    QueueKind, Run, RunSpec, SimError, SimOptions, runs_of, simulate, simulate_one,
+    QueueKind, Run, RunSpec, SimError, SimOptions, Unfit, runs_of, simulate, simulate_one,
     simulate_one_reference, simulate_one_with,
 };
-pub use transport::flow::FlowOptions;
-pub use transport::tlp::TlpOptions;

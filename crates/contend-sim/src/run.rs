@@ -1,18 +1,20 @@
 //! Running a scenario: which runs it asks for ([`runs_of`]), each run's
-//! actors built ([`crate::script`]), executed by the engine on the chosen
-//! transport and event queue, and summarised ([`crate::summary`]).
+//! actors built ([`crate::actors::script`]), executed by the engine on the chosen
+//! fidelity and event queue, and summarised ([`crate::report::summary`]).
 
-use crate::actor::{ActorSpec, Span};
-use crate::engine::{Engine, Ev};
-use crate::ids::ActorId;
-use crate::limits::RunLimits;
+use crate::actors::actor::Span;
+use crate::actors::script::ActorSpec;
+use crate::engine::ids::ActorId;
+use crate::engine::limits::RunLimits;
+use crate::engine::queue::HeapQueue;
+use crate::engine::wide_radix::WideRadixQueue;
+use crate::engine::{Engine, Ev, RunStop};
+use crate::engine::{FidelityModel, Queue};
+use crate::fidelity::flow::{Flow, FlowOptions};
+use crate::fidelity::tlp::{Tlp, TlpOptions};
 use crate::params::ModelParams;
-use crate::queue::{EventQueue, HeapQueue};
-use crate::summary::{Ran, records, round6};
-use crate::transport::Transport;
-use crate::transport::flow::{Flow, FlowOptions};
-use crate::transport::tlp::{Tlp, TlpOptions};
-use crate::wide_radix::WideRadixQueue;
+pub use crate::report::run_spec::RunSpec;
+use crate::report::summary::{Ran, records, round6};
 use contend_topo::{Bytes, Picos};
 use contend_workload::{
     Algorithm, Fidelity, LowerError, Placement, Resource, ResultRecord, Scenario, Workload,
@@ -20,52 +22,42 @@ use contend_workload::{
 use serde::Serialize;
 use thiserror::Error;
 
+/// Why a simulation gave no result, by variant: callers match on it.
 #[derive(Debug, Error)]
 pub enum SimError {
-    #[error("scenario `{scenario}`, {what}: {message}")]
-    Failed {
+    /// The run asked for does not fit the scenario's workload.
+    #[error("scenario `{scenario}`, {spec}: {why}")]
+    Unfit {
         scenario: String,
-        what: String,
-        message: String,
+        spec: RunSpec,
+        why: Unfit,
     },
     /// The collective could not be lowered (NCCL with no algorithm and
     /// protocol left at this size, ...): the reason typed, for callers
     /// that skip such a run.
-    #[error("scenario `{scenario}`, {what}: {error}")]
+    #[error("scenario `{scenario}`, {spec}: {error}")]
     Lower {
         scenario: String,
-        what: String,
+        spec: RunSpec,
         error: LowerError,
+    },
+    /// The run stopped before every rank finished (a deadlock, or a run
+    /// limit reached).
+    #[error("scenario `{scenario}`, {spec}: {stop}")]
+    Stopped {
+        scenario: String,
+        spec: RunSpec,
+        stop: RunStop,
     },
 }
 
-/// One simulation to run: which algorithm (none for transfers), placement,
-/// fidelity and size (none for the verify step and transfers).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct RunSpec {
-    pub algorithm: Option<Algorithm>,
-    pub placement: Placement,
-    pub fidelity: Fidelity,
-    pub size: Option<Bytes>,
-}
-
-/// A run as one line names it (`one-shot-pull peer flow 4 KiB`, `transfer
-/// peer tlp`): the simulator's errors and the stream lines `--resume` reads
-/// back both use it, so the one rule is here.
-impl std::fmt::Display for RunSpec {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} {} {}",
-            self.algorithm.map_or("transfer", |a| a.name()),
-            self.placement,
-            self.fidelity
-        )?;
-        match self.size {
-            Some(s) => write!(f, " {s}"),
-            None => Ok(()),
-        }
-    }
+/// A run that does not fit its scenario's workload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
+pub enum Unfit {
+    #[error("an allreduce run needs a size")]
+    NoSize,
+    #[error("a collective workload needs an algorithm")]
+    NoAlgorithm,
 }
 
 /// A finished simulation.
@@ -96,11 +88,11 @@ pub enum QueueKind {
     /// The radix heap with 6-bit digits (fast, [`WideRadixQueue`]).
     #[default]
     Radix,
-    /// The binary heap (the plain twin).
+    /// The binary heap (the reference).
     Heap,
 }
 
-/// How to run: queue, the TLP transport's optimisation switches, limits.
+/// How to run: queue, the TLP fidelity's optimisation switches, limits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SimOptions {
     pub queue: QueueKind,
@@ -168,7 +160,7 @@ pub fn simulate_one(sc: &Scenario, params: &ModelParams, spec: RunSpec) -> Resul
     simulate_one_with(sc, params, spec, &SimOptions::default())
 }
 
-/// The same with the plain binary-heap queue (the reference twin).
+/// The same with the plain binary-heap queue (the reference).
 pub fn simulate_one_reference(
     sc: &Scenario,
     params: &ModelParams,
@@ -188,8 +180,8 @@ pub fn simulate_one_with(
     spec: RunSpec,
     opts: &SimOptions,
 ) -> Result<Run, SimError> {
-    use crate::transport::flow::FlowEv;
-    use crate::transport::tlp::TlpEv;
+    use crate::fidelity::flow::FlowEv;
+    use crate::fidelity::tlp::TlpEv;
     match (spec.fidelity, opts.queue) {
         (Fidelity::Tlp, QueueKind::Radix) => {
             run::<WideRadixQueue<Ev<TlpEv>>, Tlp>(sc, params, spec, opts.tlp, opts.limits)
@@ -214,7 +206,7 @@ type Actors = (Vec<ActorSpec>, usize, Bytes, Option<String>);
 #[derive(Debug)]
 enum ActorsError {
     Lower(LowerError),
-    Other(String),
+    Unfit(Unfit),
 }
 
 impl From<LowerError> for ActorsError {
@@ -231,17 +223,23 @@ fn actors_of(sc: &Scenario, params: &ModelParams, spec: RunSpec) -> Result<Actor
             },
             Some(alg),
         ) => {
-            let size = spec
-                .size
-                .ok_or_else(|| ActorsError::Other("an allreduce run needs a size".into()))?;
+            let size = spec.size.ok_or(ActorsError::Unfit(Unfit::NoSize))?;
             let n = *repeats as usize;
-            let (a, note) =
-                crate::script::collective(sc, params, alg, spec.placement, size, n, *gap, skew)?;
+            let (a, note) = crate::actors::script::collective(
+                sc,
+                params,
+                alg,
+                spec.placement,
+                size,
+                n,
+                *gap,
+                skew,
+            )?;
             (a, n, size, note)
         }
         (Workload::VerifyStep(v), Some(alg)) => {
             let n = v.allreduces() as usize;
-            let (a, note) = crate::script::collective(
+            let (a, note) = crate::actors::script::collective(
                 sc,
                 params,
                 alg,
@@ -254,20 +252,18 @@ fn actors_of(sc: &Scenario, params: &ModelParams, spec: RunSpec) -> Result<Actor
             (a, n, v.size(), note)
         }
         (Workload::Transfer { .. }, _) => (
-            crate::script::streams(sc, sc.streams()),
+            crate::actors::script::streams(sc, sc.streams()),
             0,
             Bytes::ZERO,
             None,
         ),
         _ => {
-            return Err(ActorsError::Other(
-                "a collective workload needs an algorithm".into(),
-            ));
+            return Err(ActorsError::Unfit(Unfit::NoAlgorithm));
         }
     })
 }
 
-fn run<Q: EventQueue<Ev<T::Event>> + Default, T: Transport>(
+fn run<Q: Queue<T::Event>, T: FidelityModel>(
     sc: &Scenario,
     params: &ModelParams,
     spec: RunSpec,
@@ -275,22 +271,26 @@ fn run<Q: EventQueue<Ev<T::Event>> + Default, T: Transport>(
     limits: RunLimits,
 ) -> Result<Run, SimError> {
     let started = std::time::Instant::now();
-    let fail = |message: String| SimError::Failed {
-        scenario: sc.name().to_string(),
-        what: spec.to_string(),
-        message,
-    };
+    let scenario = || sc.name().to_string();
     let (actors, collectives, size, note) = actors_of(sc, params, spec).map_err(|e| match e {
         ActorsError::Lower(error) => SimError::Lower {
-            scenario: sc.name().to_string(),
-            what: spec.to_string(),
+            scenario: scenario(),
+            spec,
             error,
         },
-        ActorsError::Other(message) => fail(message),
+        ActorsError::Unfit(why) => SimError::Unfit {
+            scenario: scenario(),
+            spec,
+            why,
+        },
     })?;
     let mut eng: Engine<Q, T> = Engine::new(sc.topology(), params, actors, limits, topts);
     eng.trace_epoch = Some((collectives / 2) as u32);
-    eng.run().map_err(|e| fail(e.to_string()))?;
+    eng.run().map_err(|stop| SimError::Stopped {
+        scenario: scenario(),
+        spec,
+        stop,
+    })?;
     let wall_ns = started.elapsed().as_nanos() as u64;
     let mut end = Picos::ZERO;
     for a in eng.actors.ids() {
@@ -301,7 +301,7 @@ fn run<Q: EventQueue<Ev<T::Event>> + Default, T: Transport>(
     let end = end.max(eng.now());
     let utilisation = eng.utilisation(end);
     let binding = spec.algorithm.map(|_| {
-        crate::binding::binding(
+        crate::report::binding::binding(
             &eng.w.fabric,
             &eng.channel_use(),
             eng.w.moving.total(end),
@@ -340,7 +340,7 @@ mod tests {
 
     /// Runs one of the scenario's runs to its end; true if everything a
     /// run frees as it goes (transfers, groups, flag counters) is gone.
-    fn all_freed<T: Transport>(sc: &Scenario, spec: RunSpec, opts: T::Options) -> bool {
+    fn all_freed<T: FidelityModel>(sc: &Scenario, spec: RunSpec, opts: T::Options) -> bool {
         let p = ModelParams::default();
         let (actors, ..) = actors_of(sc, &p, spec).unwrap();
         let mut eng: Engine<WideRadixQueue<Ev<T::Event>>, T> =

@@ -5,7 +5,7 @@
 
 use contend_nccl::{DecidedBy, Protocol, TransportKind};
 use contend_sim::{ModelParams, RunSpec, simulate_one};
-use contend_topo::Bytes;
+use contend_topo::{Bytes, Nanos};
 use contend_workload::{
     Algorithm, Dtype, Fidelity, Placement, Scenario, Skew, Workload, default_scenario,
 };
@@ -50,7 +50,7 @@ fn time(sc: &Scenario, p: &ModelParams, fid: Fidelity) -> f64 {
 /// The defaults with a software cost of `ns` per NCCL step.
 fn overhead(ns: f64) -> ModelParams {
     let mut p = ModelParams::default();
-    p.nccl.step_overhead_ns = ns;
+    p.nccl.step_overhead_ns = Nanos::new(ns);
     p
 }
 

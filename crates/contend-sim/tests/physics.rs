@@ -2,7 +2,7 @@
 //! files `contend simulate scenarios/transfer-*.toml` runs).
 
 use contend_sim::{ModelParams, Run, simulate};
-use contend_topo::shipped;
+use contend_topo::{Nanos, shipped};
 use contend_workload::{Fidelity, Scenario, load_scenario, parse_scenario};
 use std::path::PathBuf;
 
@@ -195,7 +195,7 @@ fn fenced_ping_pong_costs_four_fences_more() {
         };
         let extra = rt(true) - rt(false);
         assert!(
-            (extra - 4.0 * p.gpu.fence_ns).abs() < 1.0,
+            (extra - 4.0 * p.gpu.fence_ns.get()).abs() < 1.0,
             "{fid}: {extra} ns"
         );
     }
@@ -254,7 +254,7 @@ fn host_flag_ping_pong_polls_host_memory_over_pcie() {
     };
     let p = ModelParams::default();
     let mut slow = p.clone();
-    slow.host.memory_latency_ns += 1000.0;
+    slow.host.memory_latency_ns = Nanos::new(slow.host.memory_latency_ns.get() + 1000.0);
     for fid in [Fidelity::Tlp, Fidelity::Flow] {
         let rt = |host, p: &ModelParams| {
             let sc = parse_scenario("inline", &text(host), None, None).unwrap();
@@ -265,8 +265,10 @@ fn host_flag_ping_pong_polls_host_memory_over_pcie() {
         let (dev, host) = (rt(false, &p), rt(true, &p));
         // each way at least: the store's visibility and a posted write
         // into host memory (a poll already out may see it as it lands)
-        let floor =
-            2.0 * (p.gpu.store_visibility_ns + p.pcie.link_latency_ns + p.root_complex.latency_ns);
+        let floor = 2.0
+            * (p.gpu.store_visibility_ns.get()
+                + p.pcie.link_latency_ns.get()
+                + p.root_complex.latency_ns.get());
         assert!(
             host > floor,
             "{fid}: host flags {host} ns, floor {floor} ns"

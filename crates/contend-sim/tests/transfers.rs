@@ -328,9 +328,9 @@ fn nccl_called_from_torch_pays_its_host_path_per_eager_call() {
     let torch = "caller = \"torch\"";
     let extra = time(torch, "eager", Algorithm::Nccl) - time("", "eager", Algorithm::Nccl);
     assert!(
-        (extra - p.nccl.torch_call_ns).abs() < 0.05 * p.nccl.torch_call_ns,
+        (extra - p.nccl.torch_call_ns.get()).abs() < 0.05 * p.nccl.torch_call_ns.get(),
         "torch adds {extra} ns per call, the constant is {} ns",
-        p.nccl.torch_call_ns
+        p.nccl.torch_call_ns.get()
     );
     assert_eq!(
         time(torch, "eager", Algorithm::OneShotPush),
@@ -374,7 +374,7 @@ fn per_algorithm_launch_mode_takes_effect() {
     let (e, le) = time(&eager, Algorithm::OneShotPush);
     let (g, lg) = time(&mixed, Algorithm::OneShotPush);
     assert_eq!((le, lg), (LaunchMode::Eager, LaunchMode::Graph));
-    let saved = p.gpu.launch_eager_ns - p.gpu.launch_graph_ns;
+    let saved = p.gpu.launch_eager_ns.get() - p.gpu.launch_graph_ns.get();
     assert!(
         (e - g - saved).abs() < 0.05 * saved,
         "eager {e} ns, graph {g} ns"

@@ -178,6 +178,9 @@ pub enum TopoErrorKind {
     Unreachable { from: String, to: String },
     #[error("the topology has no GPU")]
     NoGpu,
+    /// A number past one of the stated [`limits`](crate::limits).
+    #[error(transparent)]
+    Limit(#[from] crate::limits::LimitError),
     #[error("{0}")]
     Invalid(String),
 }

@@ -3,7 +3,7 @@
 //! and an error names the file, line, column and field.
 
 use crate::error::{Lines, Location, TopoError, TopoErrorKind};
-use crate::limits::{self, MAX_LINKS, MAX_NODES};
+use crate::limits::{self, LimitError, MAX_LINKS, MAX_NODES};
 use crate::model::{
     CollapsePer, CollapseSpec, CrossSocketP2p, GpuSpec, LinkKind, LinkSpec, Node, NodeId, NodeKind,
     P2pSpec, PcieSpec, RootComplexSpec, SwitchSpec, Topology, TopologySpec,
@@ -126,8 +126,11 @@ impl Ctx<'_> {
     fn invalid<T>(&self, s: &Spanned<T>, field: &str, message: String) -> TopoError {
         self.err(s, field, TopoErrorKind::Invalid(message))
     }
+    fn limit<T>(&self, s: &Spanned<T>, field: &str, e: LimitError) -> TopoError {
+        self.err(s, field, TopoErrorKind::Limit(e))
+    }
     fn rate(&self, v: &Spanned<f64>, field: &str) -> Result<BytesPerSec, TopoError> {
-        limits::bandwidth_gbps(*v.get_ref()).map_err(|m| self.invalid(v, field, m))
+        limits::bandwidth_gbps(*v.get_ref()).map_err(|e| self.limit(v, field, e))
     }
     fn opt_rate(
         &self,
@@ -164,7 +167,7 @@ impl Ctx<'_> {
     }
     fn count(&self, v: &Option<Spanned<i64>>, field: &str) -> Result<Option<u32>, TopoError> {
         v.as_ref()
-            .map(|s| limits::count(*s.get_ref(), field).map_err(|m| self.invalid(s, field, m)))
+            .map(|s| limits::count(*s.get_ref(), field).map_err(|e| self.limit(s, field, e)))
             .transpose()
     }
     fn collapse(
@@ -195,7 +198,7 @@ impl Ctx<'_> {
                 .as_ref()
                 .map(|s| {
                     limits::latency_ns(*s.get_ref())
-                        .map_err(|m| self.invalid(s, "collapse.window_ns", m))
+                        .map_err(|e| self.limit(s, "collapse.window_ns", e))
                 })
                 .transpose()?,
             note: r.note.clone(),
@@ -246,12 +249,12 @@ impl Ctx<'_> {
     }
     fn latency(&self, v: &Option<Spanned<f64>>) -> Result<Option<Picos>, TopoError> {
         v.as_ref()
-            .map(|s| limits::latency_ns(*s.get_ref()).map_err(|m| self.invalid(s, "latency_ns", m)))
+            .map(|s| limits::latency_ns(*s.get_ref()).map_err(|e| self.limit(s, "latency_ns", e)))
             .transpose()
     }
     fn socket(&self, v: &Option<Spanned<i64>>) -> Result<u32, TopoError> {
         v.as_ref().map_or(Ok(0), |s| {
-            limits::socket(*s.get_ref()).map_err(|m| self.invalid(s, "socket", m))
+            limits::socket(*s.get_ref()).map_err(|e| self.limit(s, "socket", e))
         })
     }
     fn forbid<T>(&self, v: &Option<Spanned<T>>, field: &str, kind: &str) -> Result<(), TopoError> {
@@ -318,7 +321,7 @@ pub fn parse_topology(file: &str, text: &str) -> Result<Topology, TopoError> {
                     "memory_bandwidth_gbps",
                     "a gpu",
                 )?;
-                let sms_n = limits::sms(*sms.get_ref()).map_err(|m| cx.invalid(sms, "sms", m))?;
+                let sms_n = limits::sms(*sms.get_ref()).map_err(|e| cx.limit(sms, "sms", e))?;
                 NodeKind::Gpu(GpuSpec {
                     model: r.model.clone().unwrap_or_else(|| "GPU".into()),
                     sms: sms_n,

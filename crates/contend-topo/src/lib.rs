@@ -48,7 +48,7 @@
 //! "#).unwrap();
 //! let (g0, g1) = (topo.lookup("gpu0").unwrap(), topo.lookup("gpu1").unwrap());
 //! assert_eq!(topo.route(g0, g1).unwrap().hops.len(), 2); // gpu0 -> rc0 -> gpu1
-//! assert_eq!(Bytes::parse("42 KiB").unwrap(), Bytes(43008));
+//! assert_eq!(Bytes::parse_size("42 KiB").unwrap(), Bytes(43008));
 //! ```
 
 pub mod bounded_read;
@@ -68,6 +68,7 @@ pub mod xml;
 
 pub use error::{Lines, Location, TopoError, TopoErrorKind, named_field, toml_key_path};
 pub use file::{load_topology, parse_topology};
+pub use limits::LimitError;
 pub use model::{
     CollapsePer, CollapseSpec, CrossSocketP2p, GpuSpec, Hop, Link, LinkIdx, LinkKind, LinkSpec,
     NoP2p, Node, NodeId, NodeIdx, NodeKind, P2p, P2pSpec, PairWithoutP2p, PcieSpec,
@@ -75,5 +76,5 @@ pub use model::{
 };
 pub use pcie::{PcieGen, TlpKind};
 pub use show::render_tree;
-pub use units::{Bytes, BytesPerSec, Picos};
+pub use units::{Bytes, BytesParseError, BytesPerSec, Nanos, Picos};
 pub use write::{CollapseEntry, LinkEntry, NodeEntry, P2pEntry, TopologyFile};

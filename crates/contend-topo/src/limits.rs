@@ -12,6 +12,7 @@
 //! [`Topology::new`](crate::Topology::new) runs them again on every spec.
 
 use crate::units::{BytesPerSec, Picos};
+use thiserror::Error;
 
 /// Most nodes in one topology (GPUs, switches, root complexes, memories,
 /// interconnects together). The largest shipped machine has 14.
@@ -31,21 +32,58 @@ pub const MIN_BANDWIDTH: BytesPerSec = BytesPerSec(1_000_000);
 /// Highest bandwidth: 100 TB/s (100,000 GB/s; HBM3e is below 5 TB/s).
 pub const MAX_BANDWIDTH: BytesPerSec = BytesPerSec(100_000_000_000_000);
 
+/// A number past one of the limits, naming the value and the limit. The
+/// file loader and [`Topology::new`](crate::Topology::new) add the place.
+#[derive(Clone, Debug, PartialEq, Error)]
+pub enum LimitError {
+    /// A latency a file gives (ns) past [`MAX_LATENCY`].
+    #[error(
+        "latency {} ns is above the limit of {} ns (1 s)",
+        num(*ns),
+        MAX_LATENCY.as_ns_f64()
+    )]
+    LatencyAboveLimit { ns: f64 },
+    /// A latency a file gives that is no number from 0 to [`MAX_LATENCY`]
+    /// (negative, NaN, infinite or past what [`Picos`] can count).
+    #[error(
+        "latency {} ns must be a number from 0 to {} ns",
+        num(*ns),
+        MAX_LATENCY.as_ns_f64()
+    )]
+    LatencyNotANumber { ns: f64 },
+    /// A latency a program gives (a spec's [`Picos`]) past [`MAX_LATENCY`].
+    #[error(
+        "latency {} ns is above the limit of {} ns (1 s)",
+        latency.as_ns_f64(),
+        MAX_LATENCY.as_ns_f64()
+    )]
+    SpecLatencyAboveLimit { latency: Picos },
+    /// A bandwidth (GB/s) outside [`MIN_BANDWIDTH`] to [`MAX_BANDWIDTH`].
+    #[error(
+        "bandwidth {} GB/s must be from {} to {} GB/s",
+        num(*gbps),
+        MIN_BANDWIDTH.as_gbps(),
+        MAX_BANDWIDTH.as_gbps()
+    )]
+    Bandwidth { gbps: f64 },
+    /// An SM count outside 1 to [`MAX_SMS`].
+    #[error("sms = {n}: a GPU has 1 to {MAX_SMS} SMs")]
+    Sms { n: i64 },
+    /// A count of nodes (`field`) outside 1 to [`MAX_NODES`].
+    #[error("{field} = {n}: 1 to {MAX_NODES}")]
+    Count { field: String, n: i64 },
+    /// A socket number outside 0 to [`MAX_SOCKET`].
+    #[error("socket = {n}: sockets are numbered 0 to {MAX_SOCKET}")]
+    Socket { n: i64 },
+}
+
 /// A latency in nanoseconds as a file gives it, checked: finite, zero or
 /// more, at most [`MAX_LATENCY`].
-pub fn latency_ns(ns: f64) -> Result<Picos, String> {
+pub fn latency_ns(ns: f64) -> Result<Picos, LimitError> {
     match Picos::try_from_ns_f64(ns) {
         Some(p) if p <= MAX_LATENCY => Ok(p),
-        _ if ns.is_finite() && ns > 0.0 => Err(format!(
-            "latency {} ns is above the limit of {} ns (1 s)",
-            num(ns),
-            MAX_LATENCY.as_ns_f64()
-        )),
-        _ => Err(format!(
-            "latency {} ns must be a number from 0 to {} ns",
-            num(ns),
-            MAX_LATENCY.as_ns_f64()
-        )),
+        _ if ns.is_finite() && ns > 0.0 => Err(LimitError::LatencyAboveLimit { ns }),
+        _ => Err(LimitError::LatencyNotANumber { ns }),
     }
 }
 
@@ -59,67 +97,56 @@ pub fn num(x: f64) -> String {
 }
 
 /// A latency already in picoseconds (a spec built in a program), checked.
-pub fn latency(p: Picos) -> Result<(), String> {
+pub fn latency(p: Picos) -> Result<(), LimitError> {
     if p <= MAX_LATENCY {
         Ok(())
     } else {
-        Err(format!(
-            "latency {} ns is above the limit of {} ns (1 s)",
-            p.as_ns_f64(),
-            MAX_LATENCY.as_ns_f64()
-        ))
+        Err(LimitError::SpecLatencyAboveLimit { latency: p })
     }
 }
 
 /// A bandwidth in GB/s as a file gives it, checked: finite, from
 /// [`MIN_BANDWIDTH`] to [`MAX_BANDWIDTH`].
-pub fn bandwidth_gbps(gbps: f64) -> Result<BytesPerSec, String> {
+pub fn bandwidth_gbps(gbps: f64) -> Result<BytesPerSec, LimitError> {
     match BytesPerSec::try_from_gbps(gbps) {
         Some(b) if bandwidth(b).is_ok() => Ok(b),
-        _ => Err(bandwidth_message(&format!("{} GB/s", num(gbps)))),
+        _ => Err(LimitError::Bandwidth { gbps }),
     }
 }
 
 /// A bandwidth already in bytes per second (a spec built in a program), checked.
-pub fn bandwidth(b: BytesPerSec) -> Result<(), String> {
+pub fn bandwidth(b: BytesPerSec) -> Result<(), LimitError> {
     if (MIN_BANDWIDTH..=MAX_BANDWIDTH).contains(&b) {
         Ok(())
     } else {
-        Err(bandwidth_message(&format!("{} GB/s", num(b.as_gbps()))))
+        Err(LimitError::Bandwidth { gbps: b.as_gbps() })
     }
 }
 
-fn bandwidth_message(what: &str) -> String {
-    format!(
-        "bandwidth {what} must be from {} to {} GB/s",
-        MIN_BANDWIDTH.as_gbps(),
-        MAX_BANDWIDTH.as_gbps()
-    )
-}
-
 /// A GPU's SM count, checked: 1 to [`MAX_SMS`].
-pub fn sms(n: i64) -> Result<u32, String> {
+pub fn sms(n: i64) -> Result<u32, LimitError> {
     match u32::try_from(n) {
         Ok(n) if (1..=MAX_SMS).contains(&n) => Ok(n),
-        _ => Err(format!("sms = {n}: a GPU has 1 to {MAX_SMS} SMs")),
+        _ => Err(LimitError::Sms { n }),
     }
 }
 
 /// A count of nodes (collapse thresholds), checked: 1 to [`MAX_NODES`].
-pub fn count(n: i64, field: &str) -> Result<u32, String> {
+pub fn count(n: i64, field: &str) -> Result<u32, LimitError> {
     match u32::try_from(n) {
         Ok(k) if (1..=MAX_NODES as u32).contains(&k) => Ok(k),
-        _ => Err(format!("{field} = {n}: 1 to {MAX_NODES}")),
+        _ => Err(LimitError::Count {
+            field: field.to_string(),
+            n,
+        }),
     }
 }
 
 /// A socket number, checked: 0 to [`MAX_SOCKET`].
-pub fn socket(n: i64) -> Result<u32, String> {
+pub fn socket(n: i64) -> Result<u32, LimitError> {
     match u32::try_from(n) {
         Ok(n) if n <= MAX_SOCKET => Ok(n),
-        _ => Err(format!(
-            "socket = {n}: sockets are numbered 0 to {MAX_SOCKET}"
-        )),
+        _ => Err(LimitError::Socket { n }),
     }
 }
 
@@ -142,7 +169,16 @@ mod tests {
         ] {
             assert!(latency_ns(bad).is_err(), "{bad}");
         }
-        assert!(latency_ns(1e10).unwrap_err().contains("above the limit"));
+        assert!(
+            latency_ns(1e10)
+                .unwrap_err()
+                .to_string()
+                .contains("above the limit")
+        );
+        assert_eq!(
+            latency_ns(-1.0),
+            Err(LimitError::LatencyNotANumber { ns: -1.0 })
+        );
         assert_eq!(bandwidth_gbps(63.0), Ok(BytesPerSec(63_000_000_000)));
         assert_eq!(bandwidth_gbps(0.001), Ok(MIN_BANDWIDTH));
         assert_eq!(bandwidth_gbps(100_000.0), Ok(MAX_BANDWIDTH));

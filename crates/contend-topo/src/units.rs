@@ -12,6 +12,7 @@
 use serde::{Deserialize, Deserializer, Serialize};
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
+use thiserror::Error;
 
 /// 2^64 as a float (exact): every non-negative float below it fits in a `u64`.
 const U64_END: f64 = 18_446_744_073_709_551_616.0;
@@ -92,6 +93,31 @@ impl fmt::Display for Picos {
     }
 }
 
+/// A span of time in (fractional) nanoseconds, as model constants are
+/// written in files (`latency_ns = 40.0`): a float, read and written as the
+/// bare number (`serde(transparent)`). Simulated time is [`Picos`]; the one
+/// way across is [`Nanos::to_picos`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Nanos(f64);
+
+impl Nanos {
+    pub const ZERO: Nanos = Nanos(0.0);
+    pub const fn new(ns: f64) -> Self {
+        Nanos(ns)
+    }
+    /// The number of nanoseconds.
+    pub const fn get(self) -> f64 {
+        self.0
+    }
+    /// Simulated time: rounded to the nearest picosecond (halves away from
+    /// zero), saturating ([`Picos::from_ns_f64`]: NaN and negative spans are
+    /// zero, huge ones [`Picos::MAX`]).
+    pub fn to_picos(self) -> Picos {
+        Picos::from_ns_f64(self.0)
+    }
+}
+
 /// A size in bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct Bytes(pub u64);
@@ -111,14 +137,15 @@ impl Bytes {
     /// Parses `43008`, `42 KiB`, `64MiB`, `1.5 MB`, `512B`. Whole numbers
     /// are exact (no float rounding); a size past `u64::MAX` bytes, a
     /// negative or fractional number of bytes is an error.
-    pub fn parse(s: &str) -> Result<Bytes, String> {
+    pub fn parse_size(s: &str) -> Result<Bytes, BytesParseError> {
         let t = s.trim();
         let split = t
             .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
             .unwrap_or(t.len());
         let (num, unit) = t.split_at(split);
         let num = num.replace('_', "");
-        let not_a_size = || format!("`{s}` is not a size (try `43008`, `42 KiB` or `64 MiB`)");
+        let text = || s.to_string();
+        let not_a_size = || BytesParseError::NotASize { text: text() };
         let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
             "" | "b" => 1,
             "k" | "kib" => 1 << 10,
@@ -129,12 +156,13 @@ impl Bytes {
             "gb" => 1_000_000_000,
             _ if num.is_empty() => return Err(not_a_size()),
             other => {
-                return Err(format!(
-                    "unknown size unit `{other}` in `{s}` (use B, KiB, MiB, GiB, KB, MB, GB)"
-                ));
+                return Err(BytesParseError::UnknownUnit {
+                    unit: other.to_string(),
+                    text: text(),
+                });
             }
         };
-        let too_big = || format!("`{s}` is more bytes than contend can count");
+        let too_big = || BytesParseError::TooBig { text: text() };
         if num.bytes().all(|c| c.is_ascii_digit()) {
             // exact: digits only
             let n: u128 = match num.parse() {
@@ -151,13 +179,26 @@ impl Bytes {
         let num: f64 = num.parse().map_err(|_| not_a_size())?;
         let v = num * mult as f64;
         if !v.is_finite() || v < 0.0 || v.fract() != 0.0 {
-            return Err(format!("`{s}` is not a whole number of bytes"));
+            return Err(BytesParseError::NotWhole { text: text() });
         }
         if v >= U64_END {
             return Err(too_big());
         }
         Ok(Bytes(v as u64))
     }
+}
+
+/// Why a text is not a size ([`Bytes::parse_size`]); each names the text as given.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum BytesParseError {
+    #[error("`{text}` is not a size (try `43008`, `42 KiB` or `64 MiB`)")]
+    NotASize { text: String },
+    #[error("unknown size unit `{unit}` in `{text}` (use B, KiB, MiB, GiB, KB, MB, GB)")]
+    UnknownUnit { unit: String, text: String },
+    #[error("`{text}` is more bytes than contend can count")]
+    TooBig { text: String },
+    #[error("`{text}` is not a whole number of bytes")]
+    NotWhole { text: String },
 }
 
 /// A whole number of bytes (`43008`) or a string with a unit (`"42 KiB"`).
@@ -183,7 +224,7 @@ impl<'de> Deserialize<'de> for Bytes {
                 )))
             }
             fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Bytes, E> {
-                Bytes::parse(s).map_err(E::custom)
+                Bytes::parse_size(s).map_err(E::custom)
             }
         }
         d.deserialize_any(V)
@@ -280,12 +321,18 @@ mod tests {
 
     #[test]
     fn sizes_parse_with_units() {
-        assert_eq!(Bytes::parse("43008").unwrap(), Bytes(43008));
-        assert_eq!(Bytes::parse("42 KiB").unwrap(), Bytes(43008));
-        assert_eq!(Bytes::parse("64MiB").unwrap(), Bytes(64 << 20));
-        assert_eq!(Bytes::parse("1.5 KB").unwrap(), Bytes(1500));
-        assert!(Bytes::parse("12 parsecs").unwrap_err().contains("parsecs"));
-        assert!(Bytes::parse("0.5").is_err());
+        assert_eq!(Bytes::parse_size("43008").unwrap(), Bytes(43008));
+        assert_eq!(Bytes::parse_size("42 KiB").unwrap(), Bytes(43008));
+        assert_eq!(Bytes::parse_size("64MiB").unwrap(), Bytes(64 << 20));
+        assert_eq!(Bytes::parse_size("1.5 KB").unwrap(), Bytes(1500));
+        assert_eq!(
+            Bytes::parse_size("12 parsecs"),
+            Err(BytesParseError::UnknownUnit {
+                unit: "parsecs".into(),
+                text: "12 parsecs".into()
+            })
+        );
+        assert!(Bytes::parse_size("0.5").is_err());
         assert_eq!(Bytes(43008).to_string(), "42 KiB");
         assert_eq!(Bytes(64 << 30).to_string(), "64 GiB");
         assert_eq!(Bytes(3 << 29).to_string(), "1536 MiB");
@@ -293,9 +340,12 @@ mod tests {
 
     #[test]
     fn sizes_are_exact_and_never_saturate_silently() {
-        assert_eq!(Bytes::parse("18446744073709551615"), Ok(Bytes(u64::MAX)));
         assert_eq!(
-            Bytes::parse("9007199254740993"),
+            Bytes::parse_size("18446744073709551615"),
+            Ok(Bytes(u64::MAX))
+        );
+        assert_eq!(
+            Bytes::parse_size("9007199254740993"),
             Ok(Bytes(9_007_199_254_740_993))
         );
         for bad in [
@@ -308,13 +358,11 @@ mod tests {
             "-1",
             "1.5e3",
         ] {
-            assert!(Bytes::parse(bad).is_err(), "{bad}");
+            assert!(Bytes::parse_size(bad).is_err(), "{bad}");
         }
-        assert!(
-            Bytes::parse("18446744073709551616")
-                .unwrap_err()
-                .contains("more bytes")
-        );
+        let e = Bytes::parse_size("18446744073709551616").unwrap_err();
+        assert!(matches!(e, BytesParseError::TooBig { .. }), "{e:?}");
+        assert!(e.to_string().contains("more bytes"), "{e}");
     }
 
     #[test]
@@ -339,5 +387,30 @@ mod tests {
             BytesPerSec::try_from_gbps(2.0),
             Some(BytesPerSec(2_000_000_000))
         );
+    }
+
+    #[test]
+    fn nanos_read_and_write_as_the_bare_number_and_round_to_picos() {
+        #[derive(Serialize, Deserialize)]
+        struct T {
+            latency_ns: Nanos,
+        }
+        let t: T = toml::from_str("latency_ns = 40.5").unwrap();
+        assert_eq!(t.latency_ns, Nanos::new(40.5));
+        assert_eq!(toml::to_string(&t).unwrap().trim(), "latency_ns = 40.5");
+        for v in [
+            0.0,
+            40.0,
+            0.0004,
+            0.0005,
+            1818.0,
+            123.4565,
+            1e9,
+            -3.0,
+            f64::NAN,
+        ] {
+            assert_eq!(Nanos::new(v).to_picos(), Picos::from_ns_f64(v));
+        }
+        assert_eq!(Nanos::new(0.0005).to_picos(), Picos(1));
     }
 }

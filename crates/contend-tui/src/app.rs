@@ -11,7 +11,7 @@ use crate::jobs::Jobs;
 use crate::measure::{MeasureKey, Overlay};
 use crate::results::{AlgResult, Results, SimResults, SweepResults};
 use crate::tree::{Selected, TreeState};
-use crate::twin::twins_for;
+use crate::variant_run::variant_runs_for;
 use crate::worker::{Job, JobKind, Worker, WorkerMsg};
 use contend_sim::ModelParams;
 use contend_topo::{Bytes, Topology};
@@ -191,7 +191,7 @@ impl App {
         // The scenario again in every variant a measurement to lay over it
         // was taken in (launch mode, NCCL's path, no gap), when the
         // scenario itself runs another.
-        let twins = sc.and_then(|sc| {
+        let variant_runs = sc.and_then(|sc| {
             let placement = sc
                 .placements()
                 .first()
@@ -209,10 +209,10 @@ impl App {
                 }
                 _ => None,
             };
-            let twins = twins_for(&sc, &self.overlay, &key, size)?;
-            Ok((Arc::new(sc), twins))
+            let variant_runs = variant_runs_for(&sc, &self.overlay, &key, size)?;
+            Ok((Arc::new(sc), variant_runs))
         });
-        let (sc, twins) = match twins {
+        let (sc, variant_runs) = match variant_runs {
             Ok(x) => x,
             Err(e) => {
                 self.jobs.refuse(kind, e.to_string());
@@ -225,7 +225,7 @@ impl App {
             scenario: sc.clone(),
             params: self.params.clone(),
             fidelity,
-            twins,
+            variant_runs,
         };
         let id = self.jobs.start(kind, sc, job.total());
         self.worker.submit(Job { id, ..job });
@@ -246,7 +246,7 @@ impl App {
                 }
                 let out = match result {
                     Err(e) => {
-                        self.jobs.finish(kind, Some(e));
+                        self.jobs.finish(kind, Some(e.to_string()));
                         return;
                     }
                     Ok(out) => out,

@@ -39,8 +39,8 @@ mod measure;
 mod results;
 mod term;
 mod tree;
-mod twin;
 pub mod ui;
+mod variant_run;
 mod worker;
 
 pub use app::{App, AppOptions, Focus, TABS, Tab, View};
@@ -56,12 +56,12 @@ pub use measure::{
 };
 pub use results::{
     AlgResult, Crossover, MeasuredFigure, MeasuredSeries, Results, SimResults, SweepResults,
-    TwinSweep,
+    VariantSweep,
 };
 pub use term::{TuiError, install_panic_hook, restore, run};
 pub use tree::{Row, RowKind, Selected, TreeState, link_label, node_label, rows};
-pub use twin::{Twin, twin_scenario};
+pub use variant_run::{VariantRun, variant_scenario};
 pub use worker::{
-    InlineWorker, Job, JobKind, JobOutput, ThreadWorker, WORKER_THREAD_PREFIX, Worker, WorkerMsg,
-    execute,
+    InlineWorker, Job, JobError, JobKind, JobOutput, ThreadWorker, WORKER_THREAD_PREFIX, Worker,
+    WorkerMsg, execute,
 };

@@ -1,8 +1,8 @@
 //! Measured points to lay over the simulated ones: JSON Lines of the shared
 //! [`ResultRecord`] schema, as `contend hw run` and `contend hw nccl` write.
 
+use contend_import::CalibError;
 use contend_topo::Picos;
-use contend_workload::jsonl::JsonlError;
 use contend_workload::{
     Algorithm, LaunchMode, Measured, Placement, ResultRecord, Scenario, Skew, Source, Workload,
     WorkloadKind,
@@ -23,21 +23,29 @@ pub enum MeasureError {
     },
 }
 
-/// Parses JSON Lines of result records; blank lines and `#` comments are skipped.
+/// Parses JSON Lines of result records; blank lines and `#` comments are
+/// skipped. The reader is contend-import's, the one calibration uses; a
+/// line that is not a record is this file's located error.
 pub fn parse_measurements(file: &str, text: &str) -> Result<Vec<ResultRecord>, MeasureError> {
-    let recs = contend_workload::jsonl::parse_records(file, text).map_err(|e| match e {
-        JsonlError::Bad { location, message } => MeasureError::Parse {
-            file: location.file.clone(),
-            line: location.line,
-            message: match &location.field {
-                Some(f) => format!("field `{f}`: {message}"),
-                None => message,
-            },
+    let recs = contend_import::jsonl::parse_jsonl(file, text).map_err(|e| match e {
+        CalibError::Record {
+            file,
+            line,
+            message,
+        } => MeasureError::Parse {
+            file,
+            line,
+            message,
         },
-        JsonlError::Io { path, message } => MeasureError::Parse {
-            file: path,
+        CalibError::File { file, message } => MeasureError::Parse {
+            file,
             line: 0,
             message,
+        },
+        other => MeasureError::Parse {
+            file: file.to_string(),
+            line: 0,
+            message: other.to_string(),
         },
     })?;
     check_measurements(file, &recs)?;

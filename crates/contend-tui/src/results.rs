@@ -55,7 +55,7 @@ pub struct MeasuredSeries {
 
 /// The sweep re-run in a measured variant: per algorithm, ns per size.
 #[derive(Clone, Debug)]
-pub struct TwinSweep {
+pub struct VariantSweep {
     pub variant: Variant,
     pub series: Vec<Series<Algorithm>>,
 }
@@ -88,7 +88,7 @@ impl SimResults {
         overlay: &Overlay,
         placement: Placement,
     ) -> SimResults {
-        let JobOutput { runs, twins } = out;
+        let JobOutput { runs, variant_runs } = out;
         let workload = sc.workload().clone();
         let size = match &workload {
             Workload::VerifyStep(v) => v.size(),
@@ -106,7 +106,7 @@ impl SimResults {
             shape,
         );
         let rerun_ns = |v: Variant, a: Algorithm| {
-            let (_, runs) = twins.iter().find(|(tv, _)| *tv == v)?;
+            let (_, runs) = variant_runs.iter().find(|(tv, _)| *tv == v)?;
             runs.iter()
                 .find(|r| r.spec.algorithm == Some(a) && !r.records.is_empty())
                 .map(|r| compare::ranking_ns(r.record()))
@@ -257,7 +257,7 @@ pub struct SweepResults {
     /// first met: only variants the sweep simulates or re-ran.
     pub measured: Vec<MeasuredSeries>,
     /// The sweep re-run in measured variants it does not simulate.
-    pub twins: Vec<TwinSweep>,
+    pub variant_sweeps: Vec<VariantSweep>,
 }
 
 impl SweepResults {
@@ -274,14 +274,14 @@ impl SweepResults {
             _ => vec![],
         };
         let series = series_over(&out.runs, sc.algorithms(), &sizes);
-        let twins: Vec<TwinSweep> = out
-            .twins
+        let variant_sweeps: Vec<VariantSweep> = out
+            .variant_runs
             .iter()
             .map(|(variant, runs)| {
                 let mut algs: Vec<Algorithm> =
                     runs.iter().filter_map(|r| r.spec.algorithm).collect();
                 algs.dedup();
-                TwinSweep {
+                VariantSweep {
                     variant: *variant,
                     series: series_over(runs, &algs, &sizes),
                 }
@@ -303,7 +303,7 @@ impl SweepResults {
             let simulated = series.algorithm().is_some_and(|a| {
                 sc.algorithms().contains(&a)
                     && (Variant::of_scenario(sc, a) == variant
-                        || twins
+                        || variant_sweeps
                             .iter()
                             .any(|t| t.variant == variant && t.series.iter().any(|s| s.name == a)))
             });
@@ -342,7 +342,7 @@ impl SweepResults {
             series,
             winners,
             measured,
-            twins,
+            variant_sweeps,
         }
     }
 }

@@ -5,8 +5,8 @@
 //! thread when polled, so tests are synchronous and deterministic.
 
 use crate::measure::Variant;
-use crate::twin::Twin;
-use contend_sim::{ModelParams, Run, runs_of, simulate_one};
+use crate::variant_run::VariantRun;
+use contend_sim::{ModelParams, Run, SimError, runs_of, simulate_one};
 use contend_workload::{Fidelity, Scenario};
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::thread::JoinHandle;
+use thiserror::Error;
 
 /// Threads the worker starts are named with this prefix (the panic hook
 /// leaves the terminal alone for them: their panics become job errors).
@@ -51,25 +52,25 @@ pub struct Job {
     pub params: Arc<ModelParams>,
     pub fidelity: Fidelity,
     /// The scenario again in the variants measurements were taken in
-    /// (the crate's `twin` module), run after it at the same fidelity.
-    pub twins: Vec<Twin>,
+    /// (the crate's `variant_run` module), run after it at the same fidelity.
+    pub variant_runs: Vec<VariantRun>,
 }
 
 impl Job {
-    /// Runs the job makes: the scenario's, then every twin's.
+    /// Runs the job makes: the scenario's, then every variant run's.
     pub fn total(&self) -> usize {
         std::iter::once(&self.scenario)
-            .chain(self.twins.iter().map(|t| &t.scenario))
+            .chain(self.variant_runs.iter().map(|t| &t.scenario))
             .map(|sc| runs_of(sc, &[self.fidelity]).len())
             .sum()
     }
 }
 
-/// What a job produced: the scenario's runs, and each twin's.
+/// What a job produced: the scenario's runs, and each variant run's.
 #[derive(Debug, Default)]
 pub struct JobOutput {
     pub runs: Vec<Run>,
-    pub twins: Vec<(Variant, Vec<Run>)>,
+    pub variant_runs: Vec<(Variant, Vec<Run>)>,
 }
 
 /// What a worker reports.
@@ -84,7 +85,24 @@ pub enum WorkerMsg {
     Done {
         kind: JobKind,
         id: u64,
-        result: Result<JobOutput, String>,
+        result: Result<JobOutput, JobError>,
+    },
+}
+
+/// Why a job produced nothing to show (the app shows the message).
+#[derive(Debug, Error)]
+pub enum JobError {
+    /// A simulation refused or failed.
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    /// A simulation panicked (the panic's message).
+    #[error("the simulator panicked: {0}")]
+    Panicked(String),
+    /// A re-run of the scenario in a measured variant failed.
+    #[error("re-run in the measured {}: {error}", variant.label())]
+    VariantRun {
+        variant: Variant,
+        error: Box<JobError>,
     },
 }
 
@@ -97,17 +115,17 @@ pub trait Worker: fmt::Debug {
 }
 
 /// Runs every simulation of a job in order (the scenario's, then each
-/// twin's), reporting progress; stops early (returning `None`) when
+/// variant run's), reporting progress; stops early (returning `None`) when
 /// `cancelled` says a newer job replaced it.
 pub fn execute(
     job: &Job,
     progress: &mut dyn FnMut(usize, usize),
     cancelled: &dyn Fn() -> bool,
-) -> Option<Result<JobOutput, String>> {
+) -> Option<Result<JobOutput, JobError>> {
     let total = job.total();
     progress(0, total);
     let mut done = 0;
-    let mut run_all = |sc: &Scenario| -> Option<Result<Vec<Run>, String>> {
+    let mut run_all = |sc: &Scenario| -> Option<Result<Vec<Run>, JobError>> {
         let specs = runs_of(sc, &[job.fidelity]);
         let mut runs = Vec::with_capacity(specs.len());
         for spec in specs {
@@ -117,14 +135,14 @@ pub fn execute(
             let r = catch_unwind(AssertUnwindSafe(|| simulate_one(sc, &job.params, spec)));
             match r {
                 Ok(Ok(run)) => runs.push(run),
-                Ok(Err(e)) => return Some(Err(e.to_string())),
+                Ok(Err(e)) => return Some(Err(e.into())),
                 Err(p) => {
                     let msg = p
                         .downcast_ref::<&str>()
                         .map(|s| s.to_string())
                         .or_else(|| p.downcast_ref::<String>().cloned())
                         .unwrap_or_else(|| "unknown panic".into());
-                    return Some(Err(format!("the simulator panicked: {msg}")));
+                    return Some(Err(JobError::Panicked(msg)));
                 }
             }
             done += 1;
@@ -138,16 +156,16 @@ pub fn execute(
     };
     let mut out = JobOutput {
         runs,
-        twins: Vec::with_capacity(job.twins.len()),
+        variant_runs: Vec::with_capacity(job.variant_runs.len()),
     };
-    for t in &job.twins {
+    for t in &job.variant_runs {
         match run_all(&t.scenario)? {
-            Ok(r) => out.twins.push((t.variant, r)),
+            Ok(r) => out.variant_runs.push((t.variant, r)),
             Err(e) => {
-                return Some(Err(format!(
-                    "re-run in the measured {}: {e}",
-                    t.variant.label()
-                )));
+                return Some(Err(JobError::VariantRun {
+                    variant: t.variant,
+                    error: Box::new(e),
+                }));
             }
         }
     }

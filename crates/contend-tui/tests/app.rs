@@ -4,8 +4,8 @@
 use contend_sim::ModelParams;
 use contend_topo::{Bytes, shipped};
 use contend_tui::{
-    App, AppOptions, Focus, InlineWorker, JobKind, Selected, Tab, ThreadWorker, Worker, WorkerMsg,
-    ui,
+    App, AppOptions, Focus, InlineWorker, JobError, JobKind, Selected, Tab, ThreadWorker, Worker,
+    WorkerMsg, ui,
 };
 use contend_workload::{
     Algorithm, LaunchMode, ResultRecord, Scenario, Source, Stats, Workload, default_scenario,
@@ -471,7 +471,7 @@ fn measurements_sit_on_the_same_charts() {
     let m = contend_tui::parse_measurements("m.jsonl", &text).unwrap();
     let mut app = ran("pro6000-8x-2socket", m);
     let s = render(&app, 120, 40);
-    // NCCL's measured verify step sits under the simulated `nccl` row, its twin
+    // NCCL's measured verify step sits under the simulated `nccl` row, its variant run
     let lines: Vec<&str> = s.lines().collect();
     let row = lines
         .iter()
@@ -492,7 +492,7 @@ fn stale_results_are_dropped() {
     app.apply(WorkerMsg::Done {
         kind: JobKind::Scenario,
         id: 999,
-        result: Err("old".into()),
+        result: Err(JobError::Panicked("old".into())),
     });
     assert!(app.is_busy());
     assert!(!render(&app, 120, 40).contains("old"));
@@ -518,7 +518,7 @@ fn the_thread_worker_runs_jobs_off_the_caller_and_reports_progress() {
         scenario: sc.clone(),
         params: std::sync::Arc::new(ModelParams::default()),
         fidelity: contend_workload::Fidelity::Flow,
-        twins: vec![],
+        variant_runs: vec![],
     };
     // A superseded job never reports done; the newest does.
     w.submit(job(1));

@@ -49,11 +49,11 @@ pub use ladder::{LadderError, ladder, size_list};
 pub use lower::{
     Collective, LowerConfig, LowerError, RingConfig, chunk_of, chunks, groups, lower, ring_slices,
 };
-pub use program::{Access, Engine, MemLoc, Notify, Op, Phase, Program, Rank};
+pub use program::{Access, MemLoc, Mover, Notify, Op, Phase, Program, Rank};
 pub use record::{
     AggregateFacts, BadResult, Binding, Extra, GroupTag, ImportFacts, KernelFacts, LinkUse,
-    Machine, Measured, NcclFacts, Quantity, Resource, ResultRecord, SimFacts, Source, Stats,
-    StreamFacts, TimingFacts, Way,
+    Machine, Measured, NcclFacts, PcieLinkState, Quantity, Resource, ResultRecord, SimFacts,
+    Source, Stats, StreamFacts, TimingFacts, Way,
 };
 pub use ring::RingSteps;
 pub use scenario::{
@@ -62,4 +62,4 @@ pub use scenario::{
     StepOverrides, Stream, VerifyStep, Workload, at_least_one_element, default_scenario,
     load_scenario, parse_scenario, shipped_scenario_names,
 };
-pub use skew::Skew;
+pub use skew::{Skew, SkewError};

@@ -32,7 +32,7 @@
 //! citing NCCL's source; this file only turns them into traffic.
 
 use crate::lower::{Collective, LowerConfig, LowerError};
-use crate::program::{Access, Engine, MemLoc, Notify, Op, Phase, Program, Rank};
+use crate::program::{Access, MemLoc, Mover, Notify, Op, Phase, Program, Rank};
 use crate::scenario::KernelConfig;
 use contend_nccl::protocol::{self, NCCL_STEPS};
 use contend_nccl::schedule::{self, CallSchedule};
@@ -242,17 +242,17 @@ fn call(cx: &Cx, w: &mut Writer, data: Bytes, recv: Option<End>, send: Option<En
                     (false, false) => w.ops.push(Op::Stream {
                         fetch,
                         post,
-                        engine: Engine::Sm,
+                        mover: Mover::Sm,
                         loads_per_thread: Some(cx.loads),
                     }),
                     (false, true) => w.ops.push(Op::Fetch {
                         parts: fetch,
-                        engine: Engine::Sm,
+                        mover: Mover::Sm,
                         loads_per_thread: Some(cx.loads),
                     }),
                     (true, false) => w.ops.push(Op::Post {
                         parts: post,
-                        engine: Engine::Sm,
+                        mover: Mover::Sm,
                     }),
                     (true, true) => {}
                 }

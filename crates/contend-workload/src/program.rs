@@ -53,9 +53,9 @@ pub enum Notify {
     Inline { to: Rank, phase: Phase },
 }
 
-/// Which engine moves the bytes.
+/// What moves a transfer's bytes: the kernel's SMs or the copy engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum Engine {
+pub enum Mover {
     /// SM loads/stores issued by the kernel's threads.
     Sm,
     /// The copy engine (DMA).
@@ -74,7 +74,8 @@ pub enum Op {
     /// streams, NCCL's rings): the model's `gpu.loads_in_flight_per_thread`.
     Fetch {
         parts: Vec<Access>,
-        engine: Engine,
+        #[serde(rename = "engine")]
+        mover: Mover,
         loads_per_thread: Option<u32>,
     },
     /// Stores to one or more locations, all in flight together; the op ends
@@ -82,7 +83,8 @@ pub enum Op {
     /// a flag for its receiver.
     Post {
         parts: Vec<(Access, Notify)>,
-        engine: Engine,
+        #[serde(rename = "engine")]
+        mover: Mover,
     },
     /// Loads and stores in flight together: a kernel streaming what it
     /// reads into what it writes (NCCL's `reduceCopy` loads a slice from
@@ -91,7 +93,8 @@ pub enum Op {
     Stream {
         fetch: Vec<Access>,
         post: Vec<(Access, Notify)>,
-        engine: Engine,
+        #[serde(rename = "engine")]
+        mover: Mover,
         loads_per_thread: Option<u32>,
     },
     /// A flag write to each rank of `to`, in order (after everything this

@@ -4,11 +4,11 @@
 //! arrived). A ring of a large allreduce has millions of slices, so its
 //! program holds the ring's parameters ([`RingSteps`]) and works each op
 //! out from its position when asked ([`RingSteps::op`]): memory stays flat
-//! however large the allreduce. Its plain twin, every op written out, is
+//! however large the allreduce. Its reference, every op written out, is
 //! in the tests below.
 
 use crate::lower::{chunk_of, chunks, ring_slices};
-use crate::program::{Access, Engine, MemLoc, Notify, Op, Phase, Rank};
+use crate::program::{Access, MemLoc, Mover, Notify, Op, Phase, Rank};
 use contend_topo::Bytes;
 use serde::Serialize;
 
@@ -145,7 +145,7 @@ impl RingSteps {
                     mem: self.own,
                     bytes: incoming(),
                 }],
-                engine: Engine::Sm,
+                mover: Mover::Sm,
                 loads_per_thread: None,
             },
             (s, 2) if s < self.n && !last => Op::Reduce {
@@ -176,7 +176,7 @@ impl RingSteps {
                 },
                 notify,
             )],
-            engine: Engine::Sm,
+            mover: Mover::Sm,
         }
     }
 }
@@ -186,7 +186,7 @@ mod tests {
     use super::*;
     use contend_topo::NodeIdx;
 
-    /// The plain twin: the ring written out op by op, as the lowering
+    /// The reference: the ring written out op by op, as the lowering
     /// built it before the closed form.
     #[allow(clippy::too_many_arguments)]
     fn written_out(
@@ -211,7 +211,7 @@ mod tests {
             if host {
                 ops.push(Op::Fetch {
                     parts: vec![Access { mem: own, bytes }],
-                    engine: Engine::Sm,
+                    mover: Mover::Sm,
                     loads_per_thread: None,
                 });
             }
@@ -256,7 +256,7 @@ mod tests {
                         },
                         notify,
                     )],
-                    engine: Engine::Sm,
+                    mover: Mover::Sm,
                 });
             }
         }

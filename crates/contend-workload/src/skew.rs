@@ -6,6 +6,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{Exp, Normal};
+use thiserror::Error;
 
 /// The distribution of each rank's extra delay before each collective.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -23,8 +24,17 @@ pub enum Skew {
     Uniform { max_us: f64 },
 }
 
+/// A skew whose parameter no distribution takes.
+#[derive(Clone, Copy, Debug, PartialEq, Error)]
+pub enum SkewError {
+    /// The parameter (sd, mean or max) is negative, NaN or infinite.
+    #[error("skew parameter must be zero or more, got {value}")]
+    Negative { value: f64 },
+}
+
 impl Skew {
-    pub fn validate(&self) -> Result<(), String> {
+    /// Checks the distribution's parameter: finite, zero or more.
+    pub fn validate(&self) -> Result<(), SkewError> {
         let v = match *self {
             Skew::None => return Ok(()),
             Skew::Normal { sd_us } => sd_us,
@@ -34,7 +44,7 @@ impl Skew {
         if v.is_finite() && v >= 0.0 {
             Ok(())
         } else {
-            Err(format!("skew parameter must be zero or more, got {v}"))
+            Err(SkewError::Negative { value: v })
         }
     }
 

@@ -2,7 +2,7 @@
 
 use contend_topo::{Bytes, Topology, shipped};
 use contend_workload::{
-    Access, Algorithm, Collective, Engine, LowerConfig, MemLoc, Notify, Op, Placement, chunk_of,
+    Access, Algorithm, Collective, LowerConfig, MemLoc, Mover, Notify, Op, Placement, chunk_of,
     chunks, groups, lower,
 };
 use proptest::prelude::*;
@@ -106,7 +106,7 @@ proptest! {
             let first_ok = match alg {
                 Algorithm::CeRing => matches!(
                     p.ops.first(),
-                    Some(Op::Post { engine: Engine::CopyEngine, .. })
+                    Some(Op::Post { mover: Mover::CopyEngine, .. })
                 ),
                 _ => p.ops.first() == Some(&Op::Launch),
             };
@@ -227,8 +227,8 @@ fn island_two_shot_moves_the_textbook_bytes_inside_and_across_islands() {
             let (mut inside, mut across) = (0, 0);
             for op in p.iter() {
                 let op = &*op;
-                if let Op::Post { parts, engine } = op {
-                    assert_eq!(*engine, Engine::Sm);
+                if let Op::Post { parts, mover } = op {
+                    assert_eq!(*mover, Mover::Sm);
                     for (a, _) in parts {
                         if island.contains(&owner(&gpus, a)) {
                             inside += a.bytes.0;
@@ -347,8 +347,8 @@ fn ce_ring_moves_everything_by_copy_engine_to_the_next_rank() {
             for op in p.iter() {
                 let op = &*op;
                 match op {
-                    Op::Post { parts, engine } => {
-                        assert_eq!(*engine, Engine::CopyEngine);
+                    Op::Post { parts, mover } => {
+                        assert_eq!(*mover, Mover::CopyEngine);
                         assert_eq!(parts.len(), 1);
                         assert_eq!(owner(&gpus, &parts[0].0), (r + 1) % n);
                         copies += 1;

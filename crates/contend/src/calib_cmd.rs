@@ -5,17 +5,17 @@ use crate::stream::{Journal, StreamArgs, fingerprint};
 use anyhow::{Context, Result};
 use clap::builder::RangedU64ValueParser;
 use clap::{Args, ValueEnum};
-use contend_calib::advise::Tolerance;
-use contend_calib::calibrate::MAX_TLP_CHECKS;
-use contend_calib::eval::{Which, by_placement, winners};
-use contend_calib::fit::{MAX_BOOTSTRAP, MAX_FIT_ITERS};
-use contend_calib::rig::load_rig;
-use contend_calib::rig_fit::{RigOptions, calibrate_rig};
-use contend_calib::rig_report::rig_markdown;
-use contend_calib::{CalibStep, Checkpoint, Prediction};
-use contend_calib::{
-    CalibrateOptions, DEFAULT_SUBSET, FitOptions, NCCL_LOG_SUBSET, advice_table, select,
-    write_report,
+use contend_advise::advice_table;
+use contend_advise::advise::Tolerance;
+use contend_fit::calibrate::MAX_TLP_CHECKS;
+use contend_fit::eval::{Which, by_placement, winners};
+use contend_fit::fit::{MAX_BOOTSTRAP, MAX_FIT_ITERS};
+use contend_fit::rig::load_rig;
+use contend_fit::rig_fit::{RigOptions, calibrate_rig};
+use contend_fit::rig_report::rig_markdown;
+use contend_fit::{CalibStep, Checkpoint, Prediction};
+use contend_fit::{
+    CalibrateOptions, DEFAULT_SUBSET, FitOptions, NCCL_LOG_SUBSET, select, write_report,
 };
 use contend_sim::ModelParams;
 use contend_topo::{Bytes, Topology};
@@ -111,18 +111,18 @@ pub struct AdviseArgs {
     #[arg(long, value_enum, default_value_t = PlacementArg::Peer)]
     pub placement: PlacementArg,
     /// Smallest size.
-    #[arg(long, default_value = "1KiB", value_parser = Bytes::parse)]
+    #[arg(long, default_value = "1KiB", value_parser = Bytes::parse_size)]
     pub from: Bytes,
     /// Largest size.
-    #[arg(long, default_value = "64MiB", value_parser = Bytes::parse)]
+    #[arg(long, default_value = "64MiB", value_parser = Bytes::parse_size)]
     pub to: Bytes,
     /// Output format.
     #[arg(long, value_enum, default_value_t = AdviseFormat::Table)]
     pub format: AdviseFormat,
     /// Write the predictions in the form a consumer reads instead: nccl-tuner-csv, nccl-tuner-table,
     /// nccl-env, nccl-graph, vllm, sglang, flashinfer, trtllm, vidur.
-    #[arg(long, value_parser = contend_calib::emit::EmitKind::parse)]
-    pub emit: Option<contend_calib::emit::EmitKind>,
+    #[arg(long, value_parser = contend_advise::emit::EmitKind::parse)]
+    pub emit: Option<contend_advise::emit::EmitKind>,
     /// Write the --emit output here (default: standard output); an existing file is refused unless --force.
     #[arg(long, requires = "emit")]
     pub out: Option<PathBuf>,
@@ -146,8 +146,8 @@ pub struct AdviseArgs {
     /// Also say what this engine can run here (vllm, sglang, flashinfer,
     /// trtllm, nccl): whether its custom allreduce runs on the box, its best
     /// choice per size and the loss of settling for it.
-    #[arg(long, value_parser = contend_calib::engine_support::Engine::parse)]
-    pub engine: Option<contend_calib::engine_support::Engine>,
+    #[arg(long, value_parser = contend_advise::engine_support::ServingEngine::parse)]
+    pub engine: Option<contend_advise::engine_support::ServingEngine>,
     #[command(flatten)]
     pub stream: StreamArgs,
 }
@@ -181,7 +181,7 @@ fn tie_tolerance(
         .map(|d| d.join("fit.json"));
     if let Some(fj) = fit_json.filter(|f| f.is_file()) {
         let text = contend_topo::bounded_read::read_text(&fj)?;
-        let summary: contend_calib::FitSummary = serde_json::from_str(&text)
+        let summary: contend_fit::FitSummary = serde_json::from_str(&text)
             .with_context(|| format!("{}: not a calibration's fit.json", fj.display()))?;
         let (mut low, mut high) = (params.clone(), params.clone());
         let mut any = false;
@@ -297,7 +297,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
     let sink = |s: &CalibStep| journal.record(s.clone());
     let checkpoint = Checkpoint::new(journal.resumed(), &sink);
     let (pb, cb) = progress_bar();
-    let summary = contend_calib::calibrate::calibrate_resumable(
+    let summary = contend_fit::calibrate::calibrate_resumable(
         &files,
         &topo,
         topology_name,
@@ -397,7 +397,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
         );
     }
     let w = winners(&summary.points);
-    println!("winner agreement: {}", contend_calib::eval::agreement(&w));
+    println!("winner agreement: {}", contend_fit::eval::agreement(&w));
     for s in &summary.skipped {
         println!("not simulated: {s}");
     }
@@ -407,7 +407,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
         .iter()
         .filter(|f| f.extension().is_none_or(|e| e != "jsonl"))
     {
-        if let Ok(i) = contend_calib::import::import_file(f) {
+        if let Ok(i) = contend_import::import::import_file(f) {
             for k in &i.skipped {
                 println!("not read: {}:{}: {}: {}", i.file, k.line, k.what, k.why);
             }
@@ -568,14 +568,14 @@ pub fn advise(a: AdviseArgs) -> Result<()> {
             .as_ref()
             .map(|p| p.display().to_string())
             .unwrap_or_else(|| "defaults".into());
-        let opts = contend_calib::emit::EmitOptions {
+        let opts = contend_advise::emit::EmitOptions {
             kind,
             placement,
             sizes,
-            stamp: contend_calib::emit::Stamp::new(&params, &label),
+            stamp: contend_advise::emit::Stamp::new(&params, &label),
         };
         let (pb, cb) = progress_bar();
-        let text = contend_calib::emit::emit(&topo, &params, &opts, &cb);
+        let text = contend_advise::emit::emit(&topo, &params, &opts, &cb);
         pb.finish_and_clear();
         let text = text?;
         match &a.out {
@@ -606,7 +606,7 @@ pub fn advise(a: AdviseArgs) -> Result<()> {
     let journal: std::sync::Arc<Journal<Prediction>> = Journal::open(
         "advise",
         identity,
-        Some(contend_calib::advise::predictions(
+        Some(contend_advise::advise::predictions(
             &topo, &sizes, &tolerance,
         )),
         "predictions",
@@ -624,7 +624,7 @@ pub fn advise(a: AdviseArgs) -> Result<()> {
             a.engine,
         );
         move |done: &[Prediction]| {
-            contend_calib::advise::advice_of(&topo, &tolerance, placement, &sizes, done)
+            contend_advise::advise::advice_of(&topo, &tolerance, placement, &sizes, done)
                 .ok()
                 .and_then(|adv| {
                     advice_output(&topo, label.as_deref(), &tolerance, &adv, format, engine).ok()
@@ -636,7 +636,7 @@ pub fn advise(a: AdviseArgs) -> Result<()> {
     let sink = |p: &Prediction| journal.record(p.clone());
     let checkpoint = Checkpoint::new(journal.resumed(), &sink);
     let (pb, cb) = progress_bar();
-    let adv = contend_calib::advise::advise_resumable(
+    let adv = contend_advise::advise::advise_resumable(
         &topo,
         &params,
         &tolerance,
@@ -660,7 +660,7 @@ pub fn advise(a: AdviseArgs) -> Result<()> {
         )?
     );
     if let Some(p) = &a.plot {
-        contend_calib::latency_chart::Chart::of_advice(&topo.name, &adv).write(p)?;
+        contend_advise::latency_chart::Chart::of_advice(&topo.name, &adv).write(p)?;
         eprintln!("wrote the plot to {}", p.display());
     }
     Ok(())
@@ -670,11 +670,11 @@ fn advice_output(
     topo: &contend_topo::Topology,
     params: Option<&str>,
     tolerance: &Tolerance,
-    adv: &[contend_calib::WorldAdvice],
+    adv: &[contend_advise::WorldAdvice],
     format: AdviseFormat,
-    engine: Option<contend_calib::engine_support::Engine>,
+    engine: Option<contend_advise::engine_support::ServingEngine>,
 ) -> Result<String> {
-    use contend_calib::engine_support::{engine_advice, engine_section};
+    use contend_advise::engine_support::{engine_advice, engine_section};
     Ok(match format {
         AdviseFormat::Table => {
             let mut t = advice_table(&topo.name, &tolerance.describe(adv), adv);

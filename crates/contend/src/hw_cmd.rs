@@ -143,7 +143,7 @@ fn decision_pass(
 /// A `--only` group.
 fn parse_probe_group(s: &str) -> Result<String, String> {
     let g = s.trim().to_string();
-    contend_hw::run::check_probe_groups(std::slice::from_ref(&g))?;
+    contend_hw::run::check_probe_groups(std::slice::from_ref(&g)).map_err(|e| e.to_string())?;
     Ok(g)
 }
 
@@ -153,7 +153,7 @@ fn parse_emulate_ranks(s: &str) -> Result<usize, String> {
         .trim()
         .parse()
         .map_err(|_| format!("`{s}` is not a number of ranks"))?;
-    contend_hw::run::check_emulate_ranks(n)
+    contend_hw::run::check_emulate_ranks(n).map_err(|e| e.to_string())
 }
 
 /// Options shared by the measuring subcommands.
@@ -178,7 +178,7 @@ pub struct RunArgs {
 
 /// A size flag: a whole number of bytes from 1 to the largest size contend runs.
 fn parse_size(s: &str) -> Result<u64, String> {
-    let b = contend_topo::Bytes::parse(s)?;
+    let b = contend_topo::Bytes::parse_size(s).map_err(|e| e.to_string())?;
     if b.0 == 0 || b > MAX_SIZE {
         return Err(format!(
             "{} B is outside 1..={} ({MAX_SIZE})",
@@ -259,7 +259,7 @@ pub fn run(cmd: HwCommand) -> Result<()> {
     }
     match cmd {
         HwCommand::Topo { out, .. } => {
-            let (_rig, live) = contend_hw::open(false)?;
+            let (_devices, live) = contend_hw::open(false)?;
             let text = live.to_toml()?;
             if let Err(e) = contend_topo::parse_topology("live topology", &text) {
                 bail!("the live topology does not parse ({e}); this is a bug in contend hw topo");
@@ -271,13 +271,13 @@ pub fn run(cmd: HwCommand) -> Result<()> {
         HwCommand::Probe { only, run } => {
             // NCCL's latency probe: NVLink multicast stays off, as for `hw nccl`
             contend_hw::nccl::prepare_env();
-            let (rig, live) = contend_hw::open(true)?;
+            let (devices, live) = contend_hw::open(true)?;
             let mut sink = Sink::create(run.out.as_deref(), live.machine())?;
             let opts = Options {
                 probes: (!only.is_empty()).then_some(only),
                 ..run.options()
             };
-            let r = contend_hw::run::run_probe(&rig, &mut sink, &opts);
+            let r = contend_hw::run::run_probe(&devices, &mut sink, &opts);
             finish(sink, r)
         }
         HwCommand::Run {
@@ -290,14 +290,14 @@ pub fn run(cmd: HwCommand) -> Result<()> {
                 // Before the driver starts: a hardware queue per rank stream.
                 contend_hw::run::prepare_emulation_env();
             }
-            let (rig, live) = contend_hw::open(true)?;
+            let (devices, live) = contend_hw::open(true)?;
             let sc = load_with(&scenario, topology.as_deref(), &live)?;
             let mut sink = Sink::create(run.out.as_deref(), live.machine())?;
             let opts = Options {
                 emulate_ranks,
                 ..run.options()
             };
-            let r = contend_hw::run::run_scenario(&rig, &sc, &mut sink, &opts);
+            let r = contend_hw::run::run_scenario(&devices, &sc, &mut sink, &opts);
             finish(sink, r)
         }
         HwCommand::Nccl {
@@ -320,7 +320,7 @@ pub fn run(cmd: HwCommand) -> Result<()> {
                     );
                 }
             }
-            let (rig, live) = contend_hw::open(true)?;
+            let (devices, live) = contend_hw::open(true)?;
             let sc = load_with(&scenario, topology.as_deref(), &live)?;
             let decisions = if no_decisions {
                 None
@@ -356,8 +356,13 @@ pub fn run(cmd: HwCommand) -> Result<()> {
                 Some(log)
             };
             let mut sink = Sink::create(run.out.as_deref(), live.machine())?;
-            let r =
-                contend_hw::run::run_nccl(&rig, &sc, &mut sink, &run.options(), decisions.as_ref());
+            let r = contend_hw::run::run_nccl(
+                &devices,
+                &sc,
+                &mut sink,
+                &run.options(),
+                decisions.as_ref(),
+            );
             finish(sink, r)
         }
         HwCommand::NcclDecisions {
@@ -366,9 +371,13 @@ pub fn run(cmd: HwCommand) -> Result<()> {
             run,
         } => {
             contend_hw::nccl::prepare_env();
-            let (rig, live) = contend_hw::open(true)?;
+            let (devices, live) = contend_hw::open(true)?;
             let sc = load_with(&scenario, topology.as_deref(), &live)?;
-            Ok(contend_hw::run::run_nccl_once(&rig, &sc, &run.options())?)
+            Ok(contend_hw::run::run_nccl_once(
+                &devices,
+                &sc,
+                &run.options(),
+            )?)
         }
     }
 }

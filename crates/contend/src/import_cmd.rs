@@ -3,7 +3,7 @@
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use contend_calib::import::{import_file, to_jsonl};
+use contend_import::import::{import_file, to_jsonl};
 use std::path::PathBuf;
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq)]

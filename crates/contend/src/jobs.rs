@@ -2,7 +2,7 @@
 //! `sweep` run (size, algorithm, placement, fidelity), each result line
 //! matched to one with sane values before the journal keeps it.
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, anyhow, bail};
 use contend_sim::{Run, RunSpec};
 use contend_topo::Bytes;
 use contend_workload::{
@@ -130,7 +130,7 @@ impl Jobs {
             records: run.records.clone(),
             note: run.note.clone(),
         };
-        self.check(&l).map_err(|m| anyhow::anyhow!("{m}"))?;
+        self.check(&l)?;
         Ok(l)
     }
 
@@ -138,25 +138,26 @@ impl Jobs {
     /// line is a job of this run (its index, label, and each record's
     /// algorithm, placement, fidelity and size those of that job) and each
     /// record holds sane numbers ([`ResultRecord::check`]).
-    pub fn check(&self, l: &RunLine) -> Result<(), String> {
+    pub fn check(&self, l: &RunLine) -> Result<()> {
         let Some(spec) = self.specs.get(l.job) else {
-            return Err(format!(
+            bail!(
                 "run {} is not one of this run's {}",
                 l.job,
                 self.specs.len()
-            ));
+            );
         };
         let want = label(spec);
         if l.run != want {
-            return Err(format!(
+            bail!(
                 "run {} is `{}` in the file, `{want}` in this run",
-                l.job, l.run
-            ));
+                l.job,
+                l.run
+            );
         }
         let it = format!("run {} (`{want}`)", l.job);
         let id = self.identity(spec);
         if l.records.is_empty() || (id.algorithm.is_some() && l.records.len() != 1) {
-            return Err(format!(
+            bail!(
                 "{it} has {} records, not {}",
                 l.records.len(),
                 if id.algorithm.is_some() {
@@ -164,11 +165,11 @@ impl Jobs {
                 } else {
                     "one or more"
                 }
-            ));
+            );
         }
         for r in &l.records {
             self.matches(&it, &id, r)?;
-            r.check().map_err(|e| e.to_string())?;
+            r.check()?;
         }
         Ok(())
     }
@@ -176,14 +177,14 @@ impl Jobs {
     /// Whether record `r` is a result of the job `it` whose identity is
     /// `id`; else which of its fields is not, and whether the run has that
     /// value at all.
-    fn matches(&self, it: &str, id: &Identity, r: &ResultRecord) -> Result<(), String> {
+    fn matches(&self, it: &str, id: &Identity, r: &ResultRecord) -> Result<()> {
         // the run's identities, for the error only (a sweep has thousands)
         let ids = || self.specs.iter().map(|s| self.identity(s));
         let not = |what: &str, whats: &str, shown: String, in_run: bool, all: String| {
             Err(if in_run {
-                format!("{what} {shown} is not that of {it}")
+                anyhow!("{what} {shown} is not that of {it}")
             } else {
-                format!("{what} {shown} is not a {what} of this run ({whats}: {all})")
+                anyhow!("{what} {shown} is not a {what} of this run ({whats}: {all})")
             })
         };
         let none = || "(none)".to_string();
@@ -229,13 +230,10 @@ impl Jobs {
 
     /// A line read back from a stream at `line_no`: [`Jobs::check`], and a
     /// job not read back before.
-    pub fn accept(&mut self, line_no: usize, l: &RunLine) -> Result<(), String> {
+    pub fn accept(&mut self, line_no: usize, l: &RunLine) -> Result<()> {
         self.check(l)?;
         if let Some(first) = self.seen[l.job] {
-            return Err(format!(
-                "run {} (`{}`) is already at line {first}",
-                l.job, l.run
-            ));
+            bail!("run {} (`{}`) is already at line {first}", l.job, l.run);
         }
         self.seen[l.job] = Some(line_no);
         Ok(())
@@ -298,18 +296,18 @@ mod tests {
         // read back: checked the same, and once per job
         jobs.accept(2, &l).unwrap();
         assert_eq!(
-            jobs.accept(5, &l).unwrap_err(),
+            jobs.accept(5, &l).unwrap_err().to_string(),
             "run 0 (`one-shot-pull peer flow 1 KiB`) is already at line 2"
         );
         let mut other = l.clone();
         other.records[0].size_bytes = 3;
         assert_eq!(
-            jobs.check(&other).unwrap_err(),
+            jobs.check(&other).unwrap_err().to_string(),
             "size 3 B is not a size of this run (sizes: 1 KiB, 4 KiB)"
         );
         other.records[0].size_bytes = 4096;
         assert_eq!(
-            jobs.check(&other).unwrap_err(),
+            jobs.check(&other).unwrap_err().to_string(),
             "size 4 KiB is not that of run 0 (`one-shot-pull peer flow 1 KiB`)"
         );
         let mut two = l.clone();
@@ -317,6 +315,7 @@ mod tests {
         assert!(
             jobs.check(&two)
                 .unwrap_err()
+                .to_string()
                 .contains("has 2 records, not one")
         );
     }

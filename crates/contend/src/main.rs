@@ -233,10 +233,10 @@ struct SweepArgs {
     #[command(flatten)]
     step: StepOpts,
     /// Smallest size.
-    #[arg(long, default_value = "1KiB", value_parser = parse_bytes)]
+    #[arg(long, default_value = "1KiB", value_parser = Bytes::parse_size)]
     from: Bytes,
     /// Largest size.
-    #[arg(long, default_value = "64MiB", value_parser = parse_bytes)]
+    #[arg(long, default_value = "64MiB", value_parser = Bytes::parse_size)]
     to: Bytes,
     /// Step factor between sizes: any number above 1 (`1.5`, `1.414`);
     /// sizes round to whole bytes, repeats dropped.
@@ -244,7 +244,7 @@ struct SweepArgs {
     factor: f64,
     /// These sizes instead of `--from`/`--to`/`--factor` (`1KiB,43008,64KiB`);
     /// sorted, repeats dropped.
-    #[arg(long, value_delimiter = ',', value_parser = parse_bytes, conflicts_with_all = ["from", "to", "factor"])]
+    #[arg(long, value_delimiter = ',', value_parser = Bytes::parse_size, conflicts_with_all = ["from", "to", "factor"])]
     sizes: Vec<Bytes>,
     #[command(flatten)]
     stream: StreamArgs,
@@ -293,10 +293,6 @@ enum SweepFormat {
     Jsonl,
     /// nccl-tests style tables (one per algorithm and placement), to diff against nccl-tests logs.
     NcclTests,
-}
-
-fn parse_bytes(s: &str) -> Result<Bytes, String> {
-    Bytes::parse(s)
 }
 
 fn main() {
@@ -487,7 +483,7 @@ fn sweep(a: SweepArgs) -> Result<()> {
         move |sc, runs| sweep_output(sc, runs, format),
     )?;
     if let Some(p) = &a.plot {
-        contend_calib::latency_chart::Chart::of_sweep(sc.name(), &sc.topology().name, &runs)
+        contend_advise::latency_chart::Chart::of_sweep(sc.name(), &sc.topology().name, &runs)
             .write(p)?;
         eprintln!("wrote the plot to {}", p.display());
     }
@@ -500,7 +496,7 @@ fn sweep_output(sc: &Scenario, runs: &[Run], format: SweepFormat) -> Result<Stri
         SweepFormat::Csv => output::sweep_csv(runs),
         SweepFormat::Json => output::json(sc, runs, &[])? + "\n",
         SweepFormat::Jsonl => String::new(),
-        SweepFormat::NcclTests => contend_calib::nccl_tests_table(
+        SweepFormat::NcclTests => contend_import::nccl_tests_table(
             &runs.iter().map(|r| r.record().clone()).collect::<Vec<_>>(),
         ),
     })

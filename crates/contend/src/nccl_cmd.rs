@@ -28,7 +28,7 @@ pub struct ExplainArgs {
     /// Topology: a file or a shipped name (`contend topo list`).
     topology: String,
     /// Message size to show NCCL's choice for (repeatable): 43008, 42KiB, 64MiB.
-    #[arg(long = "size", value_parser = parse_bytes)]
+    #[arg(long = "size", value_parser = Bytes::parse_size)]
     sizes: Vec<Bytes>,
     /// An NCCL variable, NAME=value (repeatable): NCCL_P2P_LEVEL=SYS.
     #[arg(long = "env", value_name = "NAME=VALUE")]
@@ -64,10 +64,6 @@ pub struct LogArgs {
     log: PathBuf,
 }
 
-fn parse_bytes(s: &str) -> Result<Bytes, String> {
-    Bytes::parse(s)
-}
-
 pub fn run(cmd: NcclCommand) -> Result<()> {
     match cmd {
         NcclCommand::Explain(a) => explain(a),
@@ -84,7 +80,7 @@ fn explain(a: ExplainArgs) -> Result<()> {
     let topo = shipped::resolve(&a.topology)?;
     let mut env = NcclEnv::from_assignments(&a.env)?;
     if let Some(c) = &a.cpu {
-        env.host.cpu = Some(CpuArch::parse(c).map_err(anyhow::Error::msg)?);
+        env.host.cpu = Some(CpuArch::parse(c)?);
     }
     env.host.compute_capability = a.cc;
     if a.no_gpu_p2p {

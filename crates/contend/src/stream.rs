@@ -112,7 +112,7 @@ fn differences(a: &Value, b: &Value) -> Vec<String> {
 
 /// What a result read back must pass to be kept: given its line number
 /// (1-based) and the result, why it is not one of this run's, if it is not.
-pub type Accept<'a, R> = dyn FnMut(usize, &R) -> Result<(), String> + 'a;
+pub type Accept<'a, R> = dyn FnMut(usize, &R) -> Result<()> + 'a;
 
 /// Reads a stream to resume: its results, and the length of its whole
 /// lines (a torn last line, from a kill mid-write, is cut off). Every
@@ -518,7 +518,7 @@ mod tests {
             if r.1 > 0.0 {
                 Ok(())
             } else {
-                Err(format!("run {} took {:?}", r.0, r.1))
+                Err(anyhow::anyhow!("run {} took {:?}", r.0, r.1))
             }
         })
         .unwrap_err();

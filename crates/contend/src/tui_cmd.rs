@@ -53,7 +53,7 @@ pub fn run(args: TuiArgs) -> Result<()> {
     for f in &files {
         // What calibrate reads, read the way it reads it: contend's JSON
         // Lines, or any tool's output `contend import` reads.
-        let recs = contend_calib::measure::read_records(f)?;
+        let recs = contend_import::measure::read_records(f)?;
         check_measurements(&f.display().to_string(), &recs)?;
         measurements.extend(recs.into_iter().map(|r| r.1));
     }

@@ -349,7 +349,7 @@ fn tui_measurements_read_what_calibrate_reads() {
         json.clone(),
     ];
     for f in &files {
-        let n = contend_calib::measure::read_records(f)
+        let n = contend_import::measure::read_records(f)
             .unwrap_or_else(|e| panic!("calibrate cannot read {}: {e}", f.display()))
             .len();
         assert!(n > 0);

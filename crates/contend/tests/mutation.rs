@@ -15,9 +15,10 @@
 //! Mutants that load are not simulated: the loaders are what is under test
 //! here; the simulated-time limit of a run is tested with the engine.
 
-use contend_calib::measure::{classify, parse_jsonl};
-use contend_calib::report::{parse_summary, render_markdown};
-use contend_calib::{CalibError, eval, parse_nccl_tests};
+use contend_fit::eval;
+use contend_fit::report::{parse_summary, render_markdown};
+use contend_import::measure::{classify, parse_jsonl};
+use contend_import::{CalibError, parse_nccl_tests};
 use contend_sim::ModelParams;
 use contend_sim::{RunLimits, SimOptions, simulate_one_with};
 use contend_topo::{Topology, parse_topology, render_tree};
@@ -457,7 +458,7 @@ fn measurements(
     let topo = h200x2();
     let ms = classify(file, recs.map_err(|e| e.to_string())?, &topo).map_err(|e| e.to_string())?;
     for m in &ms {
-        contend_calib::twin::build_twin(m, &topo).map_err(|e| e.to_string())?;
+        contend_fit::twin::build_twin(m, &topo).map_err(|e| e.to_string())?;
     }
     Ok(())
 }
@@ -559,7 +560,7 @@ fn targets() -> Vec<(Target, usize)> {
             40,
         ));
     }
-    let f = "crates/contend-calib/tests/fixtures/nccl-tests-h200x2.log".to_string();
+    let f = "crates/contend-fit/tests/fixtures/nccl-tests-h200x2.log".to_string();
     v.push((
         Target {
             text: read(&f),

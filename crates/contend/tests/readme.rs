@@ -25,7 +25,7 @@
 //!   not deterministic).
 //! - `<!-- readme-test: public-rigs -->`: the public rigs' figures and
 //!   errors in the next paragraph are those of the committed
-//!   `calibration/public/*/report.json` (which `contend-calib`'s
+//!   `calibration/public/*/report.json` (which `contend-fit`'s
 //!   tests/rigs.rs holds to the committed params and the code; refitting
 //!   all seven rigs takes minutes even in a release build).
 //!

@@ -7,9 +7,9 @@
 #![allow(unsafe_code)]
 
 use super::{Collective, fit_queue};
+use crate::devices::{Devices, Timeouts};
 use crate::driver::{self, Event, Gpu, Graph, HostMem};
 use crate::error::HwError;
-use crate::rig::{Rig, Timeouts};
 use crate::verify;
 use contend_workload::{Dtype, LaunchMode};
 use std::time::Instant;
@@ -137,18 +137,18 @@ fn draw_all(c: &dyn Collective, dtype: Dtype, bytes: usize, n: usize, seed: u64)
 
 /// Runs one allreduce on every rank with fresh inputs and checks every output.
 pub fn verify_once(
-    rig: &Rig,
+    devices: &Devices,
     c: &dyn Collective,
     dtype: Dtype,
     placement: &str,
     bytes: usize,
     seed: u64,
 ) -> Result<(), HwError> {
-    let t = &rig.timeouts;
+    let t = &devices.timeouts;
     c.ready(bytes)?;
     let ids = c.gpu_ids().to_vec();
     let inputs = draw_all(c, dtype, bytes, ids.len(), seed);
-    let outs = rig.par(&ids, |r, g, gate| {
+    let outs = devices.par(&ids, |r, g, gate| {
         stage_inputs(t, c, r, g, &inputs[r])?;
         gate.wait()?;
         let s = c.stream(r, g);
@@ -177,14 +177,14 @@ pub fn verify_once(
 /// pass. The host-synchronised tries (launch, wait, on every rank) are what
 /// a caller that waits for each result sees.
 pub fn time(
-    rig: &Rig,
+    devices: &Devices,
     c: &dyn Collective,
     bytes: usize,
     warmup: u32,
     repeats: u32,
     sync_reps: u32,
 ) -> Result<Timing, HwError> {
-    let t = &rig.timeouts;
+    let t = &devices.timeouts;
     c.ready(bytes)?;
     let ids = c.gpu_ids().to_vec();
     let most_here = ids
@@ -194,8 +194,8 @@ pub fn time(
         .unwrap_or(1);
     let (warmup, repeats) = fit_queue(warmup, repeats, c.queued_ops(), most_here);
     let r = repeats.max(1) as usize;
-    let release = HostMem::alloc(&rig.gpus, 64)?;
-    let per_rank = rig.par(&ids, |rank, g, gate| {
+    let release = HostMem::alloc(&devices.gpus, 64)?;
+    let per_rank = devices.par(&ids, |rank, g, gate| {
         let s = c.stream(rank, g);
         let ev = Event::many(g, r + 1)?;
         let hold = g.func("hold")?;
@@ -267,7 +267,7 @@ pub fn time(
 /// step times.
 #[allow(clippy::too_many_arguments)]
 pub fn verify_step(
-    rig: &Rig,
+    devices: &Devices,
     c: &dyn Collective,
     dtype: Dtype,
     placement: &str,
@@ -287,12 +287,12 @@ pub fn verify_step(
             ));
         }
     };
-    let t = &rig.timeouts;
+    let t = &devices.timeouts;
     c.ready(bytes)?;
     let ids = c.gpu_ids().to_vec();
     let inputs = draw_all(c, dtype, bytes, ids.len(), seed);
     let r = repeats.max(1) as usize;
-    let per_rank = rig.par(&ids, |rank, g, gate| {
+    let per_rank = devices.par(&ids, |rank, g, gate| {
         let s = c.stream(rank, g);
         let spin = g.func("spin")?;
         let step = || -> Result<(), HwError> {

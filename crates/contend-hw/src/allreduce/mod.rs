@@ -6,9 +6,9 @@
 
 #![allow(unsafe_code)]
 
+use crate::devices::Devices;
 use crate::driver::{self, DevMem, Func, Gpu, HostMem, Stream, StreamRef};
-use crate::error::HwError;
-use crate::rig::Rig;
+use crate::error::{EmulationError, HwError};
 use contend_topo::Bytes;
 use contend_workload::{Algorithm, Dtype, KernelConfig, Placement};
 
@@ -27,21 +27,26 @@ enum Mem {
 }
 
 impl Mem {
-    fn alloc(rig: &Rig, ids: &[usize], placement: Placement, bytes: usize) -> Result<Mem, HwError> {
+    fn alloc(
+        devices: &Devices,
+        ids: &[usize],
+        placement: Placement,
+        bytes: usize,
+    ) -> Result<Mem, HwError> {
         Ok(match placement {
             Placement::Peer => Mem::Dev(
                 ids.iter()
-                    .map(|&i| DevMem::alloc(&rig.gpus[i], bytes))
+                    .map(|&i| DevMem::alloc(&devices.gpus[i], bytes))
                     .collect::<Result<_, _>>()?,
             ),
             Placement::Host => Mem::Host(
                 ids.iter()
-                    .map(|_| HostMem::alloc(&rig.gpus, bytes))
+                    .map(|_| HostMem::alloc(&devices.gpus, bytes))
                     .collect::<Result<_, _>>()?,
             ),
         })
     }
-    /// Address of rank `owner`'s memory as rig GPU `gpu` sees it.
+    /// Address of rank `owner`'s memory as GPU `gpu` of the devices sees it.
     fn addr(&self, owner: usize, gpu: usize) -> u64 {
         match self {
             Mem::Dev(v) => v[owner].ptr,
@@ -53,8 +58,8 @@ impl Mem {
 /// The buffers of a team of ranks for the custom kernels.
 #[derive(Debug)]
 pub struct Team<'r> {
-    pub rig: &'r Rig,
-    /// Rig GPU index of each rank.
+    pub devices: &'r Devices,
+    /// Index among the devices of the GPU of each rank.
     pub ids: Vec<usize>,
     pub placement: Placement,
     /// Capacity of one slot: the largest message, bytes.
@@ -79,7 +84,7 @@ pub struct Team<'r> {
 impl<'r> Team<'r> {
     /// Allocates everything for messages up to `cap` bytes.
     pub fn new(
-        rig: &'r Rig,
+        devices: &'r Devices,
         ids: &[usize],
         placement: Placement,
         cap: usize,
@@ -100,7 +105,7 @@ impl<'r> Team<'r> {
         let emulated = ids.iter().enumerate().any(|(k, a)| ids[..k].contains(a));
         let streams = if emulated {
             ids.iter()
-                .map(|&i| rig.gpus[i].new_stream())
+                .map(|&i| devices.gpus[i].new_stream())
                 .collect::<Result<Vec<_>, _>>()?
         } else {
             vec![]
@@ -108,7 +113,7 @@ impl<'r> Team<'r> {
         if placement == Placement::Peer {
             for &a in ids {
                 for &b in ids {
-                    if a != b && !rig.p2p[a][b].access {
+                    if a != b && !devices.p2p[a][b].access {
                         return Err(HwError::Unsupported(format!(
                             "peer placement needs P2P access, and GPU {a} cannot reach GPU {b} (use host placement)"
                         )));
@@ -120,11 +125,11 @@ impl<'r> Team<'r> {
         let exch_bytes = 2 * (n + 1) * cap;
         let dev = |bytes| {
             ids.iter()
-                .map(|&i| DevMem::alloc(&rig.gpus[i], bytes))
+                .map(|&i| DevMem::alloc(&devices.gpus[i], bytes))
                 .collect::<Result<Vec<_>, _>>()
         };
         Ok(Team {
-            rig,
+            devices,
             ids: ids.to_vec(),
             placement,
             cap,
@@ -133,11 +138,11 @@ impl<'r> Team<'r> {
             streams,
             input: dev(cap)?,
             output: dev(cap)?,
-            exch: Mem::alloc(rig, ids, placement, exch_bytes)?,
-            flags: Mem::alloc(rig, ids, placement, FLAG_BYTES)?,
+            exch: Mem::alloc(devices, ids, placement, exch_bytes)?,
+            flags: Mem::alloc(devices, ids, placement, FLAG_BYTES)?,
             counter: dev(8)?,
             abort: dev(4)?,
-            status: HostMem::alloc(&rig.gpus, 4 * MAX_RANKS)?,
+            status: HostMem::alloc(&devices.gpus, 4 * MAX_RANKS)?,
         })
     }
 
@@ -163,7 +168,7 @@ impl<'r> Team<'r> {
         a.status = self.status.dev[gpu] + 4 * rank as u64;
         a.nvec = (bytes / 16) as u64;
         a.region = self.cap as u64;
-        a.timeout_ns = self.rig.timeouts.kernel_ns();
+        a.timeout_ns = self.devices.timeouts.kernel_ns();
         a.rank = rank as u32;
         a.nranks = self.ids.len() as u32;
         a.group = self.group;
@@ -180,7 +185,7 @@ impl<'r> Team<'r> {
                     let (phase, peer) = ((s - 1) / 16, (s - 1) % 16);
                     format!(
                         "rank {r} waited longer than {} ms for rank {peer}'s flag of phase {phase}",
-                        self.rig.timeouts.kernel_ms()
+                        self.devices.timeouts.kernel_ms()
                     )
                 })
             })
@@ -193,7 +198,7 @@ impl<'r> Team<'r> {
 pub trait Collective: Sync {
     /// `one-shot-pull`, ..., `nccl`.
     fn algorithm(&self) -> contend_workload::Measured;
-    /// Rig GPU index of each rank.
+    /// Index among the devices of the GPU of each rank.
     fn gpu_ids(&self) -> &[usize];
     fn input(&self, rank: usize) -> &DevMem;
     fn output(&self, rank: usize) -> &DevMem;
@@ -297,21 +302,20 @@ pub fn coresident(
     sms: u32,
     blocks_per_sm: u32,
     reserve: u32,
-) -> Result<(), String> {
+) -> Result<(), EmulationError> {
     let need = ranks as u64 * u64::from(grid);
-    let usable = sms.saturating_sub(reserve);
-    let capacity = u64::from(usable) * u64::from(blocks_per_sm);
+    let capacity = u64::from(sms.saturating_sub(reserve)) * u64::from(blocks_per_sm);
     if need <= capacity {
         return Ok(());
     }
-    let kept = if reserve > 0 {
-        format!("{usable} of its {sms} SMs ({reserve} left for the driver's copies)")
-    } else {
-        format!("{sms} SMs")
-    };
-    Err(format!(
-        "{ranks} emulated ranks x {grid} blocks of {kernel} = {need} blocks, but one GPU keeps at most {capacity} resident ({kept} x {blocks_per_sm} blocks per SM): ranks waiting for blocks that cannot start would deadlock; use fewer ranks or fewer blocks ([kernel] blocks)"
-    ))
+    Err(EmulationError::NotCoresident {
+        kernel: kernel.to_string(),
+        ranks,
+        grid,
+        sms,
+        blocks_per_sm,
+        reserve,
+    })
 }
 
 impl<'t, 'r> Custom<'t, 'r> {
@@ -337,10 +341,10 @@ impl<'t, 'r> Custom<'t, 'r> {
             )));
         }
         let name = format!("{}_{suffix}", kernel_base(algorithm));
-        let rig: &'r Rig = team.rig;
+        let devices: &'r Devices = team.devices;
         let mut funcs = vec![];
         for &i in &team.ids {
-            let g = &rig.gpus[i];
+            let g = &devices.gpus[i];
             let f = g.func(&name)?;
             let max = g.max_threads(f)?;
             if kernel.threads > max {
@@ -352,7 +356,7 @@ impl<'t, 'r> Custom<'t, 'r> {
             funcs.push(f);
         }
         let blocks_per_sm = if team.emulated {
-            let g = &rig.gpus[team.ids[0]];
+            let g = &devices.gpus[team.ids[0]];
             Some(g.max_active_blocks(funcs[0], kernel.threads)?)
         } else {
             None
@@ -398,7 +402,7 @@ impl<'t, 'r> Custom<'t, 'r> {
         let n = team.ids.len();
         let next = (rank + 1) % n;
         let me = team.ids[rank];
-        let next_gpu = &team.rig.gpus[team.ids[next]];
+        let next_gpu = &team.devices.gpus[team.ids[next]];
         let host = team.placement == Placement::Host;
         // chunk k: vectors [nvec * k / n, nvec * (k + 1) / n), as chunk_lo
         let nvec = (bytes / 16) as u64;
@@ -527,7 +531,7 @@ impl Collective for Custom<'_, '_> {
         let Some(per_sm) = self.blocks_per_sm else {
             return Ok(());
         };
-        let sms = self.team.rig.gpus[self.team.ids[0]].sms;
+        let sms = self.team.devices.gpus[self.team.ids[0]].sms;
         let reserve = u32::from(self.algorithm == Algorithm::CeRing);
         coresident(
             &self.name,
@@ -537,7 +541,7 @@ impl Collective for Custom<'_, '_> {
             per_sm,
             reserve,
         )
-        .map_err(HwError::Unsupported)
+        .map_err(HwError::from)
     }
     fn exact(&self) -> bool {
         self.algorithm == Algorithm::TwoShotPushFp32Acc
@@ -590,7 +594,9 @@ mod tests {
         assert_eq!(coresident("k", 8, 16, 132, 1, 0), Ok(()));
         assert_eq!(coresident("k", 8, 16, 132, 1, 1), Ok(()));
         // 8 x 17 = 136 > 132: refused, with the numbers
-        let e = coresident("two_shot_push_bf16", 8, 17, 132, 1, 0).unwrap_err();
+        let e = coresident("two_shot_push_bf16", 8, 17, 132, 1, 0)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with(
                 "8 emulated ranks x 17 blocks of two_shot_push_bf16 = 136 blocks, but one GPU keeps at most 132 resident (132 SMs x 1 blocks per SM)"
@@ -600,7 +606,9 @@ mod tests {
         // two blocks per SM double the room
         assert_eq!(coresident("k", 8, 33, 132, 2, 0), Ok(()));
         // the copy-engine ring leaves an SM for the driver's copies
-        let e = coresident("ce_ring_step_bf16", 4, 33, 132, 1, 1).unwrap_err();
+        let e = coresident("ce_ring_step_bf16", 4, 33, 132, 1, 1)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("131 of its 132 SMs (1 left for the driver's copies)"),
             "{e}"

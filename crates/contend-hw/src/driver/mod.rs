@@ -80,7 +80,7 @@ pub fn set_env_if_unset(var: &str, value: &str) {
 
 /// One GPU: its primary context, a stream, and the kernels loaded in it (the
 /// modules of [`kernels::SOURCES`] and their functions by name, loaded once
-/// per GPU from the PTX the rig compiled for its architecture).
+/// per GPU from the PTX [`crate::Devices`] compiled for its architecture).
 #[derive(Debug)]
 pub struct Gpu {
     pub ordinal: usize,

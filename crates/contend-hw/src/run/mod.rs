@@ -4,11 +4,11 @@
 //! result written as a [`ResultRecord`] the moment it is measured.
 
 use crate::allreduce::{self, Collective, Custom, Team, Timing};
-use crate::error::HwError;
+use crate::devices::Devices;
+use crate::error::{EmulationError, HwError};
 use crate::nccl::NcclTeam;
 use crate::output::Sink;
 use crate::probe::{self, Op, Spec, Target};
-use crate::rig::Rig;
 use contend_topo::NodeKind;
 use contend_workload::{
     Algorithm, Dtype, Extra, GroupTag, LaunchMode, Measured, Placement, ResultRecord, Scenario,
@@ -42,14 +42,11 @@ pub struct Options {
 }
 
 /// The range `--emulate-ranks` takes: 2 to the kernels' MAX_RANKS.
-pub fn check_emulate_ranks(n: usize) -> Result<usize, String> {
+pub fn check_emulate_ranks(n: usize) -> Result<usize, EmulationError> {
     if (2..=crate::abi::MAX_RANKS).contains(&n) {
         Ok(n)
     } else {
-        Err(format!(
-            "{n} ranks cannot be emulated: an allreduce needs 2 and the kernels take at most {}",
-            crate::abi::MAX_RANKS
-        ))
+        Err(EmulationError::RankCount { n })
     }
 }
 
@@ -57,12 +54,10 @@ pub fn check_emulate_ranks(n: usize) -> Result<usize, String> {
 /// stand for: spread evenly over the list (`i * count / n`), all of them
 /// when `n == count`. Spreading keeps the topology's islands: of 8 GPUs in
 /// two islands of 4, 4 emulated ranks are 2 + 2 and 2 are 1 + 1.
-pub fn emulated_ranks(count: usize, n: usize) -> Result<Vec<usize>, String> {
+pub fn emulated_ranks(count: usize, n: usize) -> Result<Vec<usize>, EmulationError> {
     check_emulate_ranks(n)?;
     if n > count {
-        return Err(format!(
-            "--emulate-ranks {n}: the scenario has {count} rank(s); emulated ranks stand for ranks of its topology, so it needs at least {n}"
-        ));
+        return Err(EmulationError::FewerScenarioRanks { n, count });
     }
     Ok((0..n).map(|i| i * count / n).collect())
 }
@@ -85,7 +80,7 @@ fn emulated_scenario(sc: &Scenario, n: usize) -> Result<(Scenario, Vec<String>),
             "--emulate-ranks runs allreduce and verify-step workloads, not transfers".into(),
         ));
     }
-    let pick = emulated_ranks(sc.ranks().len(), n).map_err(HwError::Unsupported)?;
+    let pick = emulated_ranks(sc.ranks().len(), n)?;
     let mut spec = sc.spec();
     spec.ranks = pick.iter().map(|&i| sc.ranks()[i]).collect();
     let sub = Scenario::new(spec).map_err(|e| HwError::Scenario(e.to_string()))?;
@@ -106,9 +101,9 @@ fn fresh_seed(base: u64) -> u64 {
     base ^ t.rotate_left(17) ^ 0x9e37_79b9_7f4a_7c15
 }
 
-/// Rig GPU index of each rank: the k-th GPU node of the scenario's topology
+/// Index among the devices of the GPU of each rank: the k-th GPU node of the scenario's topology
 /// is CUDA device k.
-pub fn rank_gpus(sc: &Scenario, rig: &Rig) -> Result<Vec<usize>, HwError> {
+pub fn rank_gpus(sc: &Scenario, devices: &Devices) -> Result<Vec<usize>, HwError> {
     let gpus = sc.topology().gpus();
     sc.ranks()
         .iter()
@@ -117,12 +112,12 @@ pub fn rank_gpus(sc: &Scenario, rig: &Rig) -> Result<Vec<usize>, HwError> {
                 .iter()
                 .position(|g| g == r)
                 .ok_or_else(|| HwError::Scenario("a rank is not a GPU".into()))?;
-            if k >= rig.len() {
+            if k >= devices.len() {
                 return Err(HwError::Unsupported(format!(
                     "scenario `{}` needs GPU {k} ({}) but this machine has {} GPU(s)",
                     sc.name(),
                     sc.topology().node(*r).id.0,
-                    rig.len()
+                    devices.len()
                 )));
             }
             Ok(k)
@@ -239,22 +234,22 @@ fn allreduce_sizes(sc: &Scenario, opts: &Options) -> Vec<u64> {
 
 /// `contend hw run`: the scenario's workload with the custom kernels.
 pub fn run_scenario(
-    rig: &Rig,
+    devices: &Devices,
     sc: &Scenario,
     sink: &mut Sink,
     opts: &Options,
 ) -> Result<(), HwError> {
     let emulated;
     let (sc, ids, names) = match opts.emulate_ranks {
-        None => (sc, rank_gpus(sc, rig)?, sc.rank_names()),
+        None => (sc, rank_gpus(sc, devices)?, sc.rank_names()),
         Some(n) => {
             let (sub, names) = emulated_scenario(sc, n)?;
             emulated = sub;
             sink.note(&format!(
                 "emulating {n} ranks ({}) on GPU 0 ({}, {} SMs): one stream and one set of buffers per rank; timings are marked emulated",
                 emulated.rank_names().join(" "),
-                rig.gpus[0].name,
-                rig.gpus[0].sms
+                devices.gpus[0].name,
+                devices.gpus[0].sms
             ));
             (&emulated, vec![0; n], names)
         }
@@ -277,7 +272,7 @@ pub fn run_scenario(
             let max = sizes.iter().copied().max().unwrap_or(16) as usize;
             sink.plan((sc.placements().len() * algs.len() * sizes.len()) as u64);
             for &pl in sc.placements() {
-                let team = match Team::new(rig, &ids, pl, max, group) {
+                let team = match Team::new(devices, &ids, pl, max, group) {
                     Ok(t) => t,
                     Err(e) => {
                         soft(sink, &format!("{pl} placement"), e)?;
@@ -309,7 +304,7 @@ pub fn run_scenario(
                         names: &names,
                     };
                     for &size in &sizes {
-                        allreduce_record(rig, sc, sink, &c, *dtype, size, opts, &of)?;
+                        allreduce_record(devices, sc, sink, &c, *dtype, size, opts, &of)?;
                     }
                 }
             }
@@ -321,7 +316,7 @@ pub fn run_scenario(
             let modes: usize = algs.iter().map(|a| verify_modes(sc, *a).len()).sum();
             sink.plan((sc.placements().len() * modes) as u64);
             for &pl in sc.placements() {
-                let team = match Team::new(rig, &ids, pl, size, group) {
+                let team = match Team::new(devices, &ids, pl, size, group) {
                     Ok(t) => t,
                     Err(e) => {
                         soft(sink, &format!("{pl} placement"), e)?;
@@ -338,7 +333,7 @@ pub fn run_scenario(
                     };
                     for mode in verify_modes(sc, alg) {
                         verify_step_one(
-                            rig,
+                            devices,
                             sc,
                             sink,
                             &c,
@@ -380,11 +375,11 @@ pub fn run_scenario(
                     _ => Target::Host,
                 };
                 for k in [from, if let Target::Gpu(j) = to { j } else { from }] {
-                    if k >= rig.len() {
+                    if k >= devices.len() {
                         return Err(HwError::Unsupported(format!(
                             "scenario `{}` needs GPU {k} but this machine has {} GPU(s)",
                             sc.name(),
-                            rig.len()
+                            devices.len()
                         )));
                     }
                 }
@@ -412,7 +407,7 @@ pub fn run_scenario(
             } else {
                 (2, opts.repeats.unwrap_or(20), 5)
             };
-            let ms = probe::run_concurrent(rig, &specs, w, r, s)?;
+            let ms = probe::run_concurrent(devices, &specs, w, r, s)?;
             let mut recs = vec![];
             for (st, (spec, m)) in streams.iter().zip(specs.iter().zip(&ms)) {
                 let ranks = vec![
@@ -461,7 +456,7 @@ struct SizeRun<'a> {
 /// kernels' records (those with a placement) carry [`custom_extra`] too.
 #[allow(clippy::too_many_arguments)]
 fn allreduce_record(
-    rig: &Rig,
+    devices: &Devices,
     sc: &Scenario,
     sink: &mut Sink,
     c: &dyn Collective,
@@ -472,7 +467,7 @@ fn allreduce_record(
 ) -> Result<(), HwError> {
     let label = format!("{} {size} B", of.label);
     let tag = of.placement.map_or("nccl", |p| p.name());
-    match measure_allreduce(rig, c, dtype, tag, size as usize, sc.seed(), opts) {
+    match measure_allreduce(devices, c, dtype, tag, size as usize, sc.seed(), opts) {
         Ok((t, seeds)) => {
             let mut extra = Extra::default();
             c.describe(size as usize, &mut extra);
@@ -536,7 +531,7 @@ fn common_extra(dtype: Dtype, size: u64, t: &Timing, seeds: Vec<u64>, extra: &mu
 /// Verify (fresh inputs), time, verify again (fresh inputs: catches stale
 /// data left by the timed runs).
 fn measure_allreduce(
-    rig: &Rig,
+    devices: &Devices,
     c: &dyn Collective,
     dtype: Dtype,
     placement: &str,
@@ -552,10 +547,10 @@ fn measure_allreduce(
         (w, r, s) = (3, r.min(20), s.min(5));
     }
     let s1 = fresh_seed(seed);
-    allreduce::verify_once(rig, c, dtype, placement, size, s1)?;
-    let t = allreduce::time(rig, c, size, w, r, s)?;
+    allreduce::verify_once(devices, c, dtype, placement, size, s1)?;
+    let t = allreduce::time(devices, c, size, w, r, s)?;
     let s2 = fresh_seed(seed ^ 0x5555);
-    allreduce::verify_once(rig, c, dtype, placement, size, s2)?;
+    allreduce::verify_once(devices, c, dtype, placement, size, s2)?;
     Ok((t, vec![s1, s2]))
 }
 
@@ -571,7 +566,8 @@ mod tests {
         assert_eq!(emulated_ranks(2, 2), Ok(vec![0, 1]));
         assert_eq!(emulated_ranks(6, 4), Ok(vec![0, 1, 3, 4]));
         let e = emulated_ranks(4, 8).unwrap_err();
-        assert!(e.contains("the scenario has 4 rank(s)"), "{e}");
+        assert_eq!(e, EmulationError::FewerScenarioRanks { n: 8, count: 4 });
+        assert!(e.to_string().contains("the scenario has 4 rank(s)"), "{e}");
         for n in [0, 1, 9] {
             assert!(check_emulate_ranks(n).is_err(), "{n}");
             assert!(emulated_ranks(16, n).is_err(), "{n}");

@@ -18,13 +18,13 @@ fn nccl_sizes(sc: &Scenario, opts: &Options) -> Result<(Vec<u64>, Dtype), HwErro
 /// under [`crate::nccl::capture_env`]): one checked NCCL allreduce of each
 /// size the timed run will take, untimed, so NCCL's INFO log holds its
 /// init decisions and one per-call line per size.
-pub fn run_nccl_once(rig: &Rig, sc: &Scenario, opts: &Options) -> Result<(), HwError> {
-    let ids = rank_gpus(sc, rig)?;
+pub fn run_nccl_once(devices: &Devices, sc: &Scenario, opts: &Options) -> Result<(), HwError> {
+    let ids = rank_gpus(sc, devices)?;
     let (sizes, dtype) = nccl_sizes(sc, opts)?;
     let max = sizes.iter().copied().max().unwrap_or(16) as usize;
-    let team = NcclTeam::new(rig, &ids, max, dtype)?;
+    let team = NcclTeam::new(devices, &ids, max, dtype)?;
     for &size in &sizes {
-        allreduce::verify_once(rig, &team, dtype, "nccl", size as usize, sc.seed())?;
+        allreduce::verify_once(devices, &team, dtype, "nccl", size as usize, sc.seed())?;
     }
     Ok(())
 }
@@ -33,13 +33,13 @@ pub fn run_nccl_once(rig: &Rig, sc: &Scenario, opts: &Options) -> Result<(), HwE
 /// (an allreduce or verify-step workload); `decisions`, NCCL's own log of
 /// a capture pass, puts each call's decisions into its record.
 pub fn run_nccl(
-    rig: &Rig,
+    devices: &Devices,
     sc: &Scenario,
     sink: &mut Sink,
     opts: &Options,
     decisions: Option<&contend_nccl::log::NcclLog>,
 ) -> Result<(), HwError> {
-    let ids = rank_gpus(sc, rig)?;
+    let ids = rank_gpus(sc, devices)?;
     let names = sc.rank_names();
     if sc.nccl().caller == contend_workload::NcclCaller::Torch {
         sink.note(
@@ -50,7 +50,7 @@ pub fn run_nccl(
         Workload::Allreduce { dtype, .. } => {
             let sizes = allreduce_sizes(sc, opts);
             let max = sizes.iter().copied().max().unwrap_or(16) as usize;
-            let mut team = NcclTeam::new(rig, &ids, max, *dtype)?;
+            let mut team = NcclTeam::new(devices, &ids, max, *dtype)?;
             team.decisions = decisions.cloned();
             sink.note(&format!(
                 "NCCL {} with {}",
@@ -70,19 +70,19 @@ pub fn run_nccl(
                 names: &names,
             };
             for &size in &sizes {
-                allreduce_record(rig, sc, sink, &team, *dtype, size, opts, &of)?;
+                allreduce_record(devices, sc, sink, &team, *dtype, size, opts, &of)?;
             }
         }
         Workload::VerifyStep(v) => {
             let (size, dtype) = (v.size().0 as usize, &v.dtype);
             let ops = v.allreduces() as usize;
             let delays = step_delays(sc, ops, ids.len(), v.gap, &v.skew);
-            let mut team = NcclTeam::new(rig, &ids, size, *dtype)?;
+            let mut team = NcclTeam::new(devices, &ids, size, *dtype)?;
             team.decisions = decisions.cloned();
             sink.plan(2);
             for mode in [LaunchMode::Eager, LaunchMode::Graph] {
                 verify_step_one(
-                    rig,
+                    devices,
                     sc,
                     sink,
                     &team,

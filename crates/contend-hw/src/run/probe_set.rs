@@ -6,11 +6,11 @@
 use super::{common_extra, measure_allreduce, record, soft, transfer_line, transfer_record, us};
 use crate::Options;
 use crate::allreduce::{Collective, Timing};
-use crate::error::HwError;
+use crate::devices::Devices;
+use crate::error::{HwError, UnknownProbeGroup};
 use crate::nccl::NcclTeam;
 use crate::output::Sink;
 use crate::probe::{self, LaunchProbe, Op, Spec, Target};
-use crate::rig::Rig;
 use contend_workload::{
     Dtype, Extra, KernelConfig, LaunchMode, Measured, ProbeOp, Source, WorkloadKind,
 };
@@ -27,12 +27,9 @@ pub const PROBE_GROUPS: [&str; 7] = [
 ];
 
 /// Checks a `--only` list against [`PROBE_GROUPS`].
-pub fn check_probe_groups(v: &[String]) -> Result<(), String> {
+pub fn check_probe_groups(v: &[String]) -> Result<(), UnknownProbeGroup> {
     match v.iter().find(|g| !PROBE_GROUPS.contains(&g.as_str())) {
-        Some(g) => Err(format!(
-            "unknown probe group `{g}` (one of: {})",
-            PROBE_GROUPS.join(", ")
-        )),
+        Some(g) => Err(UnknownProbeGroup { group: g.clone() }),
         None => Ok(()),
     }
 }
@@ -48,8 +45,8 @@ impl Options {
 }
 
 /// `contend hw probe`: the microbenchmarks calibration needs.
-pub fn run_probe(rig: &Rig, sink: &mut Sink, opts: &Options) -> Result<(), HwError> {
-    let n = rig.len();
+pub fn run_probe(devices: &Devices, sink: &mut Sink, opts: &Options) -> Result<(), HwError> {
+    let n = devices.len();
     let names: Vec<String> = (0..n).map(|i| format!("gpu{i}")).collect();
     let host = "host".to_string();
     let q = opts.quick;
@@ -60,7 +57,7 @@ pub fn run_probe(rig: &Rig, sink: &mut Sink, opts: &Options) -> Result<(), HwErr
     };
     let big = if q { 64 << 20 } else { 256 << 20 };
     let threads = 512;
-    let sms = rig.gpus[0].sms.max(1);
+    let sms = devices.gpus[0].sms.max(1);
     let block_counts: Vec<u32> = if q {
         vec![8, sms]
     } else {
@@ -71,7 +68,7 @@ pub fn run_probe(rig: &Rig, sink: &mut Sink, opts: &Options) -> Result<(), HwErr
     } else {
         (2, opts.repeats.unwrap_or(20), 10)
     };
-    let peer = (n >= 2 && rig.p2p[0][1].access).then_some(1usize);
+    let peer = (n >= 2 && devices.p2p[0][1].access).then_some(1usize);
     let kc = |blocks| KernelConfig { blocks, threads };
     let mut jobs: Vec<(String, Vec<Spec>)> = vec![];
     let one = |op, to, bytes, blocks| Spec {
@@ -193,7 +190,7 @@ pub fn run_probe(rig: &Rig, sink: &mut Sink, opts: &Options) -> Result<(), HwErr
     sink.plan((jobs.len() + extra_steps) as u64);
     for (group, specs) in jobs {
         let label = format!("{group}: {} {} B", specs[0].label(), specs[0].bytes);
-        match probe::run_concurrent(rig, &specs, w, r, s) {
+        match probe::run_concurrent(devices, &specs, w, r, s) {
             Ok(ms) => {
                 let mut agg = 0.0;
                 for (spec, m) in specs.iter().zip(&ms) {
@@ -240,7 +237,7 @@ pub fn run_probe(rig: &Rig, sink: &mut Sink, opts: &Options) -> Result<(), HwErr
     };
     for (how, op) in launches {
         let label = format!("launch: {} x{}", op.name(), probe::LAUNCH_KERNELS);
-        match probe::launch_overhead(rig, 0, how, probe::LAUNCH_KERNELS, lr) {
+        match probe::launch_overhead(devices, 0, how, probe::LAUNCH_KERNELS, lr) {
             Ok(per) => {
                 let t = Timing {
                     total_ns: per.iter().sum::<f64>() * probe::LAUNCH_KERNELS as f64,
@@ -288,7 +285,7 @@ pub fn run_probe(rig: &Rig, sink: &mut Sink, opts: &Options) -> Result<(), HwErr
     }
     // 7. NCCL's latency at sizes below any sweep, over every GPU.
     if opts.probes("nccl-latency") {
-        nccl_latency_probe(rig, sink, opts, &names)?;
+        nccl_latency_probe(devices, sink, opts, &names)?;
     }
     Ok(())
 }
@@ -300,7 +297,7 @@ pub const NCCL_LATENCY_SIZES: [u64; 4] = [4, 16, 64, 256];
 /// `nccl-latency`: NCCL's allreduce of a few bytes over every GPU of the
 /// machine, timed like the sweeps; says so and moves on when NCCL is missing.
 fn nccl_latency_probe(
-    rig: &Rig,
+    devices: &Devices,
     sink: &mut Sink,
     opts: &Options,
     names: &[String],
@@ -309,15 +306,15 @@ fn nccl_latency_probe(
         sink.note(&format!("nccl-latency: skipped: {}", HwError::NoNccl));
         return Ok(());
     }
-    let ids: Vec<usize> = (0..rig.len()).collect();
+    let ids: Vec<usize> = (0..devices.len()).collect();
     let max = *NCCL_LATENCY_SIZES.iter().max().unwrap_or(&4) as usize;
-    let team = match NcclTeam::new(rig, &ids, max, Dtype::Fp32) {
+    let team = match NcclTeam::new(devices, &ids, max, Dtype::Fp32) {
         Ok(t) => t,
         Err(e) => return soft(sink, "nccl-latency", e),
     };
     for &size in &NCCL_LATENCY_SIZES {
         let label = format!("nccl-latency {size} B x{} GPUs", ids.len());
-        match measure_allreduce(rig, &team, Dtype::Fp32, "nccl", size as usize, 1, opts) {
+        match measure_allreduce(devices, &team, Dtype::Fp32, "nccl", size as usize, 1, opts) {
             Ok((t, seeds)) => {
                 let mut extra = Extra::default();
                 team.describe(size as usize, &mut extra);

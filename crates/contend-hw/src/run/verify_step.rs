@@ -20,7 +20,7 @@ pub(super) fn step_delays(
 
 #[allow(clippy::too_many_arguments)]
 pub(super) fn verify_step_one(
-    rig: &Rig,
+    devices: &Devices,
     sc: &Scenario,
     sink: &mut Sink,
     c: &dyn Collective,
@@ -42,7 +42,7 @@ pub(super) fn verify_step_one(
     let reps = opts.repeats.unwrap_or(if opts.quick { 5 } else { 30 });
     let seed = fresh_seed(sc.seed());
     match allreduce::verify_step(
-        rig,
+        devices,
         c,
         dtype,
         pl.map_or("nccl", |p| p.name()),

@@ -1,10 +1,10 @@
 //! `ncclTopoCompute` for one node: the search's inputs (`ncclTopoSearchInit`'s
 //! bandwidths, the per-channel speeds by compute capability, the budgets)
 //! and its loop over speeds, path types and patterns, each search run by
-//! an [`Engine`] (the recursion of `search.rs`, or in tests its plain twin),
+//! a [`Recursion`] (the fast one of `search.rs`, or in tests its reference),
 //! then `ncclTopoDupChannels` (`src/graph/search.cc` v2.28.9-1).
 
-use super::{Engine, Pattern, SearchGraph, Searcher, Tables};
+use super::{Pattern, Recursion, SearchGraph, Searcher, Tables};
 use crate::paths::{PathType, Paths};
 use crate::system::{LinkType, System};
 use crate::version::NcclVersion;
@@ -160,7 +160,7 @@ pub(super) struct Search<'a> {
 /// `ncclTopoCompute`'s loop over speeds, path types and patterns, each
 /// search run by `searcher`; returns the graph and the recursion steps
 /// spent.
-pub(super) fn drive(s: &Search, searcher: &mut impl Engine) -> (SearchGraph, u64) {
+pub(super) fn drive(s: &Search, searcher: &mut impl Recursion) -> (SearchGraph, u64) {
     let Search {
         sys,
         paths,

@@ -1,4 +1,4 @@
-//! The plain twin of the search ([`super::Searcher`]): the replica as
+//! The reference of the search ([`super::Searcher`]): the replica as
 //! first written, path looked up in [`Paths`] at every step and the next
 //! GPUs sorted afresh at every step (`ncclTopoSearchNextGpuSort`), kept
 //! to check the fast one against. [`super::drive`] runs both, so the
@@ -6,7 +6,7 @@
 //! steps spent, on every shipped topology, the synthetic 32- and 64-GPU
 //! ones, and random PCIe trees.
 
-use super::{Engine, Order, Pattern, SearchGraph, Walk, better};
+use super::{Order, Pattern, Recursion, SearchGraph, Walk, better};
 use crate::paths::{PathType, Paths};
 use crate::system::{LinkType, NodeKind, System};
 
@@ -223,7 +223,7 @@ impl<'a> Searcher<'a> {
     }
 }
 
-impl Engine for Searcher<'_> {
+impl Recursion for Searcher<'_> {
     fn set_time(&mut self, time: i64) {
         self.time = time;
     }
@@ -257,9 +257,9 @@ impl Engine for Searcher<'_> {
 #[cfg(test)]
 mod tests {
     use super::super::{
-        Engine, MAXCHANNELS, Pattern, Search, SearchGraph, Searcher as Fast, Tables, drive,
+        MAXCHANNELS, Pattern, Recursion, Search, SearchGraph, Searcher as Fast, Tables, drive,
     };
-    use super::Searcher as Plain;
+    use super::Searcher as Reference;
     use crate::env::{CpuArch, GpuP2p, NcclEnv};
     use crate::paths::{self, Paths};
     use crate::system::{self, System};
@@ -282,22 +282,22 @@ mod tests {
     /// One `ncclTopoCompute` by both searches: the same graph (every field,
     /// the working copy of the channels and the hop count included) and
     /// the same number of recursion steps.
-    fn twin(s: &Search, what: &str) -> (SearchGraph, u64) {
+    fn compare(s: &Search, what: &str) -> (SearchGraph, u64) {
         let tables = Tables::new(s.sys, s.paths);
         let mut fast = Fast::new(&tables, s.sys);
-        let mut plain = Plain::new(s.sys, s.paths);
+        let mut reference = Reference::new(s.sys, s.paths);
         let a = drive(s, &mut fast);
-        let b = drive(s, &mut plain);
+        let b = drive(s, &mut reference);
         assert_eq!(a.0, b.0, "{what}: graphs differ");
         assert_eq!(a.1, b.1, "{what}: budget spent differs");
-        assert_eq!(fast.steps(), plain.steps());
+        assert_eq!(fast.steps(), reference.steps());
         a
     }
 
     /// The ring search, then the tree search with the ring's channel
     /// count (as plan.rs runs them), and a plain tree and a split tree.
     /// Returns the steps spent in all.
-    fn twin_all(sys: &System, paths: &Paths, cc: u32, version: NcclVersion, what: &str) -> u64 {
+    fn compare_all(sys: &System, paths: &Paths, cc: u32, version: NcclVersion, what: &str) -> u64 {
         let search = |pattern, min_channels, max_channels| Search {
             sys,
             paths,
@@ -307,7 +307,7 @@ mod tests {
             cc_min: cc,
             version,
         };
-        let (ring, mut steps) = twin(
+        let (ring, mut steps) = compare(
             &search(Pattern::Ring, 1, MAXCHANNELS / 2),
             &format!("{what} ring"),
         );
@@ -317,7 +317,7 @@ mod tests {
             (Pattern::Tree, 1, MAXCHANNELS / 2),
             (Pattern::SplitTree, 1, MAXCHANNELS / 2),
         ] {
-            steps += twin(&search(pattern, min, max), &format!("{what} {pattern:?}")).1;
+            steps += compare(&search(pattern, min, max), &format!("{what} {pattern:?}")).1;
         }
         steps
     }
@@ -335,7 +335,7 @@ mod tests {
     }
 
     #[test]
-    fn fast_search_equals_plain_on_every_shipped_topology() {
+    fn fast_search_equals_reference_on_every_shipped_topology() {
         let mut files: Vec<_> = [topo_dir(), topo_dir().join("public")]
             .iter()
             .flat_map(|d| std::fs::read_dir(d).expect("topologies folder"))
@@ -362,7 +362,7 @@ mod tests {
                     built += 1;
                 }
                 for v in [NcclVersion::V2_27, NcclVersion::V2_28, NcclVersion::V2_29] {
-                    twin_all(
+                    compare_all(
                         &sys,
                         &paths,
                         cc,
@@ -380,7 +380,7 @@ mod tests {
     }
 
     #[test]
-    fn fast_search_equals_plain_on_synthetic_32_and_64_gpus() {
+    fn fast_search_equals_reference_on_synthetic_32_and_64_gpus() {
         for (name, envs) in [
             (
                 "synthetic-32x-4switch-2socket.toml",
@@ -402,7 +402,7 @@ mod tests {
             let topo = load_topology(&topo_dir().join(name)).expect("parses");
             for (i, env) in envs.iter().enumerate() {
                 let (sys, paths, cc) = inputs(&topo, env).expect("builds");
-                let (ring, steps) = twin(
+                let (ring, steps) = compare(
                     &Search {
                         sys: &sys,
                         paths: &paths,
@@ -414,7 +414,7 @@ mod tests {
                     },
                     &format!("{name} env {i} ring"),
                 );
-                let tree = twin(
+                let tree = compare(
                     &Search {
                         sys: &sys,
                         paths: &paths,
@@ -536,7 +536,7 @@ mod tests {
     }
 
     #[test]
-    fn fast_search_equals_plain_on_random_pcie_trees() {
+    fn fast_search_equals_reference_on_random_pcie_trees() {
         let mut rng = Rng(0x5eed_2026);
         let mut checked = 0;
         let mut spent = 0;
@@ -566,7 +566,7 @@ mod tests {
             };
             let v =
                 [NcclVersion::V2_27, NcclVersion::V2_28, NcclVersion::V2_29][rng.below(3) as usize];
-            spent += twin_all(&sys, &paths, cc, v, &format!("case {case}\n{text}\n"));
+            spent += compare_all(&sys, &paths, cc, v, &format!("case {case}\n{text}\n"));
             checked += 1;
         }
         assert!(checked >= 100, "only {checked} random trees built");

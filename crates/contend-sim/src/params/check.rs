@@ -3,6 +3,7 @@
 //! downstream can overflow or run away.
 
 use super::ModelParams;
+use contend_topo::Nanos;
 
 impl ModelParams {
     /// Checks every field against the stated limits (the associated
@@ -25,10 +26,11 @@ impl ModelParams {
             Self::MAX_TLP_BYTES as f64,
             " bytes",
         )?;
-        real(
+        let time =
+            |f: &'static str, v: Nanos, hi: Nanos, why: &str| real(f, v.get(), 0.0, hi.get(), why);
+        time(
             "nccl.step_overhead_ns",
             self.nccl.step_overhead_ns,
-            0.0,
             Self::MAX_NCCL_STEP_OVERHEAD_NS,
             "",
         )?;
@@ -51,7 +53,7 @@ impl ModelParams {
             ("gpu.store_visibility_ns", g.store_visibility_ns),
             ("nccl.torch_call_ns", self.nccl.torch_call_ns),
         ] {
-            real(f, v, 0.0, Self::MAX_NS, " ns (at most 1 s)")?;
+            time(f, v, Self::MAX_NS, " ns (at most 1 s)")?;
         }
         let xs = &self.cross_socket;
         for (f, v) in [
@@ -248,8 +250,8 @@ impl ModelParams {
             ("ring.simple_slice_bytes", self.ring.simple_slice_bytes),
             ("ring.ll_slice_bytes", self.ring.ll_slice_bytes),
         ] {
-            if !(16..=1 << 30).contains(&v) {
-                return Err((f, format!("{f} = {v} is outside 16..=1073741824")));
+            if !(16..=1 << 30).contains(&v.0) {
+                return Err((f, format!("{f} = {} is outside 16..=1073741824", v.0)));
             }
         }
         if let Some(b) = rc.host_completion_bytes

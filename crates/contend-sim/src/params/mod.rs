@@ -3,7 +3,7 @@
 //! ("spec") or are typical values to be replaced by calibration ("typical");
 //! `docs/PCIE-FACTS.md` lists the sources.
 
-use contend_topo::{Bytes, Location, Picos};
+use contend_topo::{Bytes, Location, Nanos};
 use contend_workload::RingConfig;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -25,10 +25,10 @@ pub struct PcieParams {
     /// (63.0 -> 56.9 GB/s). Typical.
     pub dllp_overhead: f64,
     /// Wire latency of one PCIe hop (PHY, serdes, retimers), ns. Typical.
-    pub link_latency_ns: f64,
+    pub link_latency_ns: Nanos,
     /// Delay before a freed receive buffer's credits reach the sender
     /// (UpdateFC DLLP scheduling), ns, on top of the link latency. Typical.
-    pub fc_update_ns: f64,
+    pub fc_update_ns: Nanos,
     /// Credits a receiver frees before it sends an UpdateFC DLLP (DLLPs
     /// coalesce); a credit-blocked sender resumes once that many are back. Typical.
     pub fc_coalesce: u32,
@@ -50,8 +50,8 @@ impl Default for PcieParams {
     fn default() -> Self {
         PcieParams {
             dllp_overhead: 0.097,
-            link_latency_ns: 40.0,
-            fc_update_ns: 60.0,
+            link_latency_ns: Nanos::new(40.0),
+            fc_update_ns: Nanos::new(60.0),
             fc_coalesce: 4,
             posted_hdr_credits: 128,
             posted_data_bytes: 32 * 1024,
@@ -69,12 +69,14 @@ impl Default for PcieParams {
 pub struct SwitchParams {
     /// Port-to-port forwarding latency (cut-through), ns, unless the topology
     /// gives one. Typical: 100–150 ns.
-    pub latency_ns: f64,
+    pub latency_ns: Nanos,
 }
 
 impl Default for SwitchParams {
     fn default() -> Self {
-        SwitchParams { latency_ns: 120.0 }
+        SwitchParams {
+            latency_ns: Nanos::new(120.0),
+        }
     }
 }
 
@@ -85,7 +87,7 @@ pub struct RootComplexParams {
     /// Forwarding latency of a root complex, ns, unless the topology gives
     /// one: charged once per path that enters the CPU from a root port (or
     /// reaches host memory). Typical: a few hundred.
-    pub latency_ns: f64,
+    pub latency_ns: Nanos,
     /// Cap on all P2P forwarding through a root complex (both directions
     /// together), GB/s, unless the topology gives one; unset: none, its root
     /// ports and links bound the traffic. Boxes show no such cap below link
@@ -118,7 +120,7 @@ pub struct RootComplexParams {
     pub collapse_min_targets: u32,
     pub collapse_gbps: f64,
     /// Window over which the collapse rule counts sources and targets, ns.
-    pub collapse_window_ns: f64,
+    pub collapse_window_ns: Nanos,
     /// What a read request costs a collapsing port, as the payload bytes of
     /// a posted write that would cost the same: a port that collapses per
     /// TLP counts the requests it passes toward other root complexes with
@@ -140,7 +142,7 @@ pub struct RootComplexParams {
 impl Default for RootComplexParams {
     fn default() -> Self {
         RootComplexParams {
-            latency_ns: 300.0,
+            latency_ns: Nanos::new(300.0),
             p2p_bandwidth_gbps: None,
             port_p2p_gbps: None,
             memory_bandwidth_gbps: None,
@@ -148,7 +150,7 @@ impl Default for RootComplexParams {
             collapse_min_sources: 1,
             collapse_min_targets: 2,
             collapse_gbps: 5.0,
-            collapse_window_ns: 2000.0,
+            collapse_window_ns: Nanos::new(2000.0),
             collapse_request_bytes: 0.0,
             buffer_bytes: 64 * 1024,
             nonposted_credit_factor: 4,
@@ -165,12 +167,14 @@ pub struct IoDieParams {
     /// 7955WX quadrants (one-way GPU ping-pong 1072 ns across quadrants vs
     /// 1062 ns under one, local-inference-lab/rtx6kpro
     /// `hardware/wrx90-cpayne-8gpu-root-topology-comparison.md`).
-    pub latency_ns: f64,
+    pub latency_ns: Nanos,
 }
 
 impl Default for IoDieParams {
     fn default() -> Self {
-        IoDieParams { latency_ns: 10.0 }
+        IoDieParams {
+            latency_ns: Nanos::new(10.0),
+        }
     }
 }
 
@@ -199,7 +203,7 @@ pub struct CrossSocketParams {
     /// Degradation beyond the knee: × (knee / streams)^exponent (0: none).
     pub stream_exponent: f64,
     /// Window over which streams count as concurrent at TLP fidelity, ns.
-    pub window_ns: f64,
+    pub window_ns: Nanos,
 }
 
 impl Default for CrossSocketParams {
@@ -210,7 +214,7 @@ impl Default for CrossSocketParams {
             port_gbps: None,
             stream_knee: 8.0,
             stream_exponent: 0.0,
-            window_ns: 2000.0,
+            window_ns: Nanos::new(2000.0),
         }
     }
 }
@@ -220,13 +224,13 @@ impl Default for CrossSocketParams {
 #[serde(default, deny_unknown_fields)]
 pub struct HostParams {
     /// DRAM access latency seen by a PCIe read, ns, unless the topology gives one. Typical.
-    pub memory_latency_ns: f64,
+    pub memory_latency_ns: Nanos,
 }
 
 impl Default for HostParams {
     fn default() -> Self {
         HostParams {
-            memory_latency_ns: 150.0,
+            memory_latency_ns: Nanos::new(150.0),
         }
     }
 }
@@ -261,16 +265,16 @@ pub struct GpuParams {
     /// H100 hosts (3.0 and 3.4 µs, calibration/h100x1/); the lent H200s
     /// showed 3.6–4.0 µs (calibration/h200x2/launch.toml). One host thread
     /// launching N GPUs pays it N times per call (`launcher.rs`).
-    pub launch_eager_ns: f64,
+    pub launch_eager_ns: Nanos,
     /// Per-kernel overhead inside a CUDA graph replay, and the GPU's start
     /// of a kernel already enqueued, ns: 0.8 µs, the same probes' graph of
     /// 100 kernels (0.8 µs on both hosts).
-    pub launch_graph_ns: f64,
+    pub launch_graph_ns: Nanos,
     /// One call of a CUDA graph holding one collective, launched back to
     /// back from the host, ns: what a graph per call costs per collective
     /// (`launch = "graph-each"`). The launch probe `launch-graph-each` (a
     /// one-kernel graph launched 100 times between two events).
-    pub launch_graph_each_ns: f64,
+    pub launch_graph_each_ns: Nanos,
     /// `__threadfence_system()` before a flag write, ns. 740: the fence
     /// probe on a lent H100 host (calibration/probes/fence-cost.cu, records
     /// calibration/h100x1/h100x1-fence-cost-{1,2}.jsonl): a warp's fence
@@ -281,18 +285,18 @@ pub struct GpuParams {
     /// writes to land, so its cost is one constant, not a round trip of
     /// the path written. The 2 x H200 fit (fenced flag ping-pong over
     /// NVLink) found 586 ns, bootstrap 448–807.
-    pub fence_ns: f64,
+    pub fence_ns: Nanos,
     /// Time to notice a flag in local memory (poll loop), ns. Typical.
-    pub local_poll_ns: f64,
+    pub local_poll_ns: Nanos,
     /// Latency of a peer GPU's memory serving a read, ns. Typical.
-    pub memory_latency_ns: f64,
+    pub memory_latency_ns: Nanos,
     /// Fraction of the memory bandwidth local reduce/copy kernels reach.
     pub local_efficiency: f64,
     /// Copy engine: read request size (= MRRS cap) and outstanding requests.
     pub copy_request_bytes: u32,
     pub copy_outstanding: u32,
     /// Copy-engine setup per transfer, ns. Typical.
-    pub copy_setup_ns: f64,
+    pub copy_setup_ns: Nanos,
     /// Payload of a flag write, bytes.
     pub flag_bytes: u32,
     /// Store visibility latency, ns: from an SM store (data or flag) being
@@ -306,14 +310,14 @@ pub struct GpuParams {
     /// ping-pong, 4-byte volatile flags), while the model's links, switch
     /// and local poll give ~345 ns: 330 ns lands the shipped
     /// `pro6000-8x-2switch` same-switch ping-pong at ~675 ns one way.
-    pub store_visibility_ns: f64,
+    pub store_visibility_ns: Nanos,
 }
 
 /// `gpu.launch_graph_each_ns`'s default: `contend hw probe --only launch`
 /// three times on a lent H100 host (calibration/h100x1/
 /// h100x1-probe-launch-each-{1,2,3}.jsonl): medians 1828, 1746 and 1818 ns
 /// per call, their median 1818; the eager launch beside it 2876–2975.
-const GRAPH_EACH_NS: f64 = 1818.0;
+const GRAPH_EACH_NS: Nanos = Nanos::new(1818.0);
 
 impl Default for GpuParams {
     fn default() -> Self {
@@ -325,18 +329,18 @@ impl Default for GpuParams {
             max_outstanding_loads_per_sm: 64,
             store_window: 256,
             store_gbps_per_sm: 50.0,
-            launch_eager_ns: 3200.0,
-            launch_graph_ns: 800.0,
+            launch_eager_ns: Nanos::new(3200.0),
+            launch_graph_ns: Nanos::new(800.0),
             launch_graph_each_ns: GRAPH_EACH_NS,
-            fence_ns: 740.0,
-            local_poll_ns: 150.0,
-            memory_latency_ns: 500.0,
+            fence_ns: Nanos::new(740.0),
+            local_poll_ns: Nanos::new(150.0),
+            memory_latency_ns: Nanos::new(500.0),
             local_efficiency: 0.8,
             copy_request_bytes: 512,
             copy_outstanding: 256,
-            copy_setup_ns: 2000.0,
+            copy_setup_ns: Nanos::new(2000.0),
             flag_bytes: 8,
-            store_visibility_ns: 330.0,
+            store_visibility_ns: Nanos::new(330.0),
         }
     }
 }
@@ -373,9 +377,9 @@ impl Default for FabricParams {
 #[serde(default, deny_unknown_fields)]
 pub struct RingParams {
     /// Largest slice of a chunk sent before its flag (Simple protocol), bytes.
-    pub simple_slice_bytes: u64,
+    pub simple_slice_bytes: Bytes,
     /// Largest slice of data per flag set with the LL protocol, bytes.
-    pub ll_slice_bytes: u64,
+    pub ll_slice_bytes: Bytes,
 }
 
 impl Default for RingParams {
@@ -383,8 +387,8 @@ impl Default for RingParams {
     fn default() -> Self {
         let c = RingConfig::default();
         RingParams {
-            simple_slice_bytes: c.simple_slice.0,
-            ll_slice_bytes: c.ll_slice.0,
+            simple_slice_bytes: c.simple_slice,
+            ll_slice_bytes: c.ll_slice,
         }
     }
 }
@@ -392,8 +396,8 @@ impl Default for RingParams {
 impl RingParams {
     pub fn config(&self) -> RingConfig {
         RingConfig {
-            simple_slice: Bytes(self.simple_slice_bytes),
-            ll_slice: Bytes(self.ll_slice_bytes),
+            simple_slice: self.simple_slice_bytes,
+            ll_slice: self.ll_slice_bytes,
         }
     }
 }
@@ -415,14 +419,14 @@ pub struct NcclParams {
     /// has arrived, before its result goes on. 0 by default: no probe has
     /// shown one; calibration fits it only on NCCL's small-message latency
     /// probe (`contend hw probe --only nccl-latency` on two GPUs or more).
-    pub step_overhead_ns: f64,
+    pub step_overhead_ns: Nanos,
     /// The host time torch.distributed's eager `all_reduce` spends per call
     /// before NCCL's kernel launch (Python's dispatch, ProcessGroupNCCL's
     /// stream joins, events and work bookkeeping, NCCL's enqueue), ns;
     /// charged on a scenario whose `[nccl] caller = "torch"`, per eager
     /// call, before the launch. On an idle GPU CUDA events around the call
     /// hold it. Measured, not fitted on a collective: see the default.
-    pub torch_call_ns: f64,
+    pub torch_call_ns: Nanos,
 }
 
 /// `nccl.torch_call_ns`'s default: calibration/torch-call-probe.py on a lent
@@ -434,12 +438,12 @@ pub struct NcclParams {
 /// path and NCCL's host enqueue; the launch itself the model charges apart.
 /// Back to back the same call takes 14.8–15.3 µs: the single call after a
 /// synchronize pays a cold path, which is how b12x's probe times it.
-const TORCH_CALL_NS: f64 = 26000.0;
+const TORCH_CALL_NS: Nanos = Nanos::new(26000.0);
 
 impl Default for NcclParams {
     fn default() -> Self {
         NcclParams {
-            step_overhead_ns: 0.0,
+            step_overhead_ns: Nanos::new(0.0),
             torch_call_ns: TORCH_CALL_NS,
         }
     }
@@ -495,10 +499,10 @@ pub struct ModelParams {
 /// crosses. Each is far beyond any machine contend models.
 impl ModelParams {
     /// Longest any `_ns` constant may be: 1 s (real ones are below 100 µs).
-    pub const MAX_NS: f64 = 1e9;
+    pub const MAX_NS: Nanos = Nanos::new(1e9);
     /// Longest software cost per NCCL step: 1 ms (a step on PCIe takes a
     /// few µs).
-    pub const MAX_NCCL_STEP_OVERHEAD_NS: f64 = 1e6;
+    pub const MAX_NCCL_STEP_OVERHEAD_NS: Nanos = Nanos::new(1e6);
     /// Lowest and highest rate a `_gbps` constant may give, GB/s: those of
     /// a topology's links ([`contend_topo::limits`]), 1 MB/s to 100 TB/s.
     pub const MIN_GBPS: f64 = 0.001;
@@ -585,10 +589,6 @@ fn key_location(file: &str, text: &str, field: &str) -> Location {
             field: Some(field.to_string()),
         },
     }
-}
-
-pub(crate) fn ns(v: f64) -> Picos {
-    Picos::from_ns_f64(v)
 }
 
 #[cfg(test)]

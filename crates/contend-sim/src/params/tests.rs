@@ -155,3 +155,18 @@ fn type_errors_and_overflowing_integers_name_line_and_field() {
         "{e}"
     );
 }
+
+#[test]
+fn times_are_written_as_bare_nanoseconds() {
+    let p = ModelParams::default();
+    let toml = p.to_toml();
+    assert!(toml.contains("\nlatency_ns = 120.0\n"), "{toml}");
+    assert!(toml.contains("\nlaunch_graph_each_ns = 1818.0\n"), "{toml}");
+    let json = serde_json::to_value(&p).unwrap();
+    assert_eq!(json["gpu"]["fence_ns"], serde_json::json!(740.0));
+    let back: ModelParams = serde_json::from_value(json).unwrap();
+    assert_eq!(back, p);
+    let q = ModelParams::from_toml("t", "[gpu]\nfence_ns = 586\n").unwrap();
+    assert_eq!(q.gpu.fence_ns, Nanos::new(586.0));
+    assert_eq!(q.gpu.fence_ns.to_picos(), contend_topo::Picos(586_000));
+}

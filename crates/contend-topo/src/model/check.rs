@@ -61,17 +61,17 @@ pub(super) fn check_link(kind: &LinkKind, loc: Option<&Location>) -> Result<(), 
         | LinkKind::Cpu {
             bandwidth, latency, ..
         } => {
-            limits::bandwidth(*bandwidth).map_err(|m| invalid(loc, "bandwidth_gbps", m))?;
-            limits::latency(*latency).map_err(|m| invalid(loc, "latency_ns", m))?;
+            limits::bandwidth(*bandwidth).map_err(|e| limit(loc, "bandwidth_gbps", e))?;
+            limits::latency(*latency).map_err(|e| limit(loc, "latency_ns", e))?;
         }
         LinkKind::SwitchFabric { bandwidth, latency } => {
             if let Some(b) = bandwidth {
-                limits::bandwidth(*b).map_err(|m| invalid(loc, "bandwidth_gbps", m))?;
+                limits::bandwidth(*b).map_err(|e| limit(loc, "bandwidth_gbps", e))?;
             }
-            limits::latency(*latency).map_err(|m| invalid(loc, "latency_ns", m))?;
+            limits::latency(*latency).map_err(|e| limit(loc, "latency_ns", e))?;
         }
         LinkKind::Memory { bandwidth } => {
-            limits::bandwidth(*bandwidth).map_err(|m| invalid(loc, "bandwidth_gbps", m))?;
+            limits::bandwidth(*bandwidth).map_err(|e| limit(loc, "bandwidth_gbps", e))?;
         }
         LinkKind::Die => {}
     }
@@ -81,7 +81,7 @@ pub(super) fn check_link(kind: &LinkKind, loc: Option<&Location>) -> Result<(), 
             ("p2p_stream_gbps", p2p.stream),
         ] {
             if let Some(b) = b {
-                limits::bandwidth(b).map_err(|m| invalid(loc, field, m))?;
+                limits::bandwidth(b).map_err(|e| limit(loc, field, e))?;
             }
         }
         if let Some(k) = p2p.knee
@@ -114,16 +114,23 @@ fn check_collapse(c: &Option<CollapseSpec>, loc: Option<&Location>) -> Result<()
         ("collapse.min_targets", c.min_targets),
     ] {
         if let Some(v) = v {
-            limits::count(i64::from(v), field).map_err(|m| invalid(loc, field, m))?;
+            limits::count(i64::from(v), field).map_err(|e| limit(loc, field, e))?;
         }
     }
     if let Some(r) = c.rate {
-        limits::bandwidth(r).map_err(|m| invalid(loc, "collapse.rate_gbps", m))?;
+        limits::bandwidth(r).map_err(|e| limit(loc, "collapse.rate_gbps", e))?;
     }
     if let Some(w) = c.window {
-        limits::latency(w).map_err(|m| invalid(loc, "collapse.window_ns", m))?;
+        limits::latency(w).map_err(|e| limit(loc, "collapse.window_ns", e))?;
     }
     Ok(())
+}
+
+fn limit(loc: Option<&Location>, field: &str, e: limits::LimitError) -> TopoError {
+    TopoError::at(
+        loc.cloned().map(|l| l.with_field(field)),
+        TopoErrorKind::Limit(e),
+    )
 }
 
 fn invalid(loc: Option<&Location>, field: &str, message: String) -> TopoError {
@@ -137,18 +144,18 @@ fn invalid(loc: Option<&Location>, field: &str, message: String) -> TopoError {
 pub(super) fn check_node(kind: &NodeKind, loc: Option<&Location>) -> Result<(), TopoError> {
     let latency = |l: &Option<Picos>| {
         l.map_or(Ok(()), limits::latency)
-            .map_err(|m| invalid(loc, "latency_ns", m))
+            .map_err(|e| limit(loc, "latency_ns", e))
     };
     let socket = |s: u32| {
         limits::socket(i64::from(s))
             .map(|_| ())
-            .map_err(|m| invalid(loc, "socket", m))
+            .map_err(|e| limit(loc, "socket", e))
     };
     match kind {
         NodeKind::Gpu(g) => {
-            limits::sms(i64::from(g.sms)).map_err(|m| invalid(loc, "sms", m))?;
+            limits::sms(i64::from(g.sms)).map_err(|e| limit(loc, "sms", e))?;
             limits::bandwidth(g.memory_bandwidth)
-                .map_err(|m| invalid(loc, "memory_bandwidth_gbps", m))
+                .map_err(|e| limit(loc, "memory_bandwidth_gbps", e))
         }
         NodeKind::Switch(sw) => {
             if let Some(m) = sw.mrrs
@@ -171,7 +178,7 @@ pub(super) fn check_node(kind: &NodeKind, loc: Option<&Location>) -> Result<(), 
                 ("memory_bandwidth_gbps", rc.memory_bandwidth),
             ] {
                 if let Some(b) = b {
-                    limits::bandwidth(b).map_err(|m| invalid(loc, field, m))?;
+                    limits::bandwidth(b).map_err(|e| limit(loc, field, e))?;
                 }
             }
             check_collapse(&rc.collapse, loc)?;
@@ -191,7 +198,7 @@ pub(super) fn check_node(kind: &NodeKind, loc: Option<&Location>) -> Result<(), 
         } => {
             socket(*s)?;
             if let Some(b) = p2p_bandwidth {
-                limits::bandwidth(*b).map_err(|m| invalid(loc, "p2p_bandwidth_gbps", m))?;
+                limits::bandwidth(*b).map_err(|e| limit(loc, "p2p_bandwidth_gbps", e))?;
             }
             latency(l)
         }

@@ -93,11 +93,10 @@ pub(super) fn details_pane(app: &App, area: Rect, buf: &mut Buffer) {
                 }
                 NodeKind::Switch(sw) => {
                     lines.push(Line::from(format!("{} · PCIe switch", node.id)).bold());
-                    let lat = sw
-                        .latency
-                        .map_or(format!("{} ns (model default)", p.switch.latency_ns), |l| {
-                            format!("{l} (topology)")
-                        });
+                    let lat = sw.latency.map_or(
+                        format!("{} ns (model default)", p.switch.latency_ns.get()),
+                        |l| format!("{l} (topology)"),
+                    );
                     lines.push(kv("latency", lat));
                     let down = topo.links().iter().filter(|l| l.b == n).count();
                     lines.push(kv("ports", format!("{down} downstream, 1 upstream")));
@@ -126,7 +125,7 @@ pub(super) fn details_pane(app: &App, area: Rect, buf: &mut Buffer) {
                     };
                     lines.push(kv("p2p fwd", bw));
                     let lat = rc.latency.map_or(
-                        format!("{} ns (model default)", p.root_complex.latency_ns),
+                        format!("{} ns (model default)", p.root_complex.latency_ns.get()),
                         |l| format!("{l} (topology)"),
                     );
                     lines.push(kv("latency", lat));
@@ -149,7 +148,7 @@ pub(super) fn details_pane(app: &App, area: Rect, buf: &mut Buffer) {
                         Line::from(format!("{} · host memory, socket {socket}", node.id)).bold(),
                     );
                     let lat = latency.map_or(
-                        format!("{} ns (model default)", p.host.memory_latency_ns),
+                        format!("{} ns (model default)", p.host.memory_latency_ns.get()),
                         |l| format!("{l} (topology)"),
                     );
                     lines.push(kv("latency", lat));
@@ -186,7 +185,7 @@ pub(super) fn details_pane(app: &App, area: Rect, buf: &mut Buffer) {
                     ));
                     lines.push(kv(
                         "latency",
-                        format!("{} ns per hop", p.pcie.link_latency_ns),
+                        format!("{} ns per hop", p.pcie.link_latency_ns.get()),
                     ));
                 }
                 LinkKind::Nvlink { bandwidth, latency }

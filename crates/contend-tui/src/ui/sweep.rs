@@ -117,8 +117,11 @@ pub(super) fn sweep_view(app: &App, area: Rect, buf: &mut Buffer) {
         modes.dedup();
         legend
             .push(Span::raw(format!("█ measured ({})", modes.join(", "))).fg(Color::LightMagenta));
-        if !sw.twins.is_empty() {
-            let gapless = sw.twins.iter().any(|t| t.variant.shape == Shape::Gapless);
+        if !sw.variant_sweeps.is_empty() {
+            let gapless = sw
+                .variant_sweeps
+                .iter()
+                .any(|t| t.variant.shape == Shape::Gapless);
             legend.push(
                 Span::raw(format!(
                     " • sim as measured{}",
@@ -174,8 +177,8 @@ pub(super) fn sweep_view(app: &App, area: Rect, buf: &mut Buffer) {
         vec![]
     };
     // The sweep re-run in the measured variants, under the measured points.
-    let twin_pts: Vec<(Algorithm, Vec<(f64, f64)>)> = if app.overlay.show {
-        sw.twins
+    let variant_pts: Vec<(Algorithm, Vec<(f64, f64)>)> = if app.overlay.show {
+        sw.variant_sweeps
             .iter()
             .flat_map(|t| &t.series)
             .map(points)
@@ -185,7 +188,7 @@ pub(super) fn sweep_view(app: &App, area: Rect, buf: &mut Buffer) {
     };
     let ys = pts
         .iter()
-        .chain(&twin_pts)
+        .chain(&variant_pts)
         .flat_map(|p| p.1.iter().map(|q| q.1))
         .chain(measured.iter().flat_map(|m| m.1.iter().map(|q| q.1)));
     let (ymin, ymax) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), y| {
@@ -223,7 +226,7 @@ pub(super) fn sweep_view(app: &App, area: Rect, buf: &mut Buffer) {
                 .style(Style::new().fg(alg_color(*a))),
         );
     }
-    for (a, p) in &twin_pts {
+    for (a, p) in &variant_pts {
         ds.push(
             Dataset::default()
                 .data(p)

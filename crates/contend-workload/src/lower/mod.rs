@@ -7,7 +7,7 @@
 //! loads of every rank cross its PCIe link and the root complex.
 
 use crate::kinds::{Algorithm, Placement};
-use crate::program::{Access, Engine, MemLoc, Notify, Op, Phase, Program, Rank};
+use crate::program::{Access, MemLoc, Mover, Notify, Op, Phase, Program, Rank};
 use crate::scenario::KernelConfig;
 use contend_nccl::NcclPlan;
 use contend_topo::{Bytes, NodeIdx, Picos, Topology};
@@ -174,7 +174,7 @@ impl Ctx<'_> {
                     },
                     Notify::None,
                 )],
-                engine: Engine::Sm,
+                mover: Mover::Sm,
             });
         } else {
             p.ops.push(Op::LocalCopy { bytes });
@@ -207,7 +207,7 @@ impl Ctx<'_> {
             };
             p.ops.push(Op::Fetch {
                 parts,
-                engine: Engine::Sm,
+                mover: Mover::Sm,
                 loads_per_thread,
             });
         }
@@ -274,7 +274,7 @@ impl Ctx<'_> {
             .collect();
         p.ops.push(Op::Post {
             parts,
-            engine: Engine::Sm,
+            mover: Mover::Sm,
         });
         p.ops.push(Op::Wait {
             phase: Phase(phase),

@@ -5,7 +5,7 @@
 //! push; the copy-engine ring.
 
 use super::{Ctx, Loads, chunks};
-use crate::program::{Access, Engine, Notify, Op, Phase, Program, Rank};
+use crate::program::{Access, Mover, Notify, Op, Phase, Program, Rank};
 use crate::ring::RingSteps;
 use contend_topo::{Bytes, NodeIdx, Topology};
 
@@ -285,7 +285,7 @@ pub(super) fn staged_push(cx: &Ctx, r: usize, s: Bytes) -> Program {
                 },
                 Notify::None,
             )],
-            engine: Engine::Sm,
+            mover: Mover::Sm,
         });
     };
     // reduce-scatter: chunk t of my input to rank t, one target per round
@@ -333,7 +333,7 @@ pub(super) fn ce_ring(cx: &Ctx, r: usize, s: Bytes) -> Program {
                 },
                 Notify::None,
             )],
-            engine: Engine::CopyEngine,
+            mover: Mover::CopyEngine,
         });
         p.ops.push(Op::Launch);
         p.ops.push(Op::Fence);

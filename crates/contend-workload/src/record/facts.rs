@@ -17,20 +17,6 @@ pub struct LinkUse {
     pub utilisation: f64,
 }
 
-/// The machine a measurement was taken on.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Machine {
-    pub hostname: String,
-    pub gpus: Vec<String>,
-    pub pci_addresses: Vec<String>,
-    pub driver: String,
-    pub cuda: String,
-    /// `link_matrix[i][j]`: how GPU i reaches GPU j (`X`, `NV18`, `PIX`, `SYS`, ...).
-    pub link_matrix: Vec<Vec<String>>,
-    /// PCIe link of each GPU to the host, e.g. `Gen5 x16`.
-    pub pcie_links: Vec<String>,
-}
-
 /// `extra.group`: the hierarchical kernels' group size, or the label that
 /// ties probe streams measured at the same time together.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -79,14 +79,16 @@ macro_rules! string_serde {
 
 mod check;
 mod facts;
+mod machine;
 mod name;
 
 pub use check::{BadResult, Quantity};
 
 pub use facts::{
-    AggregateFacts, Binding, Extra, GroupTag, ImportFacts, KernelFacts, LinkUse, Machine,
-    NcclFacts, SimFacts, StreamFacts, TimingFacts,
+    AggregateFacts, Binding, Extra, GroupTag, ImportFacts, KernelFacts, LinkUse, NcclFacts,
+    SimFacts, StreamFacts, TimingFacts,
 };
+pub use machine::{Machine, PcieLinkState};
 pub use name::{Measured, Resource, Way};
 
 /// One result: a collective at one size (or a verify step, or a transfer)

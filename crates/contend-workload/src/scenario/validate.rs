@@ -471,7 +471,7 @@ fn gap_skew(gap: contend_topo::Picos, skew: &Skew) -> Check {
         ));
     }
     skew.validate()
-        .map_err(|e| FieldError::new("workload.skew", e))?;
+        .map_err(|e| FieldError::new("workload.skew", e.to_string()))?;
     let p = match *skew {
         Skew::None => 0.0,
         Skew::Normal { sd_us } => sd_us,

@@ -370,7 +370,7 @@ fn parse_nccl(
                 &field,
                 format!(
                     "`{k}` {} (the table takes `version`, `caller` and those)",
-                    e.message
+                    e.problem
                 ),
             ));
         }
