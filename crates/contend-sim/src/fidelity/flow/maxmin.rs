@@ -197,6 +197,44 @@ impl MaxMin {
     }
 }
 
+/// Max-min problems of up to 8 flows, each flow bounded (an extra
+/// constraint over every flow), for the property tests that hold the fast
+/// solver to the old one and to the reference.
+#[cfg(test)]
+pub(crate) fn bounded_problems()
+-> impl proptest::strategy::Strategy<Value = (Vec<f64>, Vec<Constraint>)> {
+    use proptest::prelude::*;
+    (
+        proptest::collection::vec(prop_oneof![Just(f64::INFINITY), 1.0f64..100.0], 1..8),
+        proptest::collection::vec(
+            (
+                1.0f64..100.0,
+                proptest::collection::vec((0usize..8, 1.0f64..1.5), 1..5),
+            ),
+            1..6,
+        ),
+    )
+        .prop_map(|(caps, res)| {
+            let n = caps.len();
+            let mut constraints: Vec<Constraint> = res
+                .into_iter()
+                .map(|(c, u)| {
+                    let mut users: Vec<(usize, f64)> =
+                        u.into_iter().filter(|(f, _)| *f < n).collect();
+                    users.sort_by_key(|(f, _)| *f);
+                    users.dedup_by_key(|(f, _)| *f);
+                    Constraint { capacity: c, users }
+                })
+                .collect();
+            // keep every flow bounded: an extra constraint for uncapped, unused flows
+            constraints.push(Constraint {
+                capacity: 1000.0,
+                users: (0..n).map(|f| (f, 1.0)).collect(),
+            });
+            (caps, constraints)
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -355,18 +393,8 @@ mod tests {
     proptest! {
         #[test]
         fn fast_is_feasible_and_matches_the_old_solver(
-            caps in proptest::collection::vec(prop_oneof![Just(f64::INFINITY), 1.0f64..100.0], 1..8),
-            res in proptest::collection::vec((1.0f64..100.0, proptest::collection::vec((0usize..8, 1.0f64..1.5), 1..5)), 1..6),
+            (caps, constraints) in bounded_problems(),
         ) {
-            let n = caps.len();
-            let mut constraints: Vec<Constraint> = res.into_iter().map(|(c, u)| {
-                let mut users: Vec<(usize, f64)> = u.into_iter().filter(|(f, _)| *f < n).collect();
-                users.sort_by_key(|(f, _)| *f);
-                users.dedup_by_key(|(f, _)| *f);
-                Constraint { capacity: c, users }
-            }).collect();
-            // keep every flow bounded: an extra constraint for uncapped, unused flows
-            constraints.push(Constraint { capacity: 1000.0, users: (0..n).map(|f| (f, 1.0)).collect() });
             let a = max_min(&caps, &constraints);
             // (the reference's agreement: `maxmin_reference.rs`'s tests)
             // the solver as it was, to the bit

@@ -78,7 +78,7 @@ pub fn max_min_reference(caps: &[f64], constraints: &[Constraint]) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fidelity::flow::maxmin::max_min;
+    use crate::fidelity::flow::maxmin::{bounded_problems, max_min};
     use proptest::prelude::*;
 
     proptest! {
@@ -86,18 +86,8 @@ mod tests {
         /// 1e-6), and neither overfills a constraint.
         #[test]
         fn fast_matches_reference(
-            caps in proptest::collection::vec(prop_oneof![Just(f64::INFINITY), 1.0f64..100.0], 1..8),
-            res in proptest::collection::vec((1.0f64..100.0, proptest::collection::vec((0usize..8, 1.0f64..1.5), 1..5)), 1..6),
+            (caps, constraints) in bounded_problems(),
         ) {
-            let n = caps.len();
-            let mut constraints: Vec<Constraint> = res.into_iter().map(|(c, u)| {
-                let mut users: Vec<(usize, f64)> = u.into_iter().filter(|(f, _)| *f < n).collect();
-                users.sort_by_key(|(f, _)| *f);
-                users.dedup_by_key(|(f, _)| *f);
-                Constraint { capacity: c, users }
-            }).collect();
-            // keep every flow bounded: an extra constraint for uncapped, unused flows
-            constraints.push(Constraint { capacity: 1000.0, users: (0..n).map(|f| (f, 1.0)).collect() });
             let a = max_min(&caps, &constraints);
             let b = max_min_reference(&caps, &constraints);
             for (x, y) in a.iter().zip(&b) {
