@@ -2,8 +2,7 @@
 //! scenario (the default verify step), each fidelity or only those named.
 
 use super::{
-    FidelityArg, Format, ModelOpts, StepOpts, label, load, output, progress, run_identity,
-    work_estimate,
+    FidelityArg, Format, ModelOpts, StepOpts, budget, label, load, output, progress, run_identity,
 };
 use crate::stream::{Journal, StreamArgs};
 use anyhow::{Result, bail};
@@ -107,7 +106,8 @@ pub(crate) fn run(a: BenchArgs) -> Result<()> {
             ),
         }
     }
-    let bar = progress::RunBar::new(&specs, &done, |i| work_estimate(&sc, &specs[i]), 0);
+    let units = budget::units(&sc, &params, &specs)?;
+    let bar = progress::RunBar::new(&specs, &done, |i| units[i], 0);
     for (i, spec) in specs.iter().enumerate() {
         if done[i].is_some() {
             continue;

@@ -9,15 +9,24 @@ use contend_sim::estimate::{WORK_BUDGET, work_units};
 use contend_sim::{ModelParams, RunSpec};
 use contend_workload::Scenario;
 
-/// Refuses `specs` when their estimated work passes the budget and
-/// `force` is not given. The budget is about ten seconds on the
-/// development machine's two cores; the refusal says how many budgets the
-/// run would take.
-pub fn check(sc: &Scenario, params: &ModelParams, specs: &[RunSpec], force: bool) -> Result<()> {
+/// Each run's estimated work units ([`work_units`]): what the budget sums,
+/// and what orders runs on the cores, the costliest first.
+pub fn units(sc: &Scenario, params: &ModelParams, specs: &[RunSpec]) -> Result<Vec<u64>> {
+    specs
+        .iter()
+        .map(|s| Ok(work_units(sc, params, *s)?))
+        .collect()
+}
+
+/// Refuses `runs` (each with its [`units`]) when their estimated work
+/// passes the budget and `force` is not given. The budget is about ten
+/// seconds on the development machine's two cores; the refusal says how
+/// many budgets the run would take.
+pub fn check(runs: &[(RunSpec, u64)], force: bool) -> Result<()> {
     let mut total: u64 = 0;
     let mut largest: Option<(u64, &RunSpec)> = None;
-    for s in specs {
-        let u = work_units(sc, params, *s)?;
+    for (s, u) in runs {
+        let u = *u;
         total = total.saturating_add(u);
         if largest.is_none_or(|(l, _)| u > l) {
             largest = Some((u, s));
@@ -34,8 +43,8 @@ pub fn check(sc: &Scenario, params: &ModelParams, specs: &[RunSpec], force: bool
         format!(
             "this run is estimated at {} work units over {} run{}, {:.1} times the budget of {} (about ten seconds on two cores)",
             sci(total),
-            specs.len(),
-            if specs.len() == 1 { "" } else { "s" },
+            runs.len(),
+            if runs.len() == 1 { "" } else { "s" },
             total as f64 / WORK_BUDGET as f64,
             sci(WORK_BUDGET),
         )
@@ -54,9 +63,9 @@ pub fn check(sc: &Scenario, params: &ModelParams, specs: &[RunSpec], force: bool
         ls.fidelity,
         ls.size.map(|b| format!(" {b}")).unwrap_or_default(),
         sci(lu),
-        if specs
+        if runs
             .iter()
-            .any(|s| s.fidelity == contend_workload::Fidelity::Tlp)
+            .any(|(s, _)| s.fidelity == contend_workload::Fidelity::Tlp)
         {
             ", use --fidelity flow"
         } else {

@@ -19,10 +19,10 @@ mod validate_cmd;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use contend_sim::{ModelParams, Run, runs_of, simulate_one};
+use contend_sim::{ModelParams, Run, RunSpec, runs_of};
 use contend_topo::{Bytes, Topology, render_tree, shipped};
 use contend_workload::{Algorithm, Fidelity, Scenario, Workload, default_scenario, load_scenario};
-use runner::{dedup, longest_first, run_identity, run_journaled, work_estimate};
+use runner::{Side, dedup, run_identity, run_journaled};
 use std::path::{Path, PathBuf};
 use stream::{StreamArgs, label};
 
@@ -363,30 +363,35 @@ fn simulate(a: SimulateArgs) -> Result<()> {
         Format::Jsonl => None,
         _ => nccl_p2p_sys::variant(&sc, &fids)?,
     };
-    budget::check(&sc, &params, &specs, a.model.force)?;
-    if let Some(v) = &second {
-        budget::check(&v.scenario, &params, &v.specs, a.model.force)?;
-    }
-    let second_runs: Vec<Run> = match &second {
-        Some(v) => longest_first(
-            &v.specs,
-            |s| work_estimate(&v.scenario, s),
-            |s| simulate_one(&v.scenario, &params, *s),
-        )
-        .into_iter()
-        .collect::<Result<_, _>>()
-        .context("nccl with NCCL_P2P_LEVEL=SYS")?,
+    let units = budget::units(&sc, &params, &specs)?;
+    let side_units = match &second {
+        Some(v) => budget::units(&v.scenario, &params, &v.specs)?,
         None => vec![],
     };
+    let side_specs = second.as_ref().map_or(&[][..], |v| &v.specs[..]);
+    // one budget for the whole command: the second NCCL runs beside the rest
+    let all: Vec<(RunSpec, u64)> = specs
+        .iter()
+        .chain(side_specs)
+        .copied()
+        .zip(units.iter().chain(&side_units).copied())
+        .collect();
+    budget::check(&all, a.model.force)?;
+    let side = second.as_ref().map(|v| Side {
+        scenario: &v.scenario,
+        specs: &v.specs,
+        units: &side_units,
+    });
     let format = a.format;
     run_journaled(
         "simulate",
         &sc,
         &params,
-        &specs,
+        (&specs, &units),
+        side.as_ref(),
         &a.stream,
         format == Format::Jsonl,
-        move |sc, runs| simulate_output(sc, runs, &second_runs, format),
+        move |sc, runs, second| simulate_output(sc, runs, second, format),
     )?;
     Ok(())
 }
@@ -471,16 +476,19 @@ fn sweep(a: SweepArgs) -> Result<()> {
         fids
     };
     let specs = runs_of(&sc, &fids);
-    budget::check(&sc, &params, &specs, a.model.force)?;
+    let units = budget::units(&sc, &params, &specs)?;
+    let all: Vec<(RunSpec, u64)> = specs.iter().copied().zip(units.iter().copied()).collect();
+    budget::check(&all, a.model.force)?;
     let format = a.format;
     let runs = run_journaled(
         "sweep",
         &sc,
         &params,
-        &specs,
+        (&specs, &units),
+        None,
         &a.stream,
         format == SweepFormat::Jsonl,
-        move |sc, runs| sweep_output(sc, runs, format),
+        move |sc, runs, _| sweep_output(sc, runs, format),
     )?;
     if let Some(p) = &a.plot {
         contend_advise::latency_chart::Chart::of_sweep(sc.name(), &sc.topology().name, &runs)

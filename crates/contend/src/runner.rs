@@ -7,7 +7,7 @@ use crate::progress;
 use crate::stream::{Jobs, Journal, RunLine, StreamArgs, fingerprint};
 use anyhow::Result;
 use contend_sim::{ModelParams, Run, RunSpec, simulate_one};
-use contend_workload::{Fidelity, Scenario};
+use contend_workload::Scenario;
 use std::sync::Arc;
 
 pub(crate) fn dedup<T: PartialEq>(it: impl Iterator<Item = T>) -> Vec<T> {
@@ -56,28 +56,68 @@ pub(crate) fn runs_in_order(specs: &[RunSpec], lines: &[RunLine]) -> Vec<Run> {
         .collect()
 }
 
+/// Runs that share a command's cores with its journaled runs but are not
+/// journaled themselves: `simulate`'s second NCCL, a variant scenario.
+pub(crate) struct Side<'s> {
+    pub scenario: &'s Scenario,
+    pub specs: &'s [RunSpec],
+    /// Each run's work units ([`crate::budget::units`]).
+    pub units: &'s [u64],
+}
+
+/// A job of [`run_all`]: a run of the command's scenario, or of its side.
+#[derive(Clone, Copy)]
+enum Job {
+    Main(usize),
+    Side(usize),
+}
+
+/// What a job of [`run_all`] gives: the journal line of a run of the
+/// scenario, or a side run.
+enum Done {
+    Main(RunLine),
+    Side(Run),
+}
+
 /// Runs simulations in parallel, each checked as a job of `jobs` and
 /// streamed to `journal` as it ends (those it resumed, checked when read,
-/// are not run again), with a progress bar; the runs in the order of `specs`.
+/// are not run again), and `side`'s runs in the same pool, the costliest
+/// (by `units`, the runs' estimated work) first whichever set it is in,
+/// with one progress bar; the runs in the order of `specs`, and the
+/// side's in the order of its specs.
 pub(crate) fn run_all(
     sc: &Scenario,
     params: &ModelParams,
-    specs: &[RunSpec],
+    (specs, units): (&[RunSpec], &[u64]),
+    side: Option<&Side<'_>>,
     jobs: &Jobs,
     journal: &Arc<Journal<RunLine>>,
-) -> Result<Vec<Run>> {
+) -> Result<(Vec<Run>, Vec<Run>)> {
     let mut done: Vec<Option<RunLine>> = vec![None; specs.len()];
     for l in journal.resumed() {
         let job = l.job();
         done[job] = Some(l);
     }
-    let pending: Vec<usize> = (0..specs.len()).filter(|&i| done[i].is_none()).collect();
+    let side_specs = side.map_or(&[][..], |s| s.specs);
+    let side_units = side.map_or(&[][..], |s| s.units);
+    let mut todo: Vec<Job> = (0..specs.len())
+        .filter(|&i| done[i].is_none())
+        .map(Job::Main)
+        .collect();
+    todo.extend((0..side_specs.len()).map(Job::Side));
+    // one bar over both sets: the side's runs after the scenario's
+    let all_specs: Vec<RunSpec> = specs.iter().chain(side_specs).copied().collect();
+    let all_units: Vec<u64> = units.iter().chain(side_units).copied().collect();
+    let mut all_done: Vec<Option<()>> = done.iter().map(|d| d.as_ref().map(|_| ())).collect();
+    all_done.resize(all_specs.len(), None);
     let sizes_total = dedup(specs.iter().map(|s| s.size)).len();
-    let bar = progress::RunBar::new(specs, &done, |i| work_estimate(sc, &specs[i]), sizes_total);
-    let out = longest_first(
-        &pending,
-        |&i| work_estimate(sc, &specs[i]),
-        |&i| {
+    let bar = progress::RunBar::new(&all_specs, &all_done, |i| all_units[i], sizes_total);
+    let cost = |j: &Job| match *j {
+        Job::Main(i) => units[i],
+        Job::Side(k) => side_units[k],
+    };
+    let out = longest_first(&todo, cost, |j| match (*j, side) {
+        (Job::Main(i), _) => {
             // checked before it is streamed or printed
             let r = simulate_one(sc, params, specs[i])
                 .map_err(anyhow::Error::from)
@@ -86,34 +126,37 @@ pub(crate) fn run_all(
                 journal.record(line.clone());
                 bar.done(i, events.unwrap_or(0));
             }
-            r.map(|(line, _)| line)
-        },
-    );
+            r.map(|(line, _)| Done::Main(line))
+        }
+        (Job::Side(k), Some(s)) => {
+            let r = simulate_one(s.scenario, params, s.specs[k]);
+            if let Ok(run) = &r {
+                bar.done(specs.len() + k, run.record().events.unwrap_or(0));
+            }
+            r.map(Done::Side).map_err(anyhow::Error::from)
+        }
+        (Job::Side(_), None) => unreachable!("side jobs come from a side"),
+    });
     bar.finish();
-    for (k, r) in pending.iter().zip(out) {
-        done[*k] = Some(r?);
+    let mut side_runs: Vec<Option<Run>> = vec![None; side_specs.len()];
+    for (j, r) in todo.iter().zip(out) {
+        match (j, r?) {
+            (Job::Main(i), Done::Main(line)) => done[*i] = Some(line),
+            (Job::Side(k), Done::Side(run)) => side_runs[*k] = Some(run),
+            _ => unreachable!("a job's result is of its own set"),
+        }
     }
     journal.finish()?;
-    Ok(specs
+    let runs = specs
         .iter()
         .zip(done)
         .map(|(s, l)| l.expect("every run done").to_run(*s))
-        .collect())
-}
-
-/// A run's relative cost, to start the longest first: the bytes it moves
-/// (size times ranks, or the streams' bytes), times 64 at TLP fidelity (a
-/// packet per event against a flow per transfer).
-pub(crate) fn work_estimate(sc: &Scenario, spec: &RunSpec) -> u64 {
-    let bytes = match spec.size {
-        Some(b) => b.0.saturating_mul(sc.ranks().len() as u64),
-        None => sc.streams().iter().map(|s| s.bytes.0).sum(),
-    };
-    let per = match spec.fidelity {
-        Fidelity::Tlp => 64,
-        Fidelity::Flow => 1,
-    };
-    bytes.saturating_add(1 << 20).saturating_mul(per)
+        .collect();
+    let side_runs = side_runs
+        .into_iter()
+        .map(|r| r.expect("every side run done"))
+        .collect();
+    Ok((runs, side_runs))
 }
 
 /// Runs `f` over `jobs` on every core, the jobs with the largest `cost`
@@ -152,17 +195,21 @@ pub(crate) fn longest_first<J: Sync, R: Send>(
         .collect()
 }
 
-/// Runs `specs` under a journal (each result streamed as it completes, see
-/// `--stream`), renders what is done with `output` on SIGINT/SIGTERM, and
-/// prints `output` of every run at the end.
+/// Runs `specs` (each with its work `units`) under a journal (each result
+/// streamed as it completes, see `--stream`) and `side`'s runs beside them
+/// on the same cores, renders what is done with `output` on
+/// SIGINT/SIGTERM, and prints `output` of every run (and the side's) at
+/// the end.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn run_journaled(
     command: &str,
     sc: &Scenario,
     params: &ModelParams,
-    specs: &[RunSpec],
+    (specs, units): (&[RunSpec], &[u64]),
+    side: Option<&Side<'_>>,
     stream: &StreamArgs,
     jsonl: bool,
-    output: impl Fn(&Scenario, &[Run]) -> Result<String> + Clone + Send + Sync + 'static,
+    output: impl Fn(&Scenario, &[Run], &[Run]) -> Result<String> + Clone + Send + Sync + 'static,
 ) -> Result<Vec<Run>> {
     let mut jobs = Jobs::new(sc, specs);
     let journal = Journal::open_checked(
@@ -176,11 +223,13 @@ pub(crate) fn run_journaled(
     )?;
     let render = {
         let (sc, specs, output) = (sc.clone(), specs.to_vec(), output.clone());
-        move |lines: &[RunLine]| output(&sc, &runs_in_order(&specs, lines)).unwrap_or_default()
+        // (the side's runs are not journaled: an interrupted run shows the
+        // scenario's runs done)
+        move |lines: &[RunLine]| output(&sc, &runs_in_order(&specs, lines), &[]).unwrap_or_default()
     };
     journal.on_signal(render);
-    let runs = run_all(sc, params, specs, &jobs, &journal)?;
-    print!("{}", output(sc, &runs)?);
+    let (runs, side_runs) = run_all(sc, params, (specs, units), side, &jobs, &journal)?;
+    print!("{}", output(sc, &runs, &side_runs)?);
     Ok(runs)
 }
 
