@@ -3,15 +3,19 @@
 //! under `tests/golden/`. A refactor of the simulator must keep TLP results
 //! byte-identical (`wall_ns` aside) and flow results within 0.1 % per op.
 //!
-//! The full set runs in minutes in release (about 23 on a shared 2-core
-//! machine since the hw scenarios run nine kernels at up to 64 MiB at TLP
-//! fidelity); `cargo test` runs the
-//! quick scenarios, `CONTEND_GOLDEN=all cargo test --release -p contend-sim
-//! --test golden` runs every one, `CONTEND_GOLDEN=bless` rewrites the files,
+//! Every run of every document goes to one pool on every core, the
+//! costliest first by the work estimate commands order their runs by, and
+//! each document's wall time is printed (`--nocapture`). `cargo test` runs
+//! the quick scenarios; `CONTEND_GOLDEN=all cargo test --release -p
+//! contend-sim --test golden` runs every one (`.ci/run` does), and
+//! `CONTEND_GOLDEN=plan` prints each document's estimated work and
+//! simulates nothing. `CONTEND_GOLDEN=bless` rewrites the files,
 //! (`CONTEND_GOLDEN_ROOT=<repo>` when the test binary runs elsewhere),
 //! and `CONTEND_GOLDEN=bless-new` writes only the missing ones (a scenario
 //! added since) and checks the others; with `CONTEND_GOLDEN_ONLY=stem,...`
-//! it writes those scenarios' missing files and simulates nothing else.
+//! it does so for those scenarios only and simulates nothing else. Every
+//! document is checked before the test fails, and the failure names each
+//! that differs.
 //!
 //! The golden files hold the algorithms that existed when they were made.
 //! A shipped scenario with `algorithms = "all"` (or a list naming an
@@ -21,9 +25,13 @@
 //! and the newer ones are held by their own tests (the lowering's volumes,
 //! contend-sim's tests/algorithms.rs) until the files are blessed again.
 
-use contend_sim::{ModelParams, runs_of, simulate_one};
+use contend_sim::estimate::work_units;
+use contend_sim::{ModelParams, RunSpec, runs_of, simulate_one};
 use contend_workload::{Fidelity, Placement, Scenario, Workload, load_scenario};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 /// The repository: `CONTEND_GOLDEN_ROOT` where the test binary runs away
 /// from the tree it was built in (blessing on a machine with more cores).
@@ -53,48 +61,100 @@ fn scenarios() -> Vec<PathBuf> {
     v
 }
 
-/// The golden document of one scenario at one fidelity: every record of every
-/// run, `wall_ns` removed, as pretty JSON.
-fn golden(path: &Path, fidelity: Fidelity) -> String {
-    let mut sc = load_scenario(path, None).unwrap();
-    if !matches!(sc.workload(), Workload::Transfer { .. }) {
-        let mut spec = sc.spec();
-        spec.placements = vec![Placement::Peer, Placement::Host];
-        sc = Scenario::new(spec).unwrap();
+/// One golden file's runs: a shipped scenario at one fidelity (both
+/// placements where a collective runs).
+struct Doc {
+    stem: String,
+    fidelity: Fidelity,
+    sc: Scenario,
+    specs: Vec<RunSpec>,
+}
+
+impl Doc {
+    fn of(path: &Path, fidelity: Fidelity) -> Doc {
+        let mut sc = load_scenario(path, None).unwrap();
+        if !matches!(sc.workload(), Workload::Transfer { .. }) {
+            let mut spec = sc.spec();
+            spec.placements = vec![Placement::Peer, Placement::Host];
+            sc = Scenario::new(spec).unwrap();
+        }
+        let specs = runs_of(&sc, &[fidelity]);
+        Doc {
+            stem: path.file_stem().unwrap().to_str().unwrap().to_string(),
+            fidelity,
+            sc,
+            specs,
+        }
     }
+
+    /// The golden document from its runs' records (in the order of its
+    /// runs): every record, `wall_ns` removed, as pretty JSON.
+    fn document(runs: Vec<Vec<serde_json::Value>>) -> String {
+        let records: Vec<serde_json::Value> = runs.into_iter().flatten().collect();
+        serde_json::to_string_pretty(&records).unwrap() + "\n"
+    }
+}
+
+/// The records of one run, `wall_ns` removed, and how long it took.
+fn run_records(doc: &Doc, i: usize) -> (Vec<serde_json::Value>, Duration) {
+    let t = Instant::now();
+    let run = simulate_one(&doc.sc, &ModelParams::default(), doc.specs[i]).unwrap();
+    let recs = run
+        .records
+        .into_iter()
+        .map(|mut r| {
+            r.wall_ns = None;
+            serde_json::to_value(&r).unwrap()
+        })
+        .collect();
+    (recs, t.elapsed())
+}
+
+/// Every run of every document, on every core, the costliest first (by
+/// the estimate a command orders its runs by,
+/// [`contend_sim::estimate::work_units`]): a document's runs do not wait
+/// for the document before them, and a long run is not started last to
+/// run alone. Per document: its runs' records in order, and the wall time
+/// its runs took together.
+fn run_docs(docs: &[Doc]) -> Vec<(Vec<Vec<serde_json::Value>>, Duration)> {
     let p = ModelParams::default();
-    let specs = runs_of(&sc, &[fidelity]);
-    // runs are independent: spread them over the cores, keep their order
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let done = std::sync::Mutex::new(vec![None; specs.len()]);
+    let mut jobs: Vec<(usize, usize, u64)> = vec![];
+    for (d, doc) in docs.iter().enumerate() {
+        for (i, spec) in doc.specs.iter().enumerate() {
+            jobs.push((d, i, work_units(&doc.sc, &p, *spec).unwrap()));
+        }
+    }
+    jobs.sort_by_key(|&(d, i, u)| (std::cmp::Reverse(u), d, i));
+    let next = AtomicUsize::new(0);
+    let done: Vec<Mutex<Vec<Option<(Vec<serde_json::Value>, Duration)>>>> = docs
+        .iter()
+        .map(|d| Mutex::new(vec![None; d.specs.len()]))
+        .collect();
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| {
                 loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(spec) = specs.get(i) else { break };
-                    let run = simulate_one(&sc, &p, *spec).unwrap();
-                    let recs: Vec<serde_json::Value> = run
-                        .records
-                        .into_iter()
-                        .map(|mut r| {
-                            r.wall_ns = None;
-                            serde_json::to_value(&r).unwrap()
-                        })
-                        .collect();
-                    done.lock().unwrap()[i] = Some(recs);
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&(d, i, _)) = jobs.get(k) else { break };
+                    let out = run_records(&docs[d], i);
+                    done[d].lock().unwrap()[i] = Some(out);
                 }
             });
         }
     });
-    let records: Vec<serde_json::Value> = done
-        .into_inner()
-        .unwrap()
-        .into_iter()
-        .flat_map(|r| r.unwrap())
-        .collect();
-    serde_json::to_string_pretty(&records).unwrap() + "\n"
+    done.into_iter()
+        .map(|m| {
+            let runs: Vec<(Vec<serde_json::Value>, Duration)> = m
+                .into_inner()
+                .unwrap()
+                .into_iter()
+                .map(|r| r.expect("every run ran"))
+                .collect();
+            let wall = runs.iter().map(|(_, w)| *w).sum();
+            (runs.into_iter().map(|(r, _)| r).collect(), wall)
+        })
+        .collect()
 }
 
 fn file(stem: &str, fidelity: Fidelity) -> PathBuf {
@@ -127,32 +187,58 @@ fn known_only(want: &str, got: &str) -> String {
 }
 
 /// Per-op times of the flow golden and now agree within 0.1 %; everything
-/// else that is not a timing is equal.
-fn flow_close(stem: &str, want: &str, got: &str) {
+/// else that is not a timing is equal. The first difference, said, where
+/// not.
+fn flow_close(stem: &str, want: &str, got: &str) -> Result<(), String> {
     let (w, g): (serde_json::Value, serde_json::Value) = (
         serde_json::from_str(want).unwrap(),
         serde_json::from_str(got).unwrap(),
     );
     let (w, g) = (w.as_array().unwrap(), g.as_array().unwrap());
-    assert_eq!(w.len(), g.len(), "{stem}: record count");
+    if w.len() != g.len() {
+        return Err(format!("{stem}: record count {} -> {}", w.len(), g.len()));
+    }
     for (a, b) in w.iter().zip(g) {
         let (pa, pb) = (
             a["per_op_ns"].as_array().unwrap(),
             b["per_op_ns"].as_array().unwrap(),
         );
-        assert_eq!(pa.len(), pb.len(), "{stem}: per-op count");
+        if pa.len() != pb.len() {
+            return Err(format!("{stem}: per-op count {} -> {}", pa.len(), pb.len()));
+        }
         for (x, y) in pa.iter().zip(pb) {
             let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
-            assert!(
-                (x - y).abs() <= 1e-3 * x.abs().max(1.0),
-                "{stem} {}: flow per-op {x} -> {y} moved more than 0.1 %",
-                a["algorithm"]
-            );
+            if (x - y).abs() > 1e-3 * x.abs().max(1.0) {
+                return Err(format!(
+                    "{stem} {}: flow per-op {x} -> {y} moved more than 0.1 %",
+                    a["algorithm"]
+                ));
+            }
         }
         for k in ["algorithm", "placement", "size_bytes", "ranks", "scenario"] {
-            assert_eq!(a[k], b[k], "{stem}: {k}");
+            if a[k] != b[k] {
+                return Err(format!("{stem}: {k} {} -> {}", a[k], b[k]));
+            }
         }
     }
+    Ok(())
+}
+
+/// A flow document agrees with itself, and a per-op time moved by more
+/// than 0.1 % is named.
+#[test]
+fn flow_documents_are_held_within_a_tenth_of_a_percent() {
+    let doc = |t: f64| {
+        serde_json::to_string_pretty(&serde_json::json!([{
+            "algorithm": "ring-ll", "placement": "peer", "size_bytes": 1024,
+            "ranks": 8, "scenario": "s", "per_op_ns": [1000.0, t]
+        }]))
+        .unwrap()
+    };
+    assert_eq!(flow_close("s", &doc(2000.0), &doc(2000.0)), Ok(()));
+    assert_eq!(flow_close("s", &doc(2000.0), &doc(2001.9)), Ok(()));
+    let err = flow_close("s", &doc(2000.0), &doc(2002.5)).unwrap_err();
+    assert!(err.contains("moved more than 0.1 %"), "{err}");
 }
 
 /// The filter keeps the older records in their order and form and drops
@@ -182,12 +268,11 @@ fn shipped_scenarios_match_their_golden_results() {
     let mode = std::env::var("CONTEND_GOLDEN").unwrap_or_default();
     let bless = mode == "bless";
     let bless_new = mode == "bless-new";
-    let all = bless || bless_new || mode == "all";
-    let mut checked = 0;
-    let mut paths = scenarios();
-    // the slow ones last
-    paths.sort_by_key(|p| SLOW.iter().any(|s| p.file_stem().is_some_and(|f| f == *s)));
-    for path in paths {
+    let plan = mode == "plan";
+    let all = bless || bless_new || plan || mode == "all";
+    let only = std::env::var("CONTEND_GOLDEN_ONLY").ok();
+    let mut docs = vec![];
+    for path in scenarios() {
         let stem = path.file_stem().unwrap().to_str().unwrap().to_string();
         if !all && SLOW.contains(&stem.as_str()) {
             continue;
@@ -195,35 +280,68 @@ fn shipped_scenarios_match_their_golden_results() {
         // `CONTEND_GOLDEN_ONLY=a,b` with `bless-new`: bless the missing
         // files of these scenarios only, without simulating the others
         if bless_new
-            && std::env::var("CONTEND_GOLDEN_ONLY")
-                .is_ok_and(|only| !only.split(',').any(|s| s.trim() == stem))
+            && only
+                .as_ref()
+                .is_some_and(|only| !only.split(',').any(|s| s.trim() == stem))
         {
             continue;
         }
         for fid in [Fidelity::Tlp, Fidelity::Flow] {
-            let got = golden(&path, fid);
-            let f = file(&stem, fid);
-            if bless || (bless_new && !f.exists()) {
-                std::fs::create_dir_all(f.parent().unwrap()).unwrap();
-                std::fs::write(&f, &got).unwrap();
-                eprintln!("wrote {}", f.display());
-                continue;
-            }
-            let want = std::fs::read_to_string(&f).unwrap_or_else(|e| {
-                panic!("{}: {e} (bless with CONTEND_GOLDEN=bless)", f.display())
-            });
-            let got = known_only(&want, &got);
-            match fid {
-                Fidelity::Tlp => assert!(
-                    want == got,
-                    "{stem}: TLP results differ from {} (byte for byte)",
-                    f.display()
-                ),
-                Fidelity::Flow => flow_close(&stem, &want, &got),
-            }
-            checked += 1;
+            docs.push(Doc::of(&path, fid));
         }
     }
+    if plan {
+        // what the set costs, by the estimate its runs are ordered by
+        let p = ModelParams::default();
+        let mut total = 0u64;
+        for d in &docs {
+            let u: u64 = d
+                .specs
+                .iter()
+                .map(|s| work_units(&d.sc, &p, *s).unwrap())
+                .sum();
+            total += u;
+            eprintln!("{:>14} units  {}.{}", u, d.stem, d.fidelity);
+        }
+        eprintln!("{total:>14} units  in all ({} files)", docs.len());
+        return;
+    }
+    let t = Instant::now();
+    let results = run_docs(&docs);
+    let mut checked = 0;
+    let mut failed = vec![];
+    for (doc, (runs, wall)) in docs.iter().zip(results) {
+        let (stem, fid) = (&doc.stem, doc.fidelity);
+        eprintln!("{:>9.1} s  {stem}.{fid}", wall.as_secs_f64());
+        let got = Doc::document(runs);
+        let f = file(stem, fid);
+        if bless || (bless_new && !f.exists()) {
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(&f, &got).unwrap();
+            eprintln!("wrote {}", f.display());
+            continue;
+        }
+        let want = std::fs::read_to_string(&f)
+            .unwrap_or_else(|e| panic!("{}: {e} (bless with CONTEND_GOLDEN=bless)", f.display()));
+        let got = known_only(&want, &got);
+        let verdict = match fid {
+            Fidelity::Tlp => (want != got).then(|| {
+                format!(
+                    "{stem}: TLP results differ from {} (byte for byte)",
+                    f.display()
+                )
+            }),
+            Fidelity::Flow => flow_close(stem, &want, &got).err(),
+        };
+        failed.extend(verdict);
+        checked += 1;
+    }
+    eprintln!(
+        "{checked} golden files checked in {:.1} s on {} cores",
+        t.elapsed().as_secs_f64(),
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
     assert!(
         bless || bless_new || checked >= 20,
         "only {checked} golden files checked"
