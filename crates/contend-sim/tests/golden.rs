@@ -96,7 +96,9 @@ impl Doc {
 }
 
 /// The records of one run, `wall_ns` removed, and how long it took.
-fn run_records(doc: &Doc, i: usize) -> (Vec<serde_json::Value>, Duration) {
+type RunOut = (Vec<serde_json::Value>, Duration);
+
+fn run_records(doc: &Doc, i: usize) -> RunOut {
     let t = Instant::now();
     let run = simulate_one(&doc.sc, &ModelParams::default(), doc.specs[i]).unwrap();
     let recs = run
@@ -126,7 +128,7 @@ fn run_docs(docs: &[Doc]) -> Vec<(Vec<Vec<serde_json::Value>>, Duration)> {
     }
     jobs.sort_by_key(|&(d, i, u)| (std::cmp::Reverse(u), d, i));
     let next = AtomicUsize::new(0);
-    let done: Vec<Mutex<Vec<Option<(Vec<serde_json::Value>, Duration)>>>> = docs
+    let done: Vec<Mutex<Vec<Option<RunOut>>>> = docs
         .iter()
         .map(|d| Mutex::new(vec![None; d.specs.len()]))
         .collect();
@@ -145,7 +147,7 @@ fn run_docs(docs: &[Doc]) -> Vec<(Vec<Vec<serde_json::Value>>, Duration)> {
     });
     done.into_iter()
         .map(|m| {
-            let runs: Vec<(Vec<serde_json::Value>, Duration)> = m
+            let runs: Vec<RunOut> = m
                 .into_inner()
                 .unwrap()
                 .into_iter()
