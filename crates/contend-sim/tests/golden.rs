@@ -95,9 +95,10 @@ impl Doc {
     }
 }
 
-/// The records of one run, `wall_ns` removed, and how long it took.
+/// A run's records and how long it took.
 type RunOut = (Vec<serde_json::Value>, Duration);
 
+/// The records of run `i` of `doc`, `wall_ns` removed, and how long it took.
 fn run_records(doc: &Doc, i: usize) -> RunOut {
     let t = Instant::now();
     let run = simulate_one(&doc.sc, &ModelParams::default(), doc.specs[i]).unwrap();
