@@ -77,7 +77,7 @@ impl Tlp {
                     last: done_issuing,
                 },
             };
-            let mut p = Pkt::new(kind, size, path);
+            let mut p = Pkt::new(kind, size, path, w.fabric.paths[path].first);
             p.ready = ready;
             let pk = self.pool.alloc(p);
             if self.opts.event_per_store && ready > now {

@@ -121,9 +121,13 @@ impl FidelityModel for Tlp {
         flag: FlagAddr,
     ) {
         let path = w.fabric.route(w.topo, gpu, dst);
-        let pk = self
-            .pool
-            .alloc(Pkt::new(PktKind::Flag { flag }, w.p.gpu.flag_bytes, path));
+        let first = w.fabric.paths[path].first;
+        let pk = self.pool.alloc(Pkt::new(
+            PktKind::Flag { flag },
+            w.p.gpu.flag_bytes,
+            path,
+            first,
+        ));
         // a flag is an SM store: it joins the egress queue once visible
         if self.visibility > Picos::ZERO {
             w.push(w.now + self.visibility, Ev::Net(TlpEv::Issued(pk)));
@@ -147,7 +151,10 @@ impl FidelityModel for Tlp {
             count: wait.count,
             back_to: gpu,
         };
-        let pk = self.pool.alloc(Pkt::new(kind, w.p.gpu.flag_bytes, path));
+        let first = w.fabric.paths[path].first;
+        let pk = self
+            .pool
+            .alloc(Pkt::new(kind, w.p.gpu.flag_bytes, path, first));
         self.enqueue(w, pk);
     }
 
@@ -184,9 +191,8 @@ impl Tlp {
     /// delivered.
     fn arrive<Q: Queue<TlpEv>>(&mut self, w: &mut World<'_, Plain<Q>>, pk: PktId) {
         let p = &mut self.pool.pkts[pk];
-        let hop = p.hop as usize + 1;
-        if hop < w.fabric.paths[p.path].chans.len() {
-            p.hop = hop as u16;
+        if !w.fabric.hops[p.at as usize].last {
+            p.at += 1;
             p.ready = w.now;
             self.enqueue(w, pk);
             return;
@@ -272,7 +278,7 @@ impl Tlp {
                     seen,
                 };
                 q.path = back;
-                q.hop = 0;
+                q.at = w.fabric.paths[back].first;
                 q.seq = seq;
                 q.ready = ready;
                 self.enqueue(w, pk);
@@ -281,6 +287,7 @@ impl Tlp {
                 let back = w.xfers[xfer].back();
                 let bp = &w.fabric.paths[back];
                 let cpl = gpu::completion_bytes(w.topo, w.p, completer, bp.mps, bp.rcb);
+                let back_first = bp.first;
                 let mut left = payload;
                 let mut first = true;
                 while left > 0 {
@@ -290,7 +297,7 @@ impl Tlp {
                         xfer,
                         last: left == 0,
                     };
-                    let mut c = Pkt::new(kind, size, back);
+                    let mut c = Pkt::new(kind, size, back, back_first);
                     c.ready = ready;
                     let id = if first {
                         first = false;
