@@ -135,6 +135,10 @@ impl<T> WideRadixQueue<T> {
     }
 }
 
+impl<T> crate::engine::queue::Rebind for WideRadixQueue<T> {
+    type With<U> = WideRadixQueue<U>;
+}
+
 impl<T> EventQueue<T> for WideRadixQueue<T> {
     #[inline]
     fn push(&mut self, time: Picos, item: T) {

@@ -6,7 +6,7 @@
 use super::packet::PktId;
 use super::{Tlp, TlpEv};
 use crate::engine::ids::ChId;
-use crate::engine::{Ev, Plain, Queue, World};
+use crate::engine::{Agenda, Ev, World};
 use crate::fidelity::tlp::credits::{Class, Credits, is_finite};
 use crate::model::channel::{ChannelSpec, Serial, StageRule};
 use crate::model::collapse::{Recent, Via};
@@ -182,7 +182,7 @@ impl Tlp {
     /// out back to back in arrival order (oldest first across the three
     /// credit classes); a packet that must wait for the channel is scheduled
     /// at the time the channel frees, so a busy channel costs no extra events.
-    pub(super) fn try_start<Q: Queue<TlpEv>>(&mut self, w: &mut World<'_, Plain<Q>>, c: ChId) {
+    pub(super) fn try_start<A: Agenda<TlpEv>>(&mut self, w: &mut World<'_, A>, c: ChId) {
         let now = w.now;
         let ch = &mut self.chans[c];
         ch.credits.collect(now);
@@ -241,9 +241,9 @@ impl Tlp {
     /// occupies the channel and schedules the arrival.
     #[allow(clippy::too_many_arguments)]
     #[inline]
-    fn start<Q: Queue<TlpEv>>(
+    fn start<A: Agenda<TlpEv>>(
         &mut self,
-        w: &mut World<'_, Plain<Q>>,
+        w: &mut World<'_, A>,
         c: ChId,
         class: Class,
         pk: PktId,
@@ -296,9 +296,9 @@ impl Tlp {
     /// (Always inlined: it runs at every hop past the first, and the call
     /// cost ~0.5 % of a TLP run's instructions.)
     #[inline(always)]
-    pub(super) fn give_back<Q: Queue<TlpEv>>(
+    pub(super) fn give_back<A: Agenda<TlpEv>>(
         &mut self,
-        w: &mut World<'_, Plain<Q>>,
+        w: &mut World<'_, A>,
         c: ChId,
         class: Class,
         data: u32,
@@ -327,7 +327,7 @@ impl Tlp {
 
     /// Puts a packet on the next link of its path, passing root-complex
     /// stages on the way inline ([`pass_stage`]).
-    pub(super) fn enqueue<Q: Queue<TlpEv>>(&mut self, w: &mut World<'_, Plain<Q>>, pk: PktId) {
+    pub(super) fn enqueue<A: Agenda<TlpEv>>(&mut self, w: &mut World<'_, A>, pk: PktId) {
         let p = &self.pool.pkts[pk];
         let (kind, data, seq) = (p.kind, p.data(), p.seq);
         let (mut at, mut ready) = (p.at, p.ready);
