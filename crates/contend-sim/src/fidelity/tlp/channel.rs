@@ -186,13 +186,6 @@ impl Tlp {
         let now = w.now;
         let ch = &mut self.chans[c];
         ch.credits.collect(now);
-        // the queue heads, read once: starting a packet changes only its
-        // own class's head
-        let mut heads = [
-            ch.q[0].front().copied(),
-            ch.q[1].front().copied(),
-            ch.q[2].front().copied(),
-        ];
         loop {
             let ch = &self.chans[c];
             // a packet is taken once it is ready by the time the channel
@@ -202,8 +195,10 @@ impl Tlp {
             let free = ch.busy_until.max(now);
             let mut best: Option<(u64, Class)> = None;
             let mut ready_at: Option<Picos> = None;
-            for (class, h) in heads.iter().enumerate() {
-                let Some(h) = h else { continue };
+            // one pass over the three queue heads, read where they are
+            // (not copied out first)
+            for (class, q) in ch.q.iter().enumerate() {
+                let Some(h) = q.front() else { continue };
                 if h.ready > free {
                     ready_at = Some(ready_at.map_or(h.ready, |t| t.min(h.ready)));
                 } else if ch.credits.allows(class, h.data) && best.is_none_or(|(s, _)| h.seq < s) {
@@ -230,7 +225,6 @@ impl Tlp {
             };
             let ch = &mut self.chans[c];
             let e = ch.q[class].pop_front().expect("head exists");
-            heads[class] = ch.q[class].front().copied();
             self.start(w, c, class, e.pk, e.data, e.ready, free);
         }
     }
