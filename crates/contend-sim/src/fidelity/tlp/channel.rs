@@ -196,15 +196,20 @@ impl Tlp {
             let mut best: Option<(u64, Class)> = None;
             let mut ready_at: Option<Picos> = None;
             // one pass over the three queue heads, read where they are
-            // (not copied out first)
-            for (class, q) in ch.q.iter().enumerate() {
-                let Some(h) = q.front() else { continue };
+            // (not copied out first), the loop written out
+            let mut look = |class: Class| {
+                let Some(h) = ch.q[class].front() else {
+                    return;
+                };
                 if h.ready > free {
                     ready_at = Some(ready_at.map_or(h.ready, |t| t.min(h.ready)));
                 } else if ch.credits.allows(class, h.data) && best.is_none_or(|(s, _)| h.seq < s) {
                     best = Some((h.seq, class));
                 }
-            }
+            };
+            look(0);
+            look(1);
+            look(2);
             let Some((_, class)) = best else {
                 // Blocked on credits (a credit return wakes the channel) or
                 // waiting for a packet to become ready.
