@@ -23,7 +23,7 @@ mod agenda;
 mod seam;
 mod world;
 
-pub(crate) use agenda::{Agenda, Plain, Queue};
+pub(crate) use agenda::{Agenda, Packed, PackedEvent, Queue};
 pub(crate) use seam::FidelityModel;
 pub(crate) use world::{Ev, Outcome, World};
 

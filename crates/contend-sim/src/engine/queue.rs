@@ -24,6 +24,20 @@ pub trait EventQueue<T> {
     }
 }
 
+/// The same kind of queue over items of another type (an agenda may keep
+/// its events packed in fewer bytes than the engine's [`crate::engine::Ev`]).
+pub trait Rebind {
+    type With<U>: EventQueue<U> + Default;
+}
+
+impl<T> Rebind for RadixQueue<T> {
+    type With<U> = RadixQueue<U>;
+}
+
+impl<T> Rebind for HeapQueue<T> {
+    type With<U> = HeapQueue<U>;
+}
+
 /// Monotone radix heap over times. Bucket `i` holds items whose time's
 /// highest bit differing from the last popped time is bit `i - 1`; a bitmask
 /// finds the first non-empty bucket in one instruction. Buckets are appended

@@ -129,10 +129,26 @@ impl<T> WideRadixQueue<T> {
         if let Some(min) = items.iter().map(|(k, _)| *k).min() {
             self.last = min;
         }
-        for (k, v) in items.drain(..) {
-            self.place(k, v);
+        // `place`, with the level mask gathered here and stored once
+        let mut levels = 0;
+        for (key, item) in items.drain(..) {
+            let diff = key ^ self.last;
+            if diff == 0 {
+                self.zero.push_back(item);
+            } else {
+                let level = (63 - diff.leading_zeros() as usize) / BITS;
+                let digit = (key >> (level * BITS)) as usize & (DIGITS - 1);
+                self.buckets[level * DIGITS + digit].push((key, item));
+                self.occupied[level][digit >> 6] |= 1u64 << (digit & 63);
+                levels |= 1u64 << level;
+            }
         }
+        self.levels |= levels;
     }
+}
+
+impl<T> crate::engine::queue::Rebind for WideRadixQueue<T> {
+    type With<U> = WideRadixQueue<U>;
 }
 
 impl<T> EventQueue<T> for WideRadixQueue<T> {

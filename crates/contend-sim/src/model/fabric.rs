@@ -47,6 +47,27 @@ pub(crate) struct Path {
     /// the stages since): pipeline, not buffer, so the credit it holds at
     /// the previous link comes back that much before it leaves.
     pub pipeline: Vec<Picos>,
+    /// Index of the path's first hop in [`Fabric::hops`] (its hops follow
+    /// in order).
+    pub first: u32,
+}
+
+/// One hop of a path as the per-packet path reads it: the channel, and
+/// what the path's own vectors give for that position
+/// ([`Path::chans`], [`Path::pipeline`], [`Path::via`]), kept in one flat
+/// table ([`Fabric::hops`]) so a hop is one read, not a chase through the
+/// path's vectors.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Hop {
+    pub chan: ChId,
+    /// Its position in its path.
+    pub hop: u16,
+    /// The path's last hop.
+    pub last: bool,
+    /// [`Path::pipeline`] at this position.
+    pub pipeline: Picos,
+    /// [`Path::via`] at this position.
+    pub via: Option<crate::model::collapse::Via>,
 }
 
 impl Path {
@@ -79,6 +100,8 @@ struct RcStages {
 pub(crate) struct Fabric {
     pub chans: Arena<ChId, ChannelSpec>,
     pub paths: Arena<PathId, Path>,
+    /// Every routed path's hops, path after path ([`Path::first`]).
+    pub hops: Vec<Hop>,
     index: FxMap<(NodeIdx, NodeIdx), PathId>,
     /// [`Fabric::route`]'s dense cache: `from × nodes + to` → path index
     /// (`u32::MAX`: not routed yet).
@@ -103,6 +126,7 @@ impl Fabric {
         let mut f = Fabric {
             chans: Arena::default(),
             paths: Arena::default(),
+            hops: Vec::new(),
             index: FxMap::default(),
             routed: vec![u32::MAX; topo.nodes().len() * topo.nodes().len()],
             nodes: topo.nodes().len(),
@@ -374,7 +398,8 @@ impl Fabric {
                 s.pipeline
             };
         }
-        let id = self.paths.push(Path {
+        let first = u32::try_from(self.hops.len()).expect("fewer than 2^32 hops");
+        let path = Path {
             pipeline,
             chans,
             collapse_at,
@@ -385,7 +410,17 @@ impl Fabric {
             mrrs,
             max_tags,
             end: to,
-        });
+            first,
+        };
+        let n = path.chans.len();
+        self.hops.extend((0..n).map(|i| Hop {
+            chan: path.chans[i],
+            hop: u16::try_from(i).expect("a path of fewer than 2^16 hops"),
+            last: i + 1 == n,
+            pipeline: path.pipeline[i],
+            via: path.via(i as u16),
+        }));
+        let id = self.paths.push(path);
         self.index.insert((from, to), id);
         Some(id)
     }
@@ -457,5 +492,50 @@ impl From<RcStageIds> for RcStages {
             ports: s.ports.into_iter().map(|(l, i, o)| (l, (i, o))).collect(),
             cross: s.cross_ports.into_iter().collect(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use contend_workload::default_scenario;
+
+    /// The flat hop table says what each path's own vectors say, hop by
+    /// hop: the channel, the pipeline, what the channel's rule sees
+    /// ([`Path::via`]), the position and the last hop; on the default
+    /// scenario's fabric (two sockets: cross-socket stages), every pair
+    /// of nodes routed.
+    #[test]
+    fn the_hop_table_matches_every_paths_vectors() {
+        let sc = default_scenario(None).unwrap();
+        let topo = sc.topology();
+        let mut f = Fabric::new(topo, &ModelParams::default());
+        let n = topo.nodes().len();
+        for a in 0..n {
+            for b in 0..n {
+                if a != b {
+                    let _ = f.path(topo, NodeIdx(a as u32), NodeIdx(b as u32));
+                }
+            }
+        }
+        assert!(f.paths.len() > 1);
+        let mut seen = 0;
+        for path in f.paths.iter() {
+            let len = path.chans.len();
+            let hops = &f.hops[path.first as usize..path.first as usize + len];
+            for (i, h) in hops.iter().enumerate() {
+                assert_eq!(h.chan, path.chans[i]);
+                assert_eq!(h.hop as usize, i);
+                assert_eq!(h.last, i + 1 == len);
+                assert_eq!(h.pipeline, path.pipeline[i]);
+                assert_eq!(h.via, path.via(i as u16));
+                seen += h.via.is_some() as usize;
+            }
+        }
+        assert_eq!(
+            f.hops.len(),
+            f.paths.iter().map(|p| p.chans.len()).sum::<usize>()
+        );
+        assert!(seen > 0, "some hop has a rule that sees the path");
     }
 }

@@ -6,7 +6,7 @@
 use super::packet::PktId;
 use super::{Tlp, TlpEv};
 use crate::engine::ids::ChId;
-use crate::engine::{Ev, Plain, Queue, World};
+use crate::engine::{Agenda, Ev, World};
 use crate::fidelity::tlp::credits::{Class, Credits, is_finite};
 use crate::model::channel::{ChannelSpec, Serial, StageRule};
 use crate::model::collapse::{Recent, Via};
@@ -72,10 +72,12 @@ pub(crate) struct Chan {
     pub credits: Credits,
     /// A wake-up already scheduled for this time.
     pub wake: Option<Picos>,
-    /// Posted-write collapse bookkeeping (collapsing ports only).
-    pub recent: Recent,
+    /// Posted-write collapse bookkeeping (collapsing ports only). Boxed,
+    /// as `cross`: only ruled channels read them, and inline they made a
+    /// channel eleven cache lines where the per-packet fields fit in a few.
+    pub recent: Box<Recent>,
     /// Cross-socket stream bookkeeping (cross-socket stages only).
-    pub cross: CrossState,
+    pub cross: Box<CrossState>,
     /// Wire bytes that crossed it, and those its rule held (collapsed, or
     /// held by a stream cap).
     pub bytes: u64,
@@ -91,8 +93,8 @@ impl Chan {
             q: Default::default(),
             credits: Credits::new(&spec.credits),
             wake: None,
-            recent: Recent::default(),
-            cross: CrossState::default(),
+            recent: Box::default(),
+            cross: Box::default(),
             bytes: 0,
             ruled: 0,
         }
@@ -180,17 +182,10 @@ impl Tlp {
     /// out back to back in arrival order (oldest first across the three
     /// credit classes); a packet that must wait for the channel is scheduled
     /// at the time the channel frees, so a busy channel costs no extra events.
-    pub(super) fn try_start<Q: Queue<TlpEv>>(&mut self, w: &mut World<'_, Plain<Q>>, c: ChId) {
+    pub(super) fn try_start<A: Agenda<TlpEv>>(&mut self, w: &mut World<'_, A>, c: ChId) {
         let now = w.now;
         let ch = &mut self.chans[c];
         ch.credits.collect(now);
-        // the queue heads, read once: starting a packet changes only its
-        // own class's head
-        let mut heads = [
-            ch.q[0].front().copied(),
-            ch.q[1].front().copied(),
-            ch.q[2].front().copied(),
-        ];
         loop {
             let ch = &self.chans[c];
             // a packet is taken once it is ready by the time the channel
@@ -200,14 +195,21 @@ impl Tlp {
             let free = ch.busy_until.max(now);
             let mut best: Option<(u64, Class)> = None;
             let mut ready_at: Option<Picos> = None;
-            for (class, h) in heads.iter().enumerate() {
-                let Some(h) = h else { continue };
+            // one pass over the three queue heads, read where they are
+            // (not copied out first), the loop written out
+            let mut look = |class: Class| {
+                let Some(h) = ch.q[class].front() else {
+                    return;
+                };
                 if h.ready > free {
                     ready_at = Some(ready_at.map_or(h.ready, |t| t.min(h.ready)));
                 } else if ch.credits.allows(class, h.data) && best.is_none_or(|(s, _)| h.seq < s) {
                     best = Some((h.seq, class));
                 }
-            }
+            };
+            look(0);
+            look(1);
+            look(2);
             let Some((_, class)) = best else {
                 // Blocked on credits (a credit return wakes the channel) or
                 // waiting for a packet to become ready.
@@ -228,7 +230,6 @@ impl Tlp {
             };
             let ch = &mut self.chans[c];
             let e = ch.q[class].pop_front().expect("head exists");
-            heads[class] = ch.q[class].front().copied();
             self.start(w, c, class, e.pk, e.data, e.ready, free);
         }
     }
@@ -239,9 +240,9 @@ impl Tlp {
     /// occupies the channel and schedules the arrival.
     #[allow(clippy::too_many_arguments)]
     #[inline]
-    fn start<Q: Queue<TlpEv>>(
+    fn start<A: Agenda<TlpEv>>(
         &mut self,
-        w: &mut World<'_, Plain<Q>>,
+        w: &mut World<'_, A>,
         c: ChId,
         class: Class,
         pk: PktId,
@@ -255,9 +256,10 @@ impl Tlp {
         let p = &mut self.pool.pkts[pk];
         // (the kind's fields are read only for a store leaving its GPU: the
         // kind is not copied whole)
-        let (held, path, hop, tlp) = (p.held, p.path, p.hop, p.kind.tlp());
+        let (held, path, at, tlp) = (p.held, p.path, p.at, p.kind.tlp());
+        let h = w.fabric.hops[at as usize];
         let store = match p.kind {
-            super::PktKind::Write { xfer, .. } if hop == 0 => Some(xfer),
+            super::PktKind::Write { xfer, .. } if h.hop == 0 => Some(xfer),
             _ => None,
         };
         let fixed = ch.fixed;
@@ -265,7 +267,7 @@ impl Tlp {
             at: start,
             chan: c.0,
             path: path.0,
-            hop,
+            hop: h.hop,
             class: class as u8,
         });
         p.held = Some(c);
@@ -273,15 +275,10 @@ impl Tlp {
             // the upstream buffer frees when the packet moves on; the
             // latency of stages (and of a switch's forwarding) passed
             // since is pipeline, not buffer
-            let pipeline = w.fabric.paths[path].pipeline[hop as usize];
-            let freed = start.saturating_sub(pipeline);
+            let freed = start.saturating_sub(h.pipeline);
             self.give_back(w, prev, class, data, freed);
         }
-        let via = if fixed.ruled {
-            w.fabric.paths[path].via(hop)
-        } else {
-            None
-        };
+        let via = if fixed.ruled { h.via } else { None };
         let ch = &mut self.chans[c];
         let (ser, _) = ch.occupy(&w.fabric.chans[c], via, tlp, data, start);
         w.push(start + ser + fixed.latency, Ev::Net(TlpEv::Arrive(pk)));
@@ -298,9 +295,9 @@ impl Tlp {
     /// (Always inlined: it runs at every hop past the first, and the call
     /// cost ~0.5 % of a TLP run's instructions.)
     #[inline(always)]
-    pub(super) fn give_back<Q: Queue<TlpEv>>(
+    pub(super) fn give_back<A: Agenda<TlpEv>>(
         &mut self,
-        w: &mut World<'_, Plain<Q>>,
+        w: &mut World<'_, A>,
         c: ChId,
         class: Class,
         data: u32,
@@ -329,18 +326,19 @@ impl Tlp {
 
     /// Puts a packet on the next link of its path, passing root-complex
     /// stages on the way inline ([`pass_stage`]).
-    pub(super) fn enqueue<Q: Queue<TlpEv>>(&mut self, w: &mut World<'_, Plain<Q>>, pk: PktId) {
+    pub(super) fn enqueue<A: Agenda<TlpEv>>(&mut self, w: &mut World<'_, A>, pk: PktId) {
         let p = &self.pool.pkts[pk];
-        let (path, kind, data, seq) = (p.path, p.kind, p.data(), p.seq);
-        let (mut hop, mut ready) = (p.hop, p.ready);
+        let (kind, data, seq) = (p.kind, p.data(), p.seq);
+        let (mut at, mut ready) = (p.at, p.ready);
         let mut staged = false;
         loop {
-            let c = w.fabric.paths[path].chans[hop as usize];
+            let h = w.fabric.hops[at as usize];
+            let c = h.chan;
             let ch = &mut self.chans[c];
             if !ch.fixed.stage {
                 if staged {
                     let p = &mut self.pool.pkts[pk];
-                    (p.hop, p.ready) = (hop, ready);
+                    (p.at, p.ready) = (at, ready);
                     if ready > w.now {
                         // Out of the stages later than now: the packet joins
                         // the link's queue when it is out (one event for all
@@ -375,21 +373,17 @@ impl Tlp {
                 return;
             }
             staged = true;
-            let via = if ch.fixed.ruled {
-                w.fabric.paths[path].via(hop)
-            } else {
-                None
-            };
+            let via = if ch.fixed.ruled { h.via } else { None };
             let leave = pass_stage(ch, &w.fabric.chans[c], via, kind.tlp(), data, ready, w.now);
             // (the stage's latency is pipeline, not buffer: the credit the
             // packet holds upstream comes back that much before it leaves,
             // see `Path::pipeline`)
             ready = leave;
-            hop += 1;
+            at += 1;
             if self.opts.queued_stages {
                 // the reference: an event where the packet leaves the stage
                 let p = &mut self.pool.pkts[pk];
-                (p.hop, p.ready) = (hop, ready);
+                (p.at, p.ready) = (at, ready);
                 w.push(leave, Ev::Net(TlpEv::Staged(pk)));
                 return;
             }

@@ -8,7 +8,7 @@
 use super::packet::{Pkt, PktKind};
 use super::{Tlp, TlpEv};
 use crate::engine::ids::GroupId;
-use crate::engine::{Ev, Outcome, Plain, Queue, World};
+use crate::engine::{Agenda, Ev, Outcome, World};
 use crate::model::gpu::Dir;
 use contend_topo::{Bytes, Picos};
 use contend_workload::Notify;
@@ -29,7 +29,7 @@ pub(super) struct StoreBuffer {
 
 impl Tlp {
     /// Issues requests or stores while the group's window allows.
-    pub(super) fn issue<Q: Queue<TlpEv>>(&mut self, w: &mut World<'_, Plain<Q>>, g: GroupId) {
+    pub(super) fn issue<A: Agenda<TlpEv>>(&mut self, w: &mut World<'_, A>, g: GroupId) {
         loop {
             let grp = &w.groups[g];
             if grp.window == 0 {
@@ -77,7 +77,7 @@ impl Tlp {
                     last: done_issuing,
                 },
             };
-            let mut p = Pkt::new(kind, size, path);
+            let mut p = Pkt::new(kind, size, path, w.fabric.paths[path].first);
             p.ready = ready;
             let pk = self.pool.alloc(p);
             if self.opts.event_per_store && ready > now {
@@ -96,11 +96,7 @@ impl Tlp {
     /// Hands store-buffer slots back in batches: one event when half the
     /// buffer (or the last outstanding store) has left, not one per TLP. The
     /// egress queue still holds the other half, so the link never starves.
-    pub(super) fn schedule_depart<Q: Queue<TlpEv>>(
-        &mut self,
-        w: &mut World<'_, Plain<Q>>,
-        g: GroupId,
-    ) {
+    pub(super) fn schedule_depart<A: Agenda<TlpEv>>(&mut self, w: &mut World<'_, A>, g: GroupId) {
         let sb = &mut self.stores[g];
         let grp = &w.groups[g];
         if sb.depart_pending || sb.departs.is_empty() {
@@ -126,7 +122,7 @@ impl Tlp {
     }
 
     /// Slots of stores that have left by now come back.
-    pub(super) fn depart<Q: Queue<TlpEv>>(&mut self, w: &mut World<'_, Plain<Q>>, g: GroupId) {
+    pub(super) fn depart<A: Agenda<TlpEv>>(&mut self, w: &mut World<'_, A>, g: GroupId) {
         let now = w.now;
         let Some(sb) = self.stores.get_mut(g) else {
             debug_assert!(false, "a group ends only once its stores have departed");

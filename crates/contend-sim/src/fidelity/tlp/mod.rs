@@ -16,7 +16,8 @@ use self::packet::{Pkt, PktKind, Pool};
 use crate::actors::flags::{FlagAddr, Waiting};
 use crate::engine::FidelityModel;
 use crate::engine::ids::{ActorId, Arena, ChId, GroupId, Window, XferId};
-use crate::engine::{Ev, Outcome, Plain, Queue, World};
+use crate::engine::queue::Rebind;
+use crate::engine::{Agenda, Ev, Outcome, Packed, PackedEvent, Queue, World};
 use crate::model::fabric::Fabric;
 use crate::model::gpu;
 use crate::params::ModelParams;
@@ -41,6 +42,38 @@ pub(crate) enum TlpEv {
     /// A copy engine's setup is over: its group starts issuing.
     Begin(GroupId),
 }
+
+impl PackedEvent for TlpEv {
+    /// The variant in the low 3 bits, its id above.
+    #[inline]
+    fn pack(self) -> u64 {
+        let (v, id) = match self {
+            TlpEv::Arrive(p) => (0, p.0),
+            TlpEv::Depart(g) => (1, g.0),
+            TlpEv::Wake(c) => (2, c.0),
+            TlpEv::Staged(p) => (3, p.0),
+            TlpEv::Issued(p) => (4, p.0),
+            TlpEv::Begin(g) => (5, g.0),
+        };
+        u64::from(id) << 3 | v
+    }
+    #[inline]
+    fn unpack(w: u64) -> TlpEv {
+        let id = (w >> 3) as u32;
+        match w & 7 {
+            0 => TlpEv::Arrive(PktId(id)),
+            1 => TlpEv::Depart(GroupId(id)),
+            2 => TlpEv::Wake(ChId(id)),
+            3 => TlpEv::Staged(PktId(id)),
+            4 => TlpEv::Issued(PktId(id)),
+            _ => TlpEv::Begin(GroupId(id)),
+        }
+    }
+}
+
+/// The TLP fidelity's agenda over the event queue `Q`: its events packed
+/// in one word ([`Packed`]), in the same kind of queue.
+pub(crate) type TlpAgenda<Q> = Packed<<Q as Rebind>::With<u64>>;
 
 /// Switches of the TLP fidelity's optimisations. Each `true` selects the
 /// reference the optimisation is tested against.
@@ -74,7 +107,7 @@ pub(crate) struct Tlp {
 impl FidelityModel for Tlp {
     type Event = TlpEv;
     type Options = TlpOptions;
-    type Agenda<Q: Queue<TlpEv>> = Plain<Q>;
+    type Agenda<Q: Queue<TlpEv>> = TlpAgenda<Q>;
     const STORE_BUFFER: bool = true;
 
     fn new(fabric: &Fabric, p: &ModelParams, opts: TlpOptions) -> Tlp {
@@ -89,13 +122,18 @@ impl FidelityModel for Tlp {
         }
     }
 
-    fn begin_xfer<Q: Queue<TlpEv>>(&mut self, _: &mut World<'_, Plain<Q>>, _: XferId, _: Picos) {
+    fn begin_xfer<Q: Queue<TlpEv>>(
+        &mut self,
+        _: &mut World<'_, TlpAgenda<Q>>,
+        _: XferId,
+        _: Picos,
+    ) {
         // TLPs are issued for the whole group at once (`begin_group`)
     }
 
     fn begin_group<Q: Queue<TlpEv>>(
         &mut self,
-        w: &mut World<'_, Plain<Q>>,
+        w: &mut World<'_, TlpAgenda<Q>>,
         g: GroupId,
         setup: Picos,
     ) {
@@ -114,16 +152,20 @@ impl FidelityModel for Tlp {
 
     fn send_flag<Q: Queue<TlpEv>>(
         &mut self,
-        w: &mut World<'_, Plain<Q>>,
+        w: &mut World<'_, TlpAgenda<Q>>,
         _from: ActorId,
         gpu: NodeIdx,
         dst: NodeIdx,
         flag: FlagAddr,
     ) {
         let path = w.fabric.route(w.topo, gpu, dst);
-        let pk = self
-            .pool
-            .alloc(Pkt::new(PktKind::Flag { flag }, w.p.gpu.flag_bytes, path));
+        let first = w.fabric.paths[path].first;
+        let pk = self.pool.alloc(Pkt::new(
+            PktKind::Flag { flag },
+            w.p.gpu.flag_bytes,
+            path,
+            first,
+        ));
         // a flag is an SM store: it joins the egress queue once visible
         if self.visibility > Picos::ZERO {
             w.push(w.now + self.visibility, Ev::Net(TlpEv::Issued(pk)));
@@ -134,7 +176,7 @@ impl FidelityModel for Tlp {
 
     fn poll<Q: Queue<TlpEv>>(
         &mut self,
-        w: &mut World<'_, Plain<Q>>,
+        w: &mut World<'_, TlpAgenda<Q>>,
         actor: ActorId,
         gpu: NodeIdx,
         at: NodeIdx,
@@ -147,11 +189,14 @@ impl FidelityModel for Tlp {
             count: wait.count,
             back_to: gpu,
         };
-        let pk = self.pool.alloc(Pkt::new(kind, w.p.gpu.flag_bytes, path));
+        let first = w.fabric.paths[path].first;
+        let pk = self
+            .pool
+            .alloc(Pkt::new(kind, w.p.gpu.flag_bytes, path, first));
         self.enqueue(w, pk);
     }
 
-    fn handle<Q: Queue<TlpEv>>(&mut self, w: &mut World<'_, Plain<Q>>, ev: TlpEv) {
+    fn handle<Q: Queue<TlpEv>>(&mut self, w: &mut World<'_, TlpAgenda<Q>>, ev: TlpEv) {
         match ev {
             TlpEv::Arrive(pk) => self.arrive(w, pk),
             TlpEv::Wake(c) => {
@@ -182,11 +227,10 @@ impl FidelityModel for Tlp {
 impl Tlp {
     /// A packet reached the far end of its channel: on to the next one, or
     /// delivered.
-    fn arrive<Q: Queue<TlpEv>>(&mut self, w: &mut World<'_, Plain<Q>>, pk: PktId) {
+    fn arrive<A: Agenda<TlpEv>>(&mut self, w: &mut World<'_, A>, pk: PktId) {
         let p = &mut self.pool.pkts[pk];
-        let hop = p.hop as usize + 1;
-        if hop < w.fabric.paths[p.path].chans.len() {
-            p.hop = hop as u16;
+        if !w.fabric.hops[p.at as usize].last {
+            p.at += 1;
             p.ready = w.now;
             self.enqueue(w, pk);
             return;
@@ -249,7 +293,7 @@ impl Tlp {
     /// A read reached its completer: the completions go back along the
     /// reverse path, ready once the memory has been read. A poll reads
     /// memory now: whether the flags are in is fixed at this moment.
-    fn mem_done<Q: Queue<TlpEv>>(&mut self, w: &mut World<'_, Plain<Q>>, pk: PktId) {
+    fn mem_done<A: Agenda<TlpEv>>(&mut self, w: &mut World<'_, A>, pk: PktId) {
         let p = &self.pool.pkts[pk];
         let (path, kind, payload) = (p.path, p.kind, p.payload);
         let completer = w.fabric.paths[path].end;
@@ -272,7 +316,7 @@ impl Tlp {
                     seen,
                 };
                 q.path = back;
-                q.hop = 0;
+                q.at = w.fabric.paths[back].first;
                 q.seq = seq;
                 q.ready = ready;
                 self.enqueue(w, pk);
@@ -281,6 +325,7 @@ impl Tlp {
                 let back = w.xfers[xfer].back();
                 let bp = &w.fabric.paths[back];
                 let cpl = gpu::completion_bytes(w.topo, w.p, completer, bp.mps, bp.rcb);
+                let back_first = bp.first;
                 let mut left = payload;
                 let mut first = true;
                 while left > 0 {
@@ -290,7 +335,7 @@ impl Tlp {
                         xfer,
                         last: left == 0,
                     };
-                    let mut c = Pkt::new(kind, size, back);
+                    let mut c = Pkt::new(kind, size, back, back_first);
                     c.ready = ready;
                     let id = if first {
                         first = false;
@@ -304,6 +349,31 @@ impl Tlp {
                 }
             }
             _ => unreachable!("only requests reach memory"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every TLP event, ids at both ends of their range, comes back from
+    /// its packed word as it went in.
+    #[test]
+    fn tlp_events_unpack_as_packed() {
+        for id in [0, 1, 12345, u32::MAX - 1, u32::MAX] {
+            for ev in [
+                TlpEv::Arrive(PktId(id)),
+                TlpEv::Depart(GroupId(id)),
+                TlpEv::Wake(ChId(id)),
+                TlpEv::Staged(PktId(id)),
+                TlpEv::Issued(PktId(id)),
+                TlpEv::Begin(GroupId(id)),
+            ] {
+                let w = ev.pack();
+                assert!(w < 1 << 60);
+                assert_eq!(format!("{:?}", TlpEv::unpack(w)), format!("{ev:?}"));
+            }
         }
     }
 }

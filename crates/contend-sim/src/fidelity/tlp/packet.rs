@@ -65,8 +65,9 @@ pub(crate) struct Pkt {
     pub kind: PktKind,
     pub payload: u32,
     pub path: PathId,
-    /// Index of the channel of `path` it is on (or queued for).
-    pub hop: u16,
+    /// The hop of `path` it is on (or queued for), as an index into
+    /// [`Fabric::hops`](crate::model::fabric::Fabric::hops).
+    pub at: u32,
     /// The channel at whose receiver the packet holds credit for its
     /// [`data`](Pkt::data) (released when it moves on; the latency passed
     /// since, which is pipeline, not buffer, is the path's
@@ -80,12 +81,14 @@ pub(crate) struct Pkt {
 }
 
 impl Pkt {
-    pub fn new(kind: PktKind, payload: u32, path: PathId) -> Pkt {
+    /// A packet at the first hop of `path`, which is `first` in
+    /// [`Fabric::hops`](crate::model::fabric::Fabric::hops).
+    pub fn new(kind: PktKind, payload: u32, path: PathId, first: u32) -> Pkt {
         Pkt {
             kind,
             payload,
             path,
-            hop: 0,
+            at: first,
             held: None,
             seq: 0,
             ready: Picos::ZERO,
