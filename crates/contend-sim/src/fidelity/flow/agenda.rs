@@ -11,6 +11,12 @@
 //! - The time the flow fidelity watches (its pending tick's): whether
 //!   anything was pushed for that time since, so the tick may stand for an
 //!   equal one (equal times pop in push order).
+//! - The number of the live tick, where the fidelity tells it: a stale
+//!   tick (any other) is dropped as it pops when an event follows it, not
+//!   handed to the engine to do nothing (the reference,
+//!   `FlowOptions::stale_tick_events`, hands every tick on). The event
+//!   after it pops no earlier, so the run's time and everything else go
+//!   as they would; only the event count is smaller.
 
 use super::FlowEv;
 use super::flag_batch::FlagBatchId;
@@ -37,7 +43,14 @@ pub(crate) struct FlowAgenda<Q> {
     /// pushed since it).
     pushes: u64,
     batches: FlagBatches,
+    /// The live tick's number, as the fidelity last told it ([`NO_TICK`]:
+    /// none is live), or `None` where it tells none (every tick popped is
+    /// handed on).
+    live_tick: Option<u64>,
 }
+
+/// No tick is live (ticks are numbered from 1).
+pub(crate) const NO_TICK: u64 = 0;
 
 impl<Q: Default> Default for FlowAgenda<Q> {
     fn default() -> Self {
@@ -49,6 +62,7 @@ impl<Q: Default> Default for FlowAgenda<Q> {
             made_real: vec![],
             pushes: 0,
             batches: FlagBatches::default(),
+            live_tick: None,
         }
     }
 }
@@ -72,6 +86,14 @@ impl<Q: EventQueue<Ev<FlowEv>>> Agenda<FlowEv> for FlowAgenda<Q> {
                 if t > self.polls.earliest() {
                     let hit = self.polls.advance(t, self.watched);
                     self.watched_hit |= hit;
+                }
+                // a stale tick does nothing: dropped where an event
+                // follows it (that one sets the engine's time, no earlier)
+                if let (Ev::Net(FlowEv::Tick(n)), Some(live)) = (&ev, self.live_tick)
+                    && *n != live
+                    && !self.q.is_empty()
+                {
+                    continue;
                 }
                 return Some((t, ev));
             }
@@ -159,6 +181,13 @@ impl<Q: EventQueue<Ev<FlowEv>>> FlowAgenda<Q> {
         if now + rtt == self.watched {
             self.watched_hit = true;
         }
+    }
+
+    /// Tick `n` is the live one ([`NO_TICK`]: none is): every other tick
+    /// is stale, dropped as it pops where an event follows it.
+    #[inline]
+    pub fn live_tick(&mut self, n: u64) {
+        self.live_tick = Some(n);
     }
 
     /// Watches time `t` from now on.

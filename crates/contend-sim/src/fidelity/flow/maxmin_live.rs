@@ -32,7 +32,7 @@ const PACK_SLACK: usize = 0;
 /// fidelity numbers them (see [`FIRST_MET`]): the same rates to the bit
 /// (a property test holds them together). Flows are ordered by when they
 /// were added.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct LiveMaxMin {
     /// Per constraint: capacity, whether it takes part, its group, its users
     /// (flow slot, weight) in flow order, and whether it is in `live`.

@@ -84,6 +84,16 @@ pub struct FlowOptions {
     /// at one time whose pushes follow one another (a barrier's, at each
     /// latency of its paths: `flag_batch.rs`).
     pub flag_event_each: bool,
+    /// Hand every stale tick to the engine, which pops it as an event that
+    /// does nothing, instead of the agenda dropping it at its pop where an
+    /// event follows it (`agenda.rs`: the next event's time is no earlier,
+    /// so the engine's time ends where it would).
+    pub stale_tick_events: bool,
+    /// Push an event for every drained flow's completion instead of
+    /// telling the engine of those due at the tick's own time where
+    /// nothing was pushed for that time since the tick was: no event waits
+    /// behind the tick then, so each would have been the next to pop.
+    pub xfer_done_events: bool,
 }
 
 /// What a flow start looks up once per [`Ask`]: its interned kind, its
@@ -111,6 +121,8 @@ pub(crate) struct Flow {
     poll_every_round_trip: bool,
     recompute_every_start: bool,
     flag_event_each: bool,
+    stale_tick_events: bool,
+    xfer_done_events: bool,
     /// Per path: a flag's one-way time along it (`NONE`: not worked out).
     flag_time: Vec<Picos>,
     /// Per path there: a poll's round trip (there, memory, back).
@@ -153,6 +165,8 @@ impl FidelityModel for Flow {
             poll_every_round_trip: opts.poll_every_round_trip,
             recompute_every_start: opts.recompute_every_start,
             flag_event_each: opts.flag_event_each,
+            stale_tick_events: opts.stale_tick_events,
+            xfer_done_events: opts.xfer_done_events,
             flag_time: vec![],
             poll_rtt: vec![],
         }
@@ -296,11 +310,21 @@ impl FidelityModel for Flow {
                 if self.live.map(|l| l.1) != Some(n) {
                     return;
                 }
-                self.live = None;
+                // Nothing was pushed for now since this tick was (the
+                // events pushed for now before it have popped): no event
+                // waits behind it, so a completion due now would pop next,
+                // after this call's pushes. The engine is told of it as
+                // this call returns instead, where it would have popped.
+                let alone = w.agenda.unmet(w.now) && !self.xfer_done_events;
+                self.set_live(w, None);
                 self.flows.advance(w.now);
                 self.flows.take_finished(&mut self.finished, &w.fabric);
                 for &(x, tail) in &self.finished {
-                    w.push(w.now + tail, Ev::XferDone(x));
+                    if alone && tail == Picos::ZERO {
+                        w.tell(Outcome::XferDone(x));
+                    } else {
+                        w.push(w.now + tail, Ev::XferDone(x));
+                    }
                 }
                 self.reflow(w);
             }
@@ -459,12 +483,27 @@ impl Flow {
         {
             return;
         }
-        self.live = None;
+        self.set_live(w, None);
         if let Some(t) = next {
             self.ticks += 1;
             w.push(t, Ev::Net(FlowEv::Tick(self.ticks)));
-            self.live = Some((t, self.ticks));
+            self.set_live(w, Some((t, self.ticks)));
             w.agenda.watch(t);
+        }
+    }
+
+    /// The live tick is now `live` (none: every tick pushed is stale); the
+    /// agenda is told which one is live, so that it drops the others
+    /// (unless the reference, `FlowOptions::stale_tick_events`, is on).
+    #[inline]
+    fn set_live<Q: Queue<FlowEv>>(
+        &mut self,
+        w: &mut World<'_, FlowAgenda<Q>>,
+        live: Option<(Picos, u64)>,
+    ) {
+        self.live = live;
+        if !self.stale_tick_events {
+            w.agenda.live_tick(live.map_or(agenda::NO_TICK, |l| l.1));
         }
     }
 }

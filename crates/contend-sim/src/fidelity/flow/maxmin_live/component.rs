@@ -31,7 +31,7 @@ fn most_reached(flows: usize) -> usize {
 /// part changed, flows taking part whose uses changed) and the search's
 /// working state. (A flow added, or one whose cap changes, is found by its
 /// cap; one removed by the solver's list of removed flows.)
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct Changes {
     res: Vec<u32>,
     res_marked: Vec<bool>,

@@ -44,7 +44,7 @@ const RESUME_FROM_FLOWS: usize = 512;
 /// took above that round's level), applies the changes and fills from
 /// there: below the lowest level any change can affect, every saturation
 /// is the one a solve from scratch makes.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct Trace {
     /// Whether the rounds recorded are the last solve's, and resumed
     /// solves since a solve from round 0.

@@ -205,12 +205,25 @@ impl FlowState {
                 f.cap_now(kind_cap[f.kind as usize])
             }
         }));
+        // (every debug run solves a copy of the problem from round 0 too,
+        // the full solve, and checks the incremental rates against it)
+        let twin = (cfg!(debug_assertions) && !self.full_max_min).then(|| self.live.clone());
         if self.full_max_min {
             self.live.solve(&self.slots, &self.caps);
         } else if self.whole_max_min {
             self.live.solve_resumed(&self.slots, &self.caps);
         } else {
             self.live.solve_changed(&self.slots, &self.caps);
+        }
+        if let Some(mut twin) = twin {
+            twin.solve(&self.slots, &self.caps);
+            for &s in &self.slots {
+                let (a, b) = (self.live.rate[s as usize], twin.rate[s as usize]);
+                debug_assert!(
+                    same_rate(a, b),
+                    "flow slot {s}: incremental solve {a}, full solve {b}"
+                );
+            }
         }
         // (every entry is None here: each is taken as it is read, below)
         self.held_of.resize(self.live.rate.len(), None);
@@ -269,4 +282,11 @@ impl FlowState {
         }
         self.unbounded = unbounded;
     }
+}
+
+/// Whether an incremental solve's rate `a` is the full solve's `b` to
+/// within the rounding the incremental solves allow (their property tests'
+/// 1e-9 relative, rates below 1e-3 B/s taken as 1e-3).
+fn same_rate(a: f64, b: f64) -> bool {
+    a == b || (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-3)
 }
