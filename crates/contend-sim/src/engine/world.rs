@@ -31,7 +31,9 @@ pub(crate) enum Ev<E> {
 pub(crate) enum Outcome {
     /// A flag reached its address.
     Flag(FlagAddr),
-    /// Every byte of a read transfer has arrived.
+    /// A transfer is done: every byte of a read has arrived (TLP), or a
+    /// flow drained at its tick's own time (flow: told where its event
+    /// would have popped, see `fidelity/flow/agenda.rs`).
     XferDone(XferId),
     /// A post group's stores may all have left the GPU.
     CheckPost(GroupId),
