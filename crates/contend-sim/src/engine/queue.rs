@@ -25,7 +25,7 @@ pub trait EventQueue<T> {
 }
 
 /// The same kind of queue over items of another type (an agenda may keep
-/// its events packed in fewer bytes than the engine's [`crate::engine::Ev`]).
+/// its events packed in fewer bytes than the engine's `Ev` (`engine/world.rs`)).
 pub trait Rebind {
     type With<U>: EventQueue<U> + Default;
 }
