@@ -67,15 +67,25 @@ impl<T> Default for WideRadixQueue<T> {
 impl<T> WideRadixQueue<T> {
     #[inline]
     fn place(&mut self, key: u64, item: T) {
+        let level = self.file(key, item);
+        self.levels |= level;
+    }
+
+    /// Files `item` at time `key` by the last popped time: into `zero`, or
+    /// into its bucket, marked occupied. Returns the bit its level sets in
+    /// the level mask (none for `zero`), for the caller to store.
+    #[inline(always)]
+    fn file(&mut self, key: u64, item: T) -> u64 {
         let diff = key ^ self.last;
         if diff == 0 {
             self.zero.push_back(item);
+            0
         } else {
             let level = (63 - diff.leading_zeros() as usize) / BITS;
             let digit = (key >> (level * BITS)) as usize & (DIGITS - 1);
             self.buckets[level * DIGITS + digit].push((key, item));
             self.occupied[level][digit >> 6] |= 1u64 << (digit & 63);
-            self.levels |= 1u64 << level;
+            1u64 << level
         }
     }
 
@@ -132,16 +142,7 @@ impl<T> WideRadixQueue<T> {
         // `place`, with the level mask gathered here and stored once
         let mut levels = 0;
         for (key, item) in items.drain(..) {
-            let diff = key ^ self.last;
-            if diff == 0 {
-                self.zero.push_back(item);
-            } else {
-                let level = (63 - diff.leading_zeros() as usize) / BITS;
-                let digit = (key >> (level * BITS)) as usize & (DIGITS - 1);
-                self.buckets[level * DIGITS + digit].push((key, item));
-                self.occupied[level][digit >> 6] |= 1u64 << (digit & 63);
-                levels |= 1u64 << level;
-            }
+            levels |= self.file(key, item);
         }
         self.levels |= levels;
     }
