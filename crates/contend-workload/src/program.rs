@@ -5,6 +5,7 @@ use crate::ring::RingSteps;
 use contend_topo::{Bytes, NodeIdx, Picos};
 use serde::Serialize;
 use std::borrow::Cow;
+use std::rc::Rc;
 
 /// The program a flag or signal goes to: a rank's position in the
 /// scenario's rank list (0..N) for contend's kernels, one of the
@@ -363,21 +364,36 @@ enum Packed {
 const _: () = assert!(std::mem::size_of::<Packed>() <= 24);
 
 /// A [`Program`] packed for running: its ops small and side by side, their
-/// lists in three lists shared by all the ops, in op order. A simulator
-/// walks every op of every rank once per collective; an [`Op`] of 64 bytes
-/// with a heap block per list makes that walk two cache misses an op where
-/// the programs outgrow the caches (128 NCCL programs of ~630 ops at 64
-/// GPUs); packed, the ops and their lists are read in the order they lie.
+/// lists in three lists shared by all the ops. A simulator walks every op
+/// of every rank once per collective; an [`Op`] of 64 bytes with a heap
+/// block per list makes that walk two cache misses an op where the
+/// programs outgrow the caches (128 NCCL programs of ~630 ops at 64 GPUs).
+/// The programs of one collective are packed together
+/// ([`PackedProgram::pack_all`]) op-major: op `i` of every program side
+/// by side, then op `i + 1`, their lists in that order too. Their ranks
+/// go through their ops in step (a ring's steps, a kernel's rounds), so
+/// the ops read one after the other lie together.
 /// [`PackedProgram::with_op`] gives each op as [`Program::with_op`] does
 /// (a test holds every lowered program's packed ops to its own).
 #[derive(Clone, Debug, Default)]
 pub struct PackedProgram {
+    store: Rc<Store>,
+    /// This program's place among those packed together.
+    column: usize,
+    /// The program packed: its ring's ops, and the ops not packed.
+    program: Program,
+}
+
+/// The packed ops of programs packed together: op `i` of program `p` at
+/// `ops[i * stride + p]` (an op past a program's end is a filler, never
+/// read), their lists in the three lists.
+#[derive(Debug, Default)]
+struct Store {
     ops: Vec<Packed>,
+    stride: usize,
     fetch: Vec<Access>,
     post: Vec<(Access, Notify)>,
     to: Vec<Rank>,
-    /// The program packed: its ring's ops, and the ops not packed.
-    program: Program,
 }
 
 /// Where a list of `len` entries starting at `at` of a shared list packs
@@ -389,18 +405,111 @@ fn place(at: usize, len: usize) -> Option<(u32, u16)> {
 impl PackedProgram {
     /// `program`'s ops packed.
     pub fn new(program: Program) -> PackedProgram {
-        let mut p = PackedProgram {
-            ops: Vec::with_capacity(program.ops.len()),
-            ..PackedProgram::default()
-        };
-        for op in &program.ops {
-            let packed = p.pack(op).unwrap_or(Packed::Unpacked);
-            p.ops.push(packed);
-        }
-        p.program = program;
-        p
+        let mut all = PackedProgram::pack_all(vec![program]);
+        all.pop().expect("one program packed")
     }
 
+    /// `programs` packed together, op-major (see [`PackedProgram`]), in
+    /// their order.
+    pub fn pack_all(programs: Vec<Program>) -> Vec<PackedProgram> {
+        let stride = programs.len();
+        let longest = programs.iter().map(|p| p.ops.len()).max().unwrap_or(0);
+        let mut store = Store {
+            ops: Vec::with_capacity(longest * stride),
+            stride,
+            ..Store::default()
+        };
+        for i in 0..longest {
+            for p in &programs {
+                let packed = match p.ops.get(i) {
+                    Some(op) => store.pack(op).unwrap_or(Packed::Unpacked),
+                    None => Packed::Launch,
+                };
+                store.ops.push(packed);
+            }
+        }
+        let store = Rc::new(store);
+        programs
+            .into_iter()
+            .enumerate()
+            .map(|(column, program)| PackedProgram {
+                store: Rc::clone(&store),
+                column,
+                program,
+            })
+            .collect()
+    }
+
+    /// The program packed.
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+
+    /// How many ops it has (its ring's included).
+    pub fn len(&self) -> usize {
+        self.program.len()
+    }
+
+    /// Whether it has no ops.
+    pub fn is_empty(&self) -> bool {
+        self.program.is_empty()
+    }
+
+    /// `f` of op `i`, borrowed from the packed lists (a ring's worked out
+    /// for the call); none past the end: what [`Program::with_op`] gives
+    /// `f`, viewed.
+    #[inline]
+    pub fn with_op<R>(&self, i: usize, f: impl FnOnce(OpRef<'_>) -> R) -> Option<R> {
+        if i >= self.program.ops.len() {
+            return self.program.with_op(i, |op| f(op.view()));
+        }
+        let st = &*self.store;
+        let s = |at: u32, len: u16| at as usize..at as usize + len as usize;
+        let op = match st.ops[i * st.stride + self.column] {
+            Packed::Launch => OpRef::Launch,
+            Packed::Fetch {
+                at,
+                len,
+                mover,
+                loads_per_thread,
+            } => OpRef::Fetch {
+                parts: &st.fetch[s(at, len)],
+                mover,
+                loads_per_thread,
+            },
+            Packed::Post { at, len, mover } => OpRef::Post {
+                parts: &st.post[s(at, len)],
+                mover,
+            },
+            Packed::Stream {
+                fetch_at,
+                post_at,
+                fetch_len,
+                post_len,
+                mover,
+                loads_per_thread,
+            } => OpRef::Stream {
+                fetch: &st.fetch[s(fetch_at, fetch_len)],
+                post: &st.post[s(post_at, post_len)],
+                mover,
+                loads_per_thread,
+            },
+            Packed::Signal { at, len, phase } => OpRef::Signal {
+                to: &st.to[s(at, len)],
+                phase,
+            },
+            Packed::Fence => OpRef::Fence,
+            Packed::Wait { phase, count } => OpRef::Wait { phase, count },
+            Packed::Reduce { bytes } => OpRef::Reduce { bytes },
+            Packed::LocalCopy { bytes } => OpRef::LocalCopy { bytes },
+            Packed::Overhead { time } => OpRef::Overhead { time },
+            Packed::Unpacked => self.program.ops[i].view(),
+        };
+        Some(f(op))
+    }
+}
+
+impl Store {
     /// `op` packed, its lists appended to the shared ones (none where a
     /// list does not pack: nothing appended then).
     fn pack(&mut self, op: &Op) -> Option<Packed> {
@@ -466,73 +575,6 @@ impl PackedProgram {
             Op::LocalCopy { bytes } => Packed::LocalCopy { bytes: *bytes },
             Op::Overhead { time } => Packed::Overhead { time: *time },
         })
-    }
-
-    /// The program packed.
-    pub fn program(&self) -> &Program {
-        &self.program
-    }
-
-    /// How many ops it has (its ring's included).
-    pub fn len(&self) -> usize {
-        self.program.len()
-    }
-
-    /// Whether it has no ops.
-    pub fn is_empty(&self) -> bool {
-        self.program.is_empty()
-    }
-
-    /// `f` of op `i`, borrowed from the packed lists (a ring's worked out
-    /// for the call); none past the end: what [`Program::with_op`] gives
-    /// `f`, viewed.
-    #[inline]
-    pub fn with_op<R>(&self, i: usize, f: impl FnOnce(OpRef<'_>) -> R) -> Option<R> {
-        let s = |at: u32, len: u16| at as usize..at as usize + len as usize;
-        let Some(&packed) = self.ops.get(i) else {
-            return self.program.with_op(i, |op| f(op.view()));
-        };
-        let op = match packed {
-            Packed::Launch => OpRef::Launch,
-            Packed::Fetch {
-                at,
-                len,
-                mover,
-                loads_per_thread,
-            } => OpRef::Fetch {
-                parts: &self.fetch[s(at, len)],
-                mover,
-                loads_per_thread,
-            },
-            Packed::Post { at, len, mover } => OpRef::Post {
-                parts: &self.post[s(at, len)],
-                mover,
-            },
-            Packed::Stream {
-                fetch_at,
-                post_at,
-                fetch_len,
-                post_len,
-                mover,
-                loads_per_thread,
-            } => OpRef::Stream {
-                fetch: &self.fetch[s(fetch_at, fetch_len)],
-                post: &self.post[s(post_at, post_len)],
-                mover,
-                loads_per_thread,
-            },
-            Packed::Signal { at, len, phase } => OpRef::Signal {
-                to: &self.to[s(at, len)],
-                phase,
-            },
-            Packed::Fence => OpRef::Fence,
-            Packed::Wait { phase, count } => OpRef::Wait { phase, count },
-            Packed::Reduce { bytes } => OpRef::Reduce { bytes },
-            Packed::LocalCopy { bytes } => OpRef::LocalCopy { bytes },
-            Packed::Overhead { time } => OpRef::Overhead { time },
-            Packed::Unpacked => self.program.ops[i].view(),
-        };
-        Some(f(op))
     }
 }
 
@@ -604,7 +646,7 @@ mod tests {
         ];
         let program = Program::from(ops.clone());
         let packed = PackedProgram::new(program.clone());
-        assert!(matches!(packed.ops[3], Packed::Unpacked));
+        assert!(matches!(packed.store.ops[3], Packed::Unpacked));
         assert_eq!(packed.len(), ops.len());
         for (i, op) in ops.iter().enumerate() {
             assert_eq!(
@@ -616,5 +658,36 @@ mod tests {
         }
         assert_eq!(packed.with_op(ops.len(), |v| v.to_op()), None);
         assert_eq!(packed.program(), &program);
+    }
+
+    /// Programs of different lengths packed together: each gives its own
+    /// ops, and none past its end (the fillers of the shorter ones are
+    /// never read).
+    #[test]
+    fn programs_packed_together_give_their_own_ops() {
+        let programs: Vec<Program> = (0..4u32)
+            .map(|p| {
+                let mut ops = vec![Op::Launch];
+                for i in 0..(3 * p) {
+                    ops.push(Op::Post {
+                        parts: vec![(access(p, u64::from(i)), Notify::None); p as usize],
+                        mover: Mover::Sm,
+                    });
+                    ops.push(Op::Signal {
+                        to: vec![Rank(p); i as usize],
+                        phase: Phase(i),
+                    });
+                }
+                Program::from(ops)
+            })
+            .collect();
+        let packed = PackedProgram::pack_all(programs.clone());
+        assert_eq!(packed.len(), programs.len());
+        for (p, q) in programs.iter().zip(&packed) {
+            for (i, op) in p.ops.iter().enumerate() {
+                assert_eq!(q.with_op(i, |v| v.to_op()).as_ref(), Some(op));
+            }
+            assert_eq!(q.with_op(p.ops.len(), |v| v.to_op()), None);
+        }
     }
 }

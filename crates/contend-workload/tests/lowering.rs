@@ -137,7 +137,8 @@ proptest! {
         }
     }
 
-    /// Every lowered program, packed for running, gives every op (its
+    /// Every lowered program, packed for running with the collective's
+    /// others, gives every op (its
     /// ring's too) as the program gives it, and none past its end.
     #[test]
     fn packed_programs_give_the_programs_ops(
@@ -155,8 +156,9 @@ proptest! {
         let plan = contend_nccl::plan(topo, &gpus, &Default::default(), Default::default()).unwrap();
         let cfg = LowerConfig { nccl: Some(&plan), ..LowerConfig::default() };
         let c = lower(alg, topo, &gpus, placement, Bytes(size), &cfg).unwrap();
-        for p in c.programs {
-            let packed = PackedProgram::new(p.clone());
+        // (packed together, op-major, as the simulator packs a collective's)
+        let all = PackedProgram::pack_all(c.programs.clone());
+        for (p, packed) in c.programs.into_iter().zip(all) {
             prop_assert_eq!(packed.len(), p.len());
             // (a ring of millions of slices: its first and last ops)
             let len = p.len();

@@ -171,7 +171,8 @@ pub(crate) fn collective(
     }
     let per_rank = |r: usize| c.rank_of.iter().filter(|x| **x == r).count() as u32;
     // each program moves into its actor (a huge ring's ops are not copied)
-    let programs = std::mem::take(&mut c.programs);
+    // (packed together: the ranks go through their ops in step)
+    let programs = PackedProgram::pack_all(std::mem::take(&mut c.programs));
     let actors = programs
         .into_iter()
         .enumerate()
@@ -197,7 +198,7 @@ pub(crate) fn collective(
                 },
                 flag_loc: c.flag_loc[i],
                 script,
-                ops: Rc::new(PackedProgram::new(prog)),
+                ops: Rc::new(prog),
                 mode,
                 one_thread: one_thread.then_some(OneThread {
                     rank: r as u32,
