@@ -456,13 +456,19 @@ impl PackedProgram {
     }
 
     /// `f` of op `i`, borrowed from the packed lists (a ring's worked out
-    /// for the call); none past the end: what [`Program::with_op`] gives
-    /// `f`, viewed.
+    /// for the call, [`RingSteps::with_op`]); none past the end: what
+    /// [`Program::with_op`] gives `f`, viewed.
     #[inline]
     pub fn with_op<R>(&self, i: usize, f: impl FnOnce(OpRef<'_>) -> R) -> Option<R> {
-        if i >= self.program.ops.len() {
-            return self.program.with_op(i, |op| f(op.view()));
-        }
+        let Some(at) = i.checked_sub(self.program.ops.len()) else {
+            return self.packed_op(i, f);
+        };
+        self.program.ring.as_ref()?.with_op(at, f)
+    }
+
+    /// `f` of op `i`, one of `ops`, from the packed lists.
+    #[inline]
+    fn packed_op<R>(&self, i: usize, f: impl FnOnce(OpRef<'_>) -> R) -> Option<R> {
         let st = &*self.store;
         let s = |at: u32, len: u16| at as usize..at as usize + len as usize;
         let op = match st.ops[i * st.stride + self.column] {
