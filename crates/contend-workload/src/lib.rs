@@ -49,7 +49,7 @@ pub use ladder::{LadderError, ladder, size_list};
 pub use lower::{
     Collective, LowerConfig, LowerError, RingConfig, chunk_of, chunks, groups, lower, ring_slices,
 };
-pub use program::{Access, MemLoc, Mover, Notify, Op, Phase, Program, Rank};
+pub use program::{Access, MemLoc, Mover, Notify, Op, OpRef, PackedProgram, Phase, Program, Rank};
 pub use record::{
     AggregateFacts, BadResult, Binding, Extra, GroupTag, ImportFacts, KernelFacts, LinkUse,
     Machine, Measured, NcclFacts, PcieLinkState, Quantity, Resource, ResultRecord, SimFacts,

@@ -8,7 +8,7 @@
 //! in the tests below.
 
 use crate::lower::{chunk_of, chunks, ring_slices};
-use crate::program::{Access, MemLoc, Mover, Notify, Op, Phase, Rank};
+use crate::program::{Access, MemLoc, Mover, Notify, Op, OpRef, Phase, Rank};
 use contend_topo::Bytes;
 use serde::Serialize;
 
@@ -156,6 +156,64 @@ impl RingSteps {
         })
     }
 
+    /// `f` of op `i`, its one part on the stack (none past the end): what
+    /// [`RingSteps::op`] gives, viewed, without a list allocated per op
+    /// (the simulator's actors run a ring's ops this way; a test holds the
+    /// two together).
+    pub fn with_op<R>(&self, i: usize, f: impl FnOnce(OpRef<'_>) -> R) -> Option<R> {
+        let At { step, slice: j, k } = self.at(i)?;
+        let incoming = || self.slice_of(self.chunk_at(step), j);
+        // op k of the slice, with the load back (host placement) at 1
+        let k = if !self.host && k >= 1 { k + 1 } else { k };
+        let last = step == self.steps();
+        let post = || {
+            [(
+                Access {
+                    mem: self.next,
+                    bytes: {
+                        let out = self.slice_of(self.chunk_at(step), j);
+                        if self.ll { Bytes(out.0 * 2) } else { out }
+                    },
+                },
+                {
+                    let to = Rank(((self.rank + 1) % self.n) as u32);
+                    let phase = self.phase(step, j);
+                    if self.ll {
+                        Notify::Inline { to, phase }
+                    } else {
+                        Notify::After { to, phase }
+                    }
+                },
+            )]
+        };
+        Some(match (step, k) {
+            (0, _) => f(OpRef::Post {
+                parts: &post(),
+                mover: Mover::Sm,
+            }),
+            (_, 0) => f(OpRef::Wait {
+                phase: self.phase(step - 1, j),
+                count: 1,
+            }),
+            (_, 1) => f(OpRef::Fetch {
+                parts: &[Access {
+                    mem: self.own,
+                    bytes: incoming(),
+                }],
+                mover: Mover::Sm,
+                loads_per_thread: None,
+            }),
+            (s, 2) if s < self.n && !last => f(OpRef::Reduce {
+                bytes: Bytes(3 * incoming().0),
+            }),
+            (_, 2) => f(OpRef::LocalCopy { bytes: incoming() }),
+            _ => f(OpRef::Post {
+                parts: &post(),
+                mover: Mover::Sm,
+            }),
+        })
+    }
+
     /// The post of slice `j` of `step` to the next rank, its flag inline
     /// (LL) or after it (Simple).
     fn post(&self, step: usize, j: usize) -> Op {
@@ -273,7 +331,7 @@ mod tests {
     }
 
     /// The closed form gives every op the written-out ring has, in order,
-    /// and nothing past its end: ring sizes, ranks, sizes that leave short
+    /// and nothing past its end (as an op and viewed): ring sizes, ranks, sizes that leave short
     /// and empty slices, both protocols, both placements.
     #[test]
     fn a_ring_in_closed_form_matches_it_written_out() {
@@ -302,8 +360,12 @@ mod tests {
                                 assert_eq!(ring.len(), want.len(), "n {n} size {size} r {r}");
                                 for (i, op) in want.iter().enumerate() {
                                     assert_eq!(ring.op(i).as_ref(), Some(op), "op {i}");
+                                    // viewed, its part on the stack: the same op
+                                    let viewed = ring.with_op(i, |v| v.to_op());
+                                    assert_eq!(viewed.as_ref(), Some(op), "op {i} viewed");
                                 }
                                 assert_eq!(ring.op(want.len()), None);
+                                assert_eq!(ring.with_op(want.len(), |v| v.to_op()), None);
                             }
                         }
                     }

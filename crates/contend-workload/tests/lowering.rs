@@ -2,8 +2,8 @@
 
 use contend_topo::{Bytes, Topology, shipped};
 use contend_workload::{
-    Access, Algorithm, Collective, LowerConfig, MemLoc, Mover, Notify, Op, Placement, chunk_of,
-    chunks, groups, lower,
+    Access, Algorithm, Collective, LowerConfig, MemLoc, Mover, Notify, Op, PackedProgram,
+    Placement, chunk_of, chunks, groups, lower,
 };
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -134,6 +134,41 @@ proptest! {
             };
             // chunks are 16-byte aligned: allow that rounding
             prop_assert!((v - expect).abs() <= 2.0 * 16.0 * nn * 2.0 + 0.02 * expect, "{alg}: {v} vs {expect}");
+        }
+    }
+
+    /// Every lowered program, packed for running with the collective's
+    /// others, gives every op (its
+    /// ring's too) as the program gives it, and none past its end.
+    #[test]
+    fn packed_programs_give_the_programs_ops(
+        alg in proptest::sample::select(Algorithm::ALL.to_vec()),
+        topo_i in 0usize..shipped::SHIPPED.len(),
+        n in 2usize..=8,
+        size in prop_oneof![16u64..(4 << 20), (64u64 << 20)..(1 << 30)],
+        host in any::<bool>(),
+    ) {
+        let (_, topo) = &shipped_topologies()[topo_i];
+        let all = topo.gpus();
+        prop_assume!(all.len() >= 2);
+        let gpus: Vec<_> = all.into_iter().take(n).collect();
+        let placement = if host { Placement::Host } else { Placement::Peer };
+        let plan = contend_nccl::plan(topo, &gpus, &Default::default(), Default::default()).unwrap();
+        let cfg = LowerConfig { nccl: Some(&plan), ..LowerConfig::default() };
+        let c = lower(alg, topo, &gpus, placement, Bytes(size), &cfg).unwrap();
+        // (packed together, op-major, as the simulator packs a collective's)
+        let all = PackedProgram::pack_all(c.programs.clone());
+        for (p, packed) in c.programs.into_iter().zip(all) {
+            prop_assert_eq!(packed.len(), p.len());
+            // (a ring of millions of slices: its first and last ops)
+            let len = p.len();
+            let some = (0..len.min(2000)).chain(len.saturating_sub(2000).max(2000)..len);
+            for i in some {
+                let want = p.op(i).unwrap();
+                let got = packed.with_op(i, |v| v.to_op());
+                prop_assert_eq!(got.as_ref(), Some(&*want), "{} op {}", alg, i);
+            }
+            prop_assert_eq!(packed.with_op(len, |v| v.to_op()), None);
         }
     }
 

@@ -12,8 +12,8 @@ use crate::params::ModelParams;
 use contend_topo::{Bytes, NodeKind, Picos};
 use contend_workload::{
     Access, Algorithm, Launcher, LowerConfig, LowerError, MemLoc, Mover, NcclCaller, Notify, Op,
-    Phase, Placement, Program, Rank, Scenario, Skew, Stream, TransferOp, groups, launch_grid,
-    lower,
+    PackedProgram, Phase, Placement, Program, Rank, Scenario, Skew, Stream, TransferOp, groups,
+    launch_grid, lower,
 };
 use std::rc::Rc;
 
@@ -41,8 +41,9 @@ pub(crate) struct ActorSpec {
     pub flag_loc: MemLoc,
     pub script: Script,
     /// The program whose ops `Step::Op` indexes (shared by every
-    /// repetition; a ring's ops worked out as the actor reaches them).
-    pub ops: Rc<Program>,
+    /// repetition; a ring's ops worked out as the actor reaches them),
+    /// packed: every actor walks its ops once per collective.
+    pub ops: Rc<PackedProgram>,
     /// How its kernel is launched (eager, a graph node, a graph per call).
     pub mode: contend_workload::LaunchMode,
     /// One host thread launches every rank (a launch call per collective:
@@ -170,7 +171,8 @@ pub(crate) fn collective(
     }
     let per_rank = |r: usize| c.rank_of.iter().filter(|x| **x == r).count() as u32;
     // each program moves into its actor (a huge ring's ops are not copied)
-    let programs = std::mem::take(&mut c.programs);
+    // (packed together: the ranks go through their ops in step)
+    let programs = PackedProgram::pack_all(std::mem::take(&mut c.programs));
     let actors = programs
         .into_iter()
         .enumerate()
@@ -267,7 +269,7 @@ fn stream(
             },
             flag_loc: MemLoc::Device(s.from),
             script,
-            ops: Rc::new(Program::from(ops)),
+            ops: Rc::new(PackedProgram::new(Program::from(ops))),
             mode,
             one_thread: None,
             caller: Picos::ZERO,
@@ -366,7 +368,7 @@ fn stream(
                 },
                 flag_loc: flags_at(s.to),
                 script,
-                ops: Rc::new(Program::from(pb)),
+                ops: Rc::new(PackedProgram::new(Program::from(pb))),
                 mode,
                 one_thread: None,
                 caller: Picos::ZERO,

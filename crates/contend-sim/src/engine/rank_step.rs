@@ -12,7 +12,7 @@ use crate::engine::ids::ActorId;
 use crate::engine::{Engine, Ev};
 use crate::model::gpu::{self, Dir};
 use contend_topo::Picos;
-use contend_workload::{Notify, Op};
+use contend_workload::{Notify, OpRef};
 
 /// Spans kept for the timeline at most: the first of the traced
 /// collective (a ring of a 4 GiB allreduce has millions; memory stays flat).
@@ -102,10 +102,10 @@ impl<Q: Queue<T::Event>, T: FidelityModel> Engine<'_, Q, T> {
     }
 
     /// Starts an op; true if the actor now blocks.
-    fn exec(&mut self, a: ActorId, op: &Op) -> bool {
+    fn exec(&mut self, a: ActorId, op: OpRef<'_>) -> bool {
         let p = self.w.p;
         match op {
-            Op::Launch => {
+            OpRef::Launch => {
                 self.span(a, Some(SpanKind::Launch));
                 let act = &self.actors[a];
                 let done = crate::actors::launcher::launch_done(
@@ -118,26 +118,26 @@ impl<Q: Queue<T::Event>, T: FidelityModel> Engine<'_, Q, T> {
                 );
                 self.resume_after(a, done - self.w.now)
             }
-            Op::Reduce { bytes } | Op::LocalCopy { bytes } => {
+            OpRef::Reduce { bytes } | OpRef::LocalCopy { bytes } => {
                 self.span(a, Some(SpanKind::Reduce));
                 let gpu = self.actors[a].spec.kernel.gpu;
                 let t = gpu::local_time(self.w.topo, p, gpu, bytes.0);
                 self.resume_after(a, t)
             }
-            Op::Fetch {
+            OpRef::Fetch {
                 parts,
                 mover,
                 loads_per_thread,
             } => {
                 self.span(a, Some(SpanKind::Load));
                 let parts = parts.iter().map(|x| (*x, Notify::None));
-                self.start_group(a, Dir::Read, parts, *mover, *loads_per_thread)
+                self.start_group(a, Dir::Read, parts, mover, loads_per_thread)
             }
-            Op::Post { parts, mover } => {
+            OpRef::Post { parts, mover } => {
                 self.span(a, Some(SpanKind::Store));
-                self.start_group(a, Dir::Write, parts.iter().copied(), *mover, None)
+                self.start_group(a, Dir::Write, parts.iter().copied(), mover, None)
             }
-            Op::Stream {
+            OpRef::Stream {
                 fetch,
                 post,
                 mover,
@@ -145,11 +145,11 @@ impl<Q: Queue<T::Event>, T: FidelityModel> Engine<'_, Q, T> {
             } => {
                 self.span(a, Some(SpanKind::Store));
                 let reads = fetch.iter().map(|x| (*x, Notify::None));
-                let r = self.start_group(a, Dir::Read, reads, *mover, *loads_per_thread);
-                let w = self.start_group(a, Dir::Write, post.iter().copied(), *mover, None);
+                let r = self.start_group(a, Dir::Read, reads, mover, loads_per_thread);
+                let w = self.start_group(a, Dir::Write, post.iter().copied(), mover, None);
                 r || w
             }
-            Op::Signal { to, phase } => {
+            OpRef::Signal { to, phase } => {
                 self.span(a, Some(SpanKind::Barrier));
                 let epoch = self.actors[a].epoch;
                 for to in to {
@@ -157,17 +157,17 @@ impl<Q: Queue<T::Event>, T: FidelityModel> Engine<'_, Q, T> {
                 }
                 false
             }
-            Op::Fence => {
+            OpRef::Fence => {
                 self.span(a, Some(SpanKind::Barrier));
                 self.resume_after(a, p.gpu.fence_ns.to_picos())
             }
-            Op::Overhead { time } => {
+            OpRef::Overhead { time } => {
                 self.span(a, Some(SpanKind::Barrier));
-                self.resume_after(a, *time)
+                self.resume_after(a, time)
             }
-            Op::Wait { phase, count } => {
+            OpRef::Wait { phase, count } => {
                 self.span(a, Some(SpanKind::Barrier));
-                self.start_wait(a, *phase, *count)
+                self.start_wait(a, phase, count)
             }
         }
     }
