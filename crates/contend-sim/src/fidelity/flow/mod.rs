@@ -94,6 +94,10 @@ pub struct FlowOptions {
     /// nothing was pushed for that time since the tick was: no event waits
     /// behind the tick then, so each would have been the next to pop.
     pub xfer_done_events: bool,
+    /// Key the memo of solved flow sets by the whole set instead of
+    /// leaving out the flows at its end that have not started and meet
+    /// no rule (they add nothing to a solve: `FlowState::memo_key`).
+    pub memo_whole_set: bool,
 }
 
 /// What a flow start looks up once per [`Ask`]: its interned kind, its
