@@ -221,6 +221,17 @@ fn reads_collapse() -> ModelParams {
     p
 }
 
+/// The memo references' cases: the flow references' with the rings, and
+/// verify steps on two collapsing public topologies (idle flows meeting a
+/// port's rule change rates there).
+fn memo_cases() -> Vec<Scenario> {
+    let mut cases = flow_cases(&["ring-ll", "ring-simple", "nccl"], &[]);
+    for t in ["asus-esc8000a-e13p", "wrx90-pm50100-16gpu-collapse"] {
+        cases.push(verify(&topo(&format!("public/{t}.toml"))));
+    }
+    cases
+}
+
 /// The cases a flow reference runs on: every algorithm of a verify step (both
 /// placements, two topologies), an allreduce of `rings` large enough to
 /// repeat its pattern of slices, and shipped transfer scenarios
@@ -287,13 +298,7 @@ fn memoised_flow_rates_match_a_full_solve_every_time() {
     };
     // posted-write collapse, where flows not yet started count among a
     // collapsing port's members (an idle flow meeting a rule changes rates)
-    let mut cases = flow_cases(&["ring-ll", "ring-simple", "nccl"], &[]);
-    for t in ["asus-esc8000a-e13p", "wrx90-pm50100-16gpu-collapse"] {
-        let topo = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join(format!("../../topologies/public/{t}.toml"));
-        cases.push(verify(topo.to_str().unwrap()));
-    }
-    for sc in cases {
+    for sc in memo_cases() {
         for spec in contend_sim::runs_of(&sc, &[Fidelity::Flow]) {
             let mut a = simulate_one_with(&sc, &p, spec, &memo).unwrap().records;
             let mut b = simulate_one_with(&sc, &p, spec, &full).unwrap().records;
@@ -324,13 +329,7 @@ fn memo_keyed_without_idle_flows_at_the_end_matches_the_whole_set() {
         },
         ..SimOptions::default()
     };
-    let mut cases = flow_cases(&["ring-ll", "ring-simple", "nccl"], &[]);
-    for t in ["asus-esc8000a-e13p", "wrx90-pm50100-16gpu-collapse"] {
-        let topo = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join(format!("../../topologies/public/{t}.toml"));
-        cases.push(verify(topo.to_str().unwrap()));
-    }
-    for sc in cases {
+    for sc in memo_cases() {
         for spec in contend_sim::runs_of(&sc, &[Fidelity::Flow]) {
             for full_max_min in [true, false] {
                 let mut a = simulate_one_with(&sc, &p, spec, &opts(false, full_max_min))
