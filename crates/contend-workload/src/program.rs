@@ -155,16 +155,6 @@ impl Program {
         }
     }
 
-    /// `f` of op `i`, the op borrowed where it lies in `ops` (a ring's
-    /// worked out for the call); none past the end. The simulator's actors
-    /// run every op this way: no `Cow` made and moved per op.
-    pub fn with_op<R>(&self, i: usize, f: impl FnOnce(&Op) -> R) -> Option<R> {
-        match self.ops.get(i) {
-            Some(op) => Some(f(op)),
-            None => self.op(i).map(|op| f(&op)),
-        }
-    }
-
     /// Every op in order.
     pub fn iter(&self) -> impl Iterator<Item = Cow<'_, Op>> {
         (0..self.len()).map_while(|i| self.op(i))
@@ -373,7 +363,7 @@ const _: () = assert!(std::mem::size_of::<Packed>() <= 24);
 /// by side, then op `i + 1`, their lists in that order too. Their ranks
 /// go through their ops in step (a ring's steps, a kernel's rounds), so
 /// the ops read one after the other lie together.
-/// [`PackedProgram::with_op`] gives each op as [`Program::with_op`] does
+/// [`PackedProgram::with_op`] gives each op as [`Program::op`] gives it
 /// (a test holds every lowered program's packed ops to its own).
 #[derive(Clone, Debug, Default)]
 pub struct PackedProgram {
@@ -457,7 +447,7 @@ impl PackedProgram {
 
     /// `f` of op `i`, borrowed from the packed lists (a ring's worked out
     /// for the call, [`RingSteps::with_op`]); none past the end: what
-    /// [`Program::with_op`] gives `f`, viewed.
+    /// [`Program::op`] gives, viewed.
     #[inline]
     pub fn with_op<R>(&self, i: usize, f: impl FnOnce(OpRef<'_>) -> R) -> Option<R> {
         let Some(at) = i.checked_sub(self.program.ops.len()) else {

@@ -127,65 +127,21 @@ impl RingSteps {
         Phase((step * self.m + j) as u32)
     }
 
-    /// Op `i` (none past the end).
+    /// Op `i` (none past the end): [`RingSteps::with_op`]'s, owned.
     pub fn op(&self, i: usize) -> Option<Op> {
-        let At { step, slice: j, k } = self.at(i)?;
-        let incoming = || self.slice_of(self.chunk_at(step), j);
-        // op k of the slice, with the load back (host placement) at 1
-        let k = if !self.host && k >= 1 { k + 1 } else { k };
-        let last = step == self.steps();
-        Some(match (step, k) {
-            (0, _) => self.post(step, j),
-            (_, 0) => Op::Wait {
-                phase: self.phase(step - 1, j),
-                count: 1,
-            },
-            (_, 1) => Op::Fetch {
-                parts: vec![Access {
-                    mem: self.own,
-                    bytes: incoming(),
-                }],
-                mover: Mover::Sm,
-                loads_per_thread: None,
-            },
-            (s, 2) if s < self.n && !last => Op::Reduce {
-                bytes: Bytes(3 * incoming().0),
-            },
-            (_, 2) => Op::LocalCopy { bytes: incoming() },
-            _ => self.post(step, j),
-        })
+        self.with_op(i, |v| v.to_op())
     }
 
-    /// `f` of op `i`, its one part on the stack (none past the end): what
-    /// [`RingSteps::op`] gives, viewed, without a list allocated per op
-    /// (the simulator's actors run a ring's ops this way; a test holds the
-    /// two together).
+    /// `f` of op `i`, its one part on the stack (none past the end), no
+    /// list allocated per op (the simulator's actors run a ring's ops this
+    /// way; a test holds every op to the ring written out).
     pub fn with_op<R>(&self, i: usize, f: impl FnOnce(OpRef<'_>) -> R) -> Option<R> {
         let At { step, slice: j, k } = self.at(i)?;
         let incoming = || self.slice_of(self.chunk_at(step), j);
         // op k of the slice, with the load back (host placement) at 1
         let k = if !self.host && k >= 1 { k + 1 } else { k };
         let last = step == self.steps();
-        let post = || {
-            [(
-                Access {
-                    mem: self.next,
-                    bytes: {
-                        let out = self.slice_of(self.chunk_at(step), j);
-                        if self.ll { Bytes(out.0 * 2) } else { out }
-                    },
-                },
-                {
-                    let to = Rank(((self.rank + 1) % self.n) as u32);
-                    let phase = self.phase(step, j);
-                    if self.ll {
-                        Notify::Inline { to, phase }
-                    } else {
-                        Notify::After { to, phase }
-                    }
-                },
-            )]
-        };
+        let post = || [self.post(step, j)];
         Some(match (step, k) {
             (0, _) => f(OpRef::Post {
                 parts: &post(),
@@ -214,9 +170,9 @@ impl RingSteps {
         })
     }
 
-    /// The post of slice `j` of `step` to the next rank, its flag inline
-    /// (LL) or after it (Simple).
-    fn post(&self, step: usize, j: usize) -> Op {
+    /// The part slice `j` of `step` posts to the next rank, its flag
+    /// inline (LL) or after it (Simple).
+    fn post(&self, step: usize, j: usize) -> (Access, Notify) {
         let out = self.slice_of(self.chunk_at(step), j);
         let wire = if self.ll { Bytes(out.0 * 2) } else { out };
         let to = Rank(((self.rank + 1) % self.n) as u32);
@@ -226,16 +182,13 @@ impl RingSteps {
         } else {
             Notify::After { to, phase }
         };
-        Op::Post {
-            parts: vec![(
-                Access {
-                    mem: self.next,
-                    bytes: wire,
-                },
-                notify,
-            )],
-            mover: Mover::Sm,
-        }
+        (
+            Access {
+                mem: self.next,
+                bytes: wire,
+            },
+            notify,
+        )
     }
 }
 
