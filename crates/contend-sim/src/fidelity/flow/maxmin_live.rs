@@ -362,18 +362,15 @@ impl LiveMaxMin {
     /// Where constraint `r` falls in the order saturations are handled in.
     #[inline(always)]
     fn key(&self, r: u32) -> (u32, u64, u32) {
-        let first = self.users[r as usize][0].0 as usize;
-        let g = self.group[r as usize];
-        if g == FIRST_MET {
-            let pos = self
-                .uses_of(first as u32)
-                .iter()
-                .position(|u| u.0 == r)
-                .unwrap_or(0);
-            (0, self.seq[first], pos as u32)
-        } else {
-            (g.saturating_add(1), self.seq[first], 0)
-        }
+        key_of(
+            &self.users,
+            &self.group,
+            &self.seq,
+            &self.uses,
+            &self.at,
+            &self.len,
+            r,
+        )
     }
 
     /// Max-min fair rates of the flows `slots` (all the flows, in the order
@@ -399,28 +396,58 @@ impl LiveMaxMin {
     /// or (the component solve) those of the flows `slots` only, every
     /// user of which is among them.
     fn fill_over(&mut self, slots: &[u32], caps: &[f64], res: &[u32]) {
+        // (the arrays as slices held in locals: their lengths and places
+        // are read once, not again after every store to another array)
+        let LiveMaxMin {
+            capacity,
+            active,
+            group,
+            users,
+            uses,
+            at,
+            len,
+            seq,
+            rate,
+            frozen,
+            cap,
+            left,
+            wsum,
+            sat,
+            act,
+            capped,
+            cand,
+            open_sum,
+            stale,
+            was_zero,
+            ..
+        } = self;
+        let (capacity, active, group, users) = (&capacity[..], &active[..], &group[..], &users[..]);
+        let (uses, at, len, seq) = (&uses[..], &at[..], &len[..], &seq[..]);
+        let (rate, frozen, cap) = (&mut rate[..], &mut frozen[..], &mut cap[..]);
+        let (left, wsum, sat) = (&mut left[..], &mut wsum[..], &mut sat[..]);
+        let (open_sum, stale, was_zero) = (&mut open_sum[..], &mut stale[..], &mut was_zero[..]);
         let mut open = 0usize;
-        self.capped.clear();
+        capped.clear();
         // the least cap of the open capped flows: (least cap) - level is
         // the least of (cap - level), to the bit (rounding keeps order)
         let mut least_cap = f64::INFINITY;
         for (&s, &c) in slots.iter().zip(caps) {
             let si = s as usize;
-            self.rate[si] = 0.0;
-            self.cap[si] = c;
-            let frozen = c <= 0.0;
-            self.frozen[si] = frozen;
-            if frozen != self.was_zero[si] {
-                self.was_zero[si] = frozen;
-                let at = self.at[si] as usize;
-                for &(r, _) in &self.uses[at..at + self.len[si] as usize] {
-                    self.stale[r as usize] = true;
+            rate[si] = 0.0;
+            cap[si] = c;
+            let is_frozen = c <= 0.0;
+            frozen[si] = is_frozen;
+            if is_frozen != was_zero[si] {
+                was_zero[si] = is_frozen;
+                let a = at[si] as usize;
+                for &(r, _) in &uses[a..a + len[si] as usize] {
+                    stale[r as usize] = true;
                 }
             }
-            if !frozen {
+            if !is_frozen {
                 open += 1;
                 if c.is_finite() {
-                    self.capped.push(s);
+                    capped.push(s);
                     least_cap = least_cap.min(c);
                 }
             }
@@ -429,27 +456,27 @@ impl LiveMaxMin {
         // (a flow's repeated uses in its order), as the flows' uses walked
         // in order would sum it (again only where stale); and the least
         // saturation step of the constraints taking part
-        self.act.clear();
+        act.clear();
         let mut least_step = f64::INFINITY;
         for &r in res {
             let ri = r as usize;
-            self.sat[ri] = false;
-            if self.stale[ri] {
+            sat[ri] = false;
+            if stale[ri] {
                 let mut sum = 0.0;
-                for &(f, w) in &self.users[ri] {
-                    if !self.frozen[f as usize] {
+                for &(f, w) in &users[ri] {
+                    if !frozen[f as usize] {
                         sum += w;
                     }
                 }
-                self.open_sum[ri] = sum;
-                self.stale[ri] = false;
+                open_sum[ri] = sum;
+                stale[ri] = false;
             }
-            let sum = self.open_sum[ri];
-            self.wsum[ri] = sum;
-            if self.active[ri] && sum > 1e-15 {
-                self.act.push(r);
-                self.left[ri] = self.capacity[ri];
-                least_step = least_step.min(self.capacity[ri] / sum);
+            let sum = open_sum[ri];
+            wsum[ri] = sum;
+            if active[ri] && sum > 1e-15 {
+                act.push(r);
+                left[ri] = capacity[ri];
+                least_step = least_step.min(capacity[ri] / sum);
             }
         }
         let mut level = 0.0f64;
@@ -459,77 +486,59 @@ impl LiveMaxMin {
             let delta = least_step.min(least_cap - level);
             if !delta.is_finite() {
                 for &s in slots {
-                    if !self.frozen[s as usize] {
-                        self.rate[s as usize] = self.cap[s as usize];
+                    if !frozen[s as usize] {
+                        rate[s as usize] = cap[s as usize];
                     }
                 }
                 break;
             }
             let delta = delta.max(0.0);
             level += delta;
-            let mut cand = std::mem::take(&mut self.cand);
             cand.clear();
-            for &r in &self.act {
+            for &r in act.iter() {
                 let ri = r as usize;
-                self.left[ri] -= self.wsum[ri] * delta;
-                if self.left[ri] <= self.capacity[ri] * 1e-12 {
-                    cand.push((self.key(r), r));
+                left[ri] -= wsum[ri] * delta;
+                if left[ri] <= capacity[ri] * 1e-12 {
+                    cand.push((key_of(users, group, seq, uses, at, len, r), r));
                 }
             }
             if cand.len() > 1 {
                 cand.sort_unstable_by_key(|c| c.0);
             }
-            for &(_, r) in &cand {
+            for &(_, r) in cand.iter() {
                 let ri = r as usize;
                 // an earlier saturation this round may have emptied it
-                if self.wsum[ri] > 1e-15 {
-                    self.sat[ri] = true;
-                    for &(f, _) in &self.users[ri] {
+                if wsum[ri] > 1e-15 {
+                    sat[ri] = true;
+                    for &(f, _) in &users[ri] {
                         let fi = f as usize;
-                        if !self.frozen[fi] {
-                            self.rate[fi] = level;
-                            open -= freeze(
-                                &mut self.frozen,
-                                &mut self.wsum,
-                                &self.uses,
-                                &self.at,
-                                &self.len,
-                                f,
-                            );
+                        if !frozen[fi] {
+                            rate[fi] = level;
+                            open -= freeze(frozen, wsum, uses, at, len, f);
                         }
                     }
                 }
             }
-            self.cand = cand;
             // capped flows reaching their cap freeze, in order; those still
             // open give the next round its least cap
             least_cap = f64::INFINITY;
-            let mut capped = std::mem::take(&mut self.capped);
             capped.retain(|&s| {
                 let si = s as usize;
-                if self.frozen[si] {
+                if frozen[si] {
                     return false;
                 }
-                if level >= self.cap[si] * (1.0 - 1e-12) {
-                    self.rate[si] = self.cap[si];
-                    open -= freeze(
-                        &mut self.frozen,
-                        &mut self.wsum,
-                        &self.uses,
-                        &self.at,
-                        &self.len,
-                        s,
-                    );
+                if level >= cap[si] * (1.0 - 1e-12) {
+                    rate[si] = cap[si];
+                    open -= freeze(frozen, wsum, uses, at, len, s);
                     return false;
                 }
-                least_cap = least_cap.min(self.cap[si]);
+                least_cap = least_cap.min(cap[si]);
                 true
             });
-            self.capped = capped;
             // constraints still taking part give the next round its least step
             least_step = f64::INFINITY;
-            let (sat, wsum, left) = (&self.sat, &self.wsum, &self.left);
-            self.act.retain(|&r| {
+            let (sat, wsum, left) = (&*sat, &*wsum, &*left);
+            act.retain(|&r| {
                 let ri = r as usize;
                 let keep = !sat[ri] && wsum[ri] > 1e-15;
                 if keep {
@@ -538,6 +547,32 @@ impl LiveMaxMin {
                 keep
             });
         }
+    }
+}
+
+/// Where constraint `r` falls in the order saturations are handled in
+/// ([`LiveMaxMin::key`], from the arrays it reads).
+#[inline(always)]
+fn key_of(
+    users: &[Vec<(u32, f64)>],
+    group: &[u32],
+    seq: &[u64],
+    uses: &[(u32, f64)],
+    at: &[u32],
+    len: &[u32],
+    r: u32,
+) -> (u32, u64, u32) {
+    let first = users[r as usize][0].0 as usize;
+    let g = group[r as usize];
+    if g == FIRST_MET {
+        let a = at[first] as usize;
+        let pos = uses[a..a + len[first] as usize]
+            .iter()
+            .position(|u| u.0 == r)
+            .unwrap_or(0);
+        (0, seq[first], pos as u32)
+    } else {
+        (g.saturating_add(1), seq[first], 0)
     }
 }
 
