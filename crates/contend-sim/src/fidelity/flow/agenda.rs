@@ -68,7 +68,7 @@ impl<Q: Default> Default for FlowAgenda<Q> {
 }
 
 impl<Q: EventQueue<Ev<FlowEv>>> Agenda<FlowEv> for FlowAgenda<Q> {
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, t: Picos, ev: Ev<FlowEv>) {
         if t == self.watched {
             self.watched_hit = true;
@@ -80,7 +80,52 @@ impl<Q: EventQueue<Ev<FlowEv>>> Agenda<FlowEv> for FlowAgenda<Q> {
         self.q.push(t, ev);
     }
 
+    /// The common pop written out where the engine pops (one event that
+    /// is not a stale tick), the rest out of line (`pop_on`:
+    /// the same pops, from the same event).
+    #[inline(always)]
     fn pop(&mut self) -> Option<(Picos, Ev<FlowEv>)> {
+        let Some((t, ev)) = self.q.pop() else {
+            return self.pop_on();
+        };
+        if t > self.polls.earliest() {
+            let hit = self.polls.advance(t, self.watched);
+            self.watched_hit |= hit;
+        }
+        if let (Ev::Net(FlowEv::Tick(n)), Some(live)) = (&ev, self.live_tick)
+            && *n != live
+            && !self.q.is_empty()
+        {
+            return self.pop_on();
+        }
+        Some((t, ev))
+    }
+
+    /// Rank `a`'s flags are in: its pending poll (and those pending at the
+    /// same time that pop before it) are made real.
+    fn flags_in(&mut self, a: ActorId) {
+        if self.polls.is_empty() {
+            return;
+        }
+        let mut v = std::mem::take(&mut self.made_real);
+        if let Some(t) = self.polls.take_through(a, &mut v) {
+            if t == self.watched {
+                self.watched_hit = true;
+            }
+            for b in v.drain(..) {
+                self.pushes += 1;
+                self.q.push(t, Ev::Net(FlowEv::PollDone(b)));
+            }
+        }
+        self.made_real = v;
+    }
+}
+
+impl<Q: EventQueue<Ev<FlowEv>>> FlowAgenda<Q> {
+    /// The next event after a stale tick dropped, or where the queue is
+    /// empty (out of line: neither is the common pop).
+    #[inline(never)]
+    fn pop_on(&mut self) -> Option<(Picos, Ev<FlowEv>)> {
         loop {
             if let Some((t, ev)) = self.q.pop() {
                 if t > self.polls.earliest() {
@@ -110,27 +155,6 @@ impl<Q: EventQueue<Ev<FlowEv>>> Agenda<FlowEv> for FlowAgenda<Q> {
         }
     }
 
-    /// Rank `a`'s flags are in: its pending poll (and those pending at the
-    /// same time that pop before it) are made real.
-    fn flags_in(&mut self, a: ActorId) {
-        if self.polls.is_empty() {
-            return;
-        }
-        let mut v = std::mem::take(&mut self.made_real);
-        if let Some(t) = self.polls.take_through(a, &mut v) {
-            if t == self.watched {
-                self.watched_hit = true;
-            }
-            for b in v.drain(..) {
-                self.pushes += 1;
-                self.q.push(t, Ev::Net(FlowEv::PollDone(b)));
-            }
-        }
-        self.made_real = v;
-    }
-}
-
-impl<Q: EventQueue<Ev<FlowEv>>> FlowAgenda<Q> {
     /// A push for `t` meets pending polls: they were pushed before it, so
     /// they are made real first (out of line: a push stays small).
     #[cold]

@@ -161,9 +161,22 @@ impl PollChains {
     /// poll pops before its, into `out` in pop order, with that time
     /// (none: `actor` has no chain).
     pub fn take_through(&mut self, actor: ActorId, out: &mut Vec<ActorId>) -> Option<Picos> {
-        let mine = *self.chains.iter().find(|c| c.actor == actor)?;
+        let i = self.chains.iter().position(|c| c.actor == actor)?;
+        let mine = self.chains[i];
         let key = mine.order();
-        self.take_where(|c| c.next == mine.next && c.order() <= key, out);
+        let before = |c: &Chain| c.next == mine.next && c.order() <= key;
+        // (mostly no other chain pending then pops before it: its own is
+        // taken alone, the others kept in order, the bounds worked out
+        // again only where it held one)
+        if self.chains.iter().filter(|c| before(c)).count() == 1 {
+            self.chains.remove(i);
+            out.push(actor);
+            if mine.next == self.lo || mine.next == self.hi {
+                self.bounds();
+            }
+            return Some(mine.next);
+        }
+        self.take_where(before, out);
         Some(mine.next)
     }
 
@@ -230,6 +243,34 @@ mod tests {
         p.take_at(Picos(1_020), &mut out);
         assert_eq!(out, vec![ActorId(3)]);
         assert!(p.is_empty() && !p.may_meet(Picos(1_020)));
+    }
+
+    /// A chain no other pending at its time pops before is taken alone:
+    /// the chains after it at that time and elsewhere kept, the bounds
+    /// following the chains left (as the take of several leaves them).
+    #[test]
+    fn a_chain_taken_alone_leaves_the_others_and_the_bounds() {
+        let mut p = PollChains::default();
+        p.start(ActorId(0), Picos(0), Picos(100)); // 100
+        p.start(ActorId(1), Picos(0), Picos(50)); // 50
+        p.start(ActorId(2), Picos(0), Picos(70)); // 70, pops first at 70
+        p.start(ActorId(3), Picos(0), Picos(70)); // 70, pops after 2
+        let mut out = vec![];
+        assert_eq!(p.take_through(ActorId(2), &mut out), Some(Picos(70)));
+        assert_eq!(out, vec![ActorId(2)]);
+        assert!(p.has(ActorId(3)) && p.meets(Picos(70)));
+        assert!(p.may_meet(Picos(50)) && p.may_meet(Picos(100)));
+        assert!(!p.may_meet(Picos(49)) && !p.may_meet(Picos(101)));
+        out.clear();
+        assert_eq!(p.take_through(ActorId(0), &mut out), Some(Picos(100)));
+        assert_eq!(out, vec![ActorId(0)]);
+        assert!(!p.may_meet(Picos(100)) && p.may_meet(Picos(70)));
+        out.clear();
+        assert_eq!(p.take_through(ActorId(1), &mut out), Some(Picos(50)));
+        assert_eq!(p.earliest(), Picos(70));
+        assert_eq!(p.take_through(ActorId(3), &mut out), Some(Picos(70)));
+        assert_eq!(out, vec![ActorId(1), ActorId(3)]);
+        assert!(p.is_empty() && p.earliest() == NOWHERE && !p.may_meet(Picos(70)));
     }
 
     /// Chains pending at one time pop as their pushes did: the longer round
