@@ -519,6 +519,11 @@ impl LiveMaxMin {
                     }
                 }
             }
+            // (every flow frozen: the filters below would change nothing
+            // read after the fill, and no next round needs their least)
+            if open == 0 {
+                break;
+            }
             // capped flows reaching their cap freeze, in order; those still
             // open give the next round its least cap
             least_cap = f64::INFINITY;
@@ -535,6 +540,9 @@ impl LiveMaxMin {
                 least_cap = least_cap.min(cap[si]);
                 true
             });
+            if open == 0 {
+                break;
+            }
             // constraints still taking part give the next round its least step
             least_step = f64::INFINITY;
             let (sat, wsum, left) = (&*sat, &*wsum, &*left);

@@ -458,12 +458,16 @@ impl FlowState {
     /// rounded up (the reference, [`FlowState::next_finish_each`], rounds
     /// every flow's).
     pub fn next_finish(&self, now: Picos) -> Option<Picos> {
-        let mut soonest: Option<Picos> = None;
+        // (the soonest delayed start kept as a plain minimum, and whether
+        // there is one)
+        let mut start = u64::MAX;
+        let mut delayed = false;
         let mut drain = f64::INFINITY;
         let mut any = false;
         for f in &self.flows {
             if f.start > now {
-                soonest = Some(soonest.map_or(f.start, |s| s.min(f.start)));
+                start = start.min(f.start.0);
+                delayed = true;
             } else if f.rate > 0.0 && f.rate.is_finite() {
                 // drained, or through its first window (its cap binds from there)
                 let to = if f.in_first_window() {
@@ -477,9 +481,10 @@ impl FlowState {
                 return Some(now);
             }
         }
+        let soonest = delayed.then_some(Picos(start));
         if any {
             let t = now + Picos(drain.ceil() as u64);
-            soonest = Some(soonest.map_or(t, |s| s.min(t)));
+            return Some(soonest.map_or(t, |s| s.min(t)));
         }
         soonest
     }
