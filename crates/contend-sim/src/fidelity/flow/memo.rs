@@ -33,34 +33,62 @@ const MEMO_WINDOW: u32 = 256;
 const MEMO_POOR: u32 = 4;
 const MEMO_BACKOFF_MAX: u32 = 8;
 
-/// Where a solved flow set lies in the memo's arenas: its set at
-/// `sets[at..at + len]`, its rates and held rules at `rates[solved..]`
-/// and `held[solved..]` (stored once, looked up without copying); and the
-/// solve stored before it under the same hash ([`NO_SOLVED`]: none).
+/// Where a solved flow set lies in the memo's arena: its flows at
+/// `kept[at..at + len]`; and the solve stored before it under the same
+/// hash, in `older` ([`NO_SOLVED`]: none). The last solve stored under a
+/// hash is kept in the hash's own entry, so a hit reads no list of
+/// solves, only the hash table and its run of flows.
 #[derive(Clone, Copy, Debug)]
 struct Solved {
     at: usize,
     len: usize,
-    solved: usize,
     next: u32,
 }
 
 /// The end of a hash's chain of solves.
 const NO_SOLVED: u32 = u32::MAX;
 
+/// One flow of a solved set: its entry in the set (kind × 4 + started +
+/// 2 × in first window), the rule channel holding it ([`NOT_HELD`]:
+/// none) and its rate, side by side: a hit compares and reads one run of
+/// these (the set, rates and held rules in three arenas were three places
+/// in memory to miss in the cache, a fourth for the solve's record).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Kept {
+    entry: u32,
+    held: u32,
+    rate: f64,
+}
+
+/// No rule holds the flow (in [`Kept`]).
+const NOT_HELD: u32 = u32::MAX;
+
+impl Kept {
+    /// The rate the solve gave the flow.
+    #[inline]
+    pub fn rate(&self) -> f64 {
+        self.rate
+    }
+
+    /// The rule channel the solve found holding the flow.
+    #[inline]
+    pub fn held(&self) -> Option<ChId> {
+        (self.held != NOT_HELD).then_some(ChId(self.held))
+    }
+}
+
 /// Solved flow sets (each flow as kind × 4 + started + 2 × in first
 /// window, in order) with the rates and held rules their solve gave.
 #[derive(Debug, Default)]
 pub(crate) struct Memo {
     /// A set's hash → the last solve stored under it (each solve names
-    /// the one before it: a chain per hash, in one arena, so a store
-    /// allocates nothing once the arenas have grown), and the arenas the
-    /// sets, rates and held rules lie in.
-    by_hash: FxMap<u64, u32>,
-    solved: Vec<Solved>,
-    sets: Vec<u32>,
-    rates: Vec<f64>,
-    held: Vec<Option<ChId>>,
+    /// the one before it under that hash, in `older`: a chain per hash in
+    /// one list, so a store allocates nothing once the lists have grown),
+    /// solves stored, and the arena the solved sets' flows lie in.
+    by_hash: FxMap<u64, Solved>,
+    older: Vec<Solved>,
+    stored: usize,
+    kept: Vec<Kept>,
     /// Its luck: lookups and hits this window, recomputes left with it
     /// off, and poor windows in a row.
     tries: u32,
@@ -105,25 +133,22 @@ impl Memo {
         BuildHasherDefault::<crate::engine::ids::FxHasher>::default().hash_one(set)
     }
 
-    /// The rates and held rules of `set` (hashing to `hash`) where it was
-    /// solved before (a hit, counted).
+    /// The flows of `set` (hashing to `hash`), each with the rate and held
+    /// rule its solve gave, where it was solved before (a hit, counted).
     #[inline]
-    pub fn find(&mut self, hash: u64, set: &[u32]) -> Option<(&[f64], &[Option<ChId>])> {
+    pub fn find(&mut self, hash: u64, set: &[u32]) -> Option<&[Kept]> {
         // (a set is stored only where its lookup missed: at most one
         // solve of the chain holds it, found in whichever order)
-        let mut i = *self.by_hash.get(&hash)?;
-        let e = loop {
-            let e = self.solved.get(i as usize)?;
-            if &self.sets[e.at..e.at + e.len] == set {
-                break *e;
+        let mut e = *self.by_hash.get(&hash)?;
+        loop {
+            let kept = &self.kept[e.at..e.at + e.len];
+            if e.len == set.len() && kept.iter().zip(set).all(|(k, &s)| k.entry == s) {
+                break;
             }
-            i = e.next;
-        };
+            e = *self.older.get(e.next as usize)?;
+        }
         self.hits += 1;
-        Some((
-            &self.rates[e.solved..e.solved + e.len],
-            &self.held[e.solved..e.solved + e.len],
-        ))
+        Some(&self.kept[e.at..e.at + e.len])
     }
 
     /// Keeps what the solve of `set` (hashing to `hash`) gave, each
@@ -136,23 +161,75 @@ impl Memo {
         rates: impl Iterator<Item = f64>,
         held: impl Iterator<Item = Option<ChId>>,
     ) {
-        if self.solved.len() >= MEMO_MAX || self.sets.len() + set.len() > MEMO_MAX_FLOWS {
+        if self.stored >= MEMO_MAX || self.kept.len() + set.len() > MEMO_MAX_FLOWS {
             self.by_hash.clear();
-            self.solved.clear();
-            self.sets.clear();
-            self.rates.clear();
-            self.held.clear();
+            self.older.clear();
+            self.stored = 0;
+            self.kept.clear();
         }
-        let i = self.solved.len() as u32;
-        let next = self.by_hash.insert(hash, i).unwrap_or(NO_SOLVED);
-        self.solved.push(Solved {
-            at: self.sets.len(),
+        self.stored += 1;
+        let mut e = Solved {
+            at: self.kept.len(),
             len: set.len(),
-            solved: self.rates.len(),
-            next,
-        });
-        self.sets.extend_from_slice(set);
-        self.rates.extend(rates);
-        self.held.extend(held);
+            next: NO_SOLVED,
+        };
+        self.kept
+            .extend(set.iter().zip(rates.zip(held)).map(|(&entry, (rate, h))| {
+                debug_assert!(
+                    h.is_none_or(|c| c.0 != NOT_HELD),
+                    "a channel number below 2^32 - 1"
+                );
+                Kept {
+                    entry,
+                    held: h.map_or(NOT_HELD, |c| c.0),
+                    rate,
+                }
+            }));
+        debug_assert_eq!(self.kept.len(), e.at + e.len, "a rate and a rule per flow");
+        if let Some(last) = self.by_hash.get_mut(&hash) {
+            e.next = self.older.len() as u32;
+            self.older.push(*last);
+            *last = e;
+        } else {
+            self.by_hash.insert(hash, e);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sets stored under one hash are each found (the hash's chain), with
+    /// the rates and held rules stored for them; a set not stored (a
+    /// prefix of one, one longer) is not, nor one under another hash.
+    #[test]
+    fn sets_under_one_hash_are_each_found() {
+        let mut m = Memo::default();
+        let held = [None, Some(ChId(4)), None];
+        m.store(
+            7,
+            &[1, 2, 3],
+            [1.0, 2.0, f64::INFINITY].into_iter(),
+            held.into_iter(),
+        );
+        m.store(
+            7,
+            &[5, 6],
+            [0.5, 0.0].into_iter(),
+            [Some(ChId(0)), None].into_iter(),
+        );
+        m.store(9, &[1, 2, 3], [3.0; 3].into_iter(), [None; 3].into_iter());
+        let k = m.find(7, &[1, 2, 3]).expect("stored");
+        let rates: Vec<f64> = k.iter().map(Kept::rate).collect();
+        assert_eq!(rates, vec![1.0, 2.0, f64::INFINITY]);
+        assert_eq!(k.iter().map(Kept::held).collect::<Vec<_>>(), held);
+        let k = m.find(7, &[5, 6]).expect("stored");
+        assert_eq!((k[0].rate(), k[0].held()), (0.5, Some(ChId(0))));
+        assert_eq!((k[1].rate(), k[1].held()), (0.0, None));
+        assert_eq!(m.find(9, &[1, 2, 3]).expect("stored")[0].rate(), 3.0);
+        assert!(m.find(7, &[1, 2]).is_none());
+        assert!(m.find(7, &[5, 6, 7]).is_none());
+        assert!(m.find(8, &[5, 6]).is_none());
     }
 }

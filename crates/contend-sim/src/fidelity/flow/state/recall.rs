@@ -99,13 +99,13 @@ impl FlowState {
         let n = self.memo_key();
         let key = &self.set[..n];
         let hash = Memo::hash(key);
-        if let Some((rates, held)) = self.memo.find(hash, key) {
+        if let Some(kept) = self.memo.find(hash, key) {
             let mut unbounded = false;
             let (keyed, idle) = self.flows.split_at_mut(n);
-            for (f, (r, h)) in keyed.iter_mut().zip(rates.iter().zip(held)) {
-                f.rate = *r;
-                f.held = *h;
-                unbounded |= r.is_infinite();
+            for (f, k) in keyed.iter_mut().zip(kept) {
+                f.rate = k.rate();
+                f.held = k.held();
+                unbounded |= f.rate.is_infinite();
             }
             // (what a solve gives the flows left out of the key)
             for f in idle {
