@@ -124,6 +124,13 @@ impl<'a, Q: Queue<T::Event>, T: FidelityModel> Engine<'a, Q, T> {
         for o in told.drain(..) {
             match o {
                 Outcome::Flag(f) => self.flag_arrive(f),
+                Outcome::Flags(b) => {
+                    let list = self.w.agenda.landed(b);
+                    for &f in &list {
+                        self.flag_arrive(f);
+                    }
+                    self.w.agenda.landed_done(b, list);
+                }
                 Outcome::XferDone(x) => self.xfer_finished(x),
                 Outcome::CheckPost(g) => self.check_post(g),
                 Outcome::Polled { actor, wait, seen } => self.polled(actor, wait, seen),

@@ -291,10 +291,7 @@ impl FidelityModel for Flow {
 
     fn handle<Q: Queue<FlowEv>>(&mut self, w: &mut World<'_, FlowAgenda<Q>>, ev: FlowEv) {
         match ev {
-            FlowEv::Flags(b) => {
-                let out = &mut w.out;
-                w.agenda.flags_landed(b, |f| out.push(Outcome::Flag(f)));
-            }
+            FlowEv::Flags(b) => w.tell(Outcome::Flags(b)),
             FlowEv::PollDone(a) => w.tell(Outcome::PolledNow(a)),
             FlowEv::Reflow => {
                 self.flows.pending = None;
