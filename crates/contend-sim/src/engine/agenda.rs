@@ -7,7 +7,7 @@
 //! that share an event: `fidelity/flow/agenda.rs`). So the engine carries
 //! nothing one fidelity alone needs.
 
-use super::ids::{ActorId, XferId};
+use super::ids::{ActorId, FlagBatchId, XferId};
 use super::queue::{EventQueue, Rebind};
 use super::world::Ev;
 use crate::actors::flags::FlagAddr;
@@ -24,6 +24,14 @@ pub(crate) trait Agenda<E> {
     /// rank's polls aside makes its pending one real).
     #[inline]
     fn flags_in(&mut self, _a: ActorId) {}
+    /// The flags of batch `b`, in the order they land (an agenda that
+    /// batches flags; the engine lands each, then hands the list back with
+    /// [`Agenda::landed_done`]). No batch can be joined any more.
+    fn landed(&mut self, _b: FlagBatchId) -> Vec<FlagAddr> {
+        unreachable!("only an agenda that batches flags tells of a batch")
+    }
+    /// The list of batch `b`, its flags landed, for the agenda to reuse.
+    fn landed_done(&mut self, _b: FlagBatchId, _list: Vec<FlagAddr>) {}
 }
 
 /// A queue that may serve as an agenda: the queue of events of a fidelity

@@ -59,6 +59,11 @@ id!(
     /// A channel path between two endpoints.
     PathId
 );
+id!(
+    /// Flags landing together, in the order their pushes came, kept by an
+    /// agenda that batches them (the flow fidelity's, `flag_batch.rs`).
+    FlagBatchId
+);
 
 /// A vector indexed by one kind of id.
 #[derive(Clone, Debug)]

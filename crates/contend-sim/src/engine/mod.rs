@@ -114,9 +114,16 @@ impl<'a, Q: Queue<T::Event>, T: FidelityModel> Engine<'a, Q, T> {
     /// handled completely before the next).
     pub(crate) fn net(&mut self, f: impl FnOnce(&mut T, &mut World<'a, T::Agenda<Q>>)) {
         f(&mut self.fidelity, &mut self.w);
-        if self.w.out.is_empty() {
-            return;
+        if !self.w.out.is_empty() {
+            self.act_on_told();
         }
+    }
+
+    /// Acts on what the fidelity told, in order. (Always inlined, as it
+    /// was inside `net`: out of line it cost a TLP run ~0.2 % more
+    /// instructions.)
+    #[inline(always)]
+    pub(crate) fn act_on_told(&mut self) {
         // the buffer is handed back once drained (a call made while acting
         // on these tells into a fresh one), not freed and allocated again
         // at every call that tells something
@@ -124,6 +131,7 @@ impl<'a, Q: Queue<T::Event>, T: FidelityModel> Engine<'a, Q, T> {
         for o in told.drain(..) {
             match o {
                 Outcome::Flag(f) => self.flag_arrive(f),
+                Outcome::Flags(b) => self.flags_landed(b),
                 Outcome::XferDone(x) => self.xfer_finished(x),
                 Outcome::CheckPost(g) => self.check_post(g),
                 Outcome::Polled { actor, wait, seen } => self.polled(actor, wait, seen),

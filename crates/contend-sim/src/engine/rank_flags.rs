@@ -5,10 +5,11 @@
 
 use crate::actors::flags::{FlagAddr, Waiting};
 use crate::engine::FidelityModel;
-use crate::engine::ids::ActorId;
+use crate::engine::ids::{ActorId, FlagBatchId};
 use crate::engine::{Agenda, Queue};
 use crate::engine::{Engine, Ev};
-use contend_workload::{MemLoc, Phase};
+use contend_topo::NodeIdx;
+use contend_workload::{MemLoc, Phase, Rank};
 
 impl<Q: Queue<T::Event>, T: FidelityModel> Engine<'_, Q, T> {
     fn flag_is_local(&self, a: ActorId) -> bool {
@@ -75,7 +76,20 @@ impl<Q: Queue<T::Event>, T: FidelityModel> Engine<'_, Q, T> {
         }
     }
 
+    /// Flags landed at their addresses, one after another: batch `b` the
+    /// agenda keeps (out of line: where the fidelity tells none, as the TLP
+    /// fidelity, acting on what it told stays small).
+    #[inline(never)]
+    pub(crate) fn flags_landed(&mut self, b: FlagBatchId) {
+        let list = self.w.agenda.landed(b);
+        for &f in &list {
+            self.flag_arrive(f);
+        }
+        self.w.agenda.landed_done(b, list);
+    }
+
     /// A flag landed at its address.
+    #[inline]
     pub(crate) fn flag_arrive(&mut self, f: FlagAddr) {
         let c = self.w.flags.add(f);
         let Some(w) = self.actors[f.to].waiting else {
@@ -95,9 +109,27 @@ impl<Q: Queue<T::Event>, T: FidelityModel> Engine<'_, Q, T> {
         }
     }
 
+    /// Sends flag writes from actor `a` to the flag location of each actor
+    /// of `to`, one after another (a barrier's: one call for all, not a
+    /// call per flag, whose entering and leaving were most of a flag's
+    /// cost in the engine).
+    pub(crate) fn signal(&mut self, a: ActorId, to: &[Rank], epoch: u32, phase: u32) {
+        let gpu = self.actors[a].spec.kernel.gpu;
+        for &to in to {
+            self.flag_from(a, gpu, ActorId(to.0), epoch, phase);
+        }
+    }
+
     /// Sends a flag write from actor `a` to the flag location of actor `to`.
     pub(crate) fn send_flag(&mut self, a: ActorId, to: ActorId, epoch: u32, phase: u32) {
         let gpu = self.actors[a].spec.kernel.gpu;
+        self.flag_from(a, gpu, to, epoch, phase);
+    }
+
+    /// Sends a flag write from actor `a`, on `gpu`, to the flag location
+    /// of actor `to`.
+    #[inline(always)]
+    fn flag_from(&mut self, a: ActorId, gpu: NodeIdx, to: ActorId, epoch: u32, phase: u32) {
         let dst = self.actors[to].spec.flag_loc.node();
         let flag = FlagAddr { to, epoch, phase };
         if dst == gpu {
@@ -105,6 +137,11 @@ impl<Q: Queue<T::Event>, T: FidelityModel> Engine<'_, Q, T> {
             self.w.push(now, Ev::FlagAt(flag));
             return;
         }
-        self.net(|f, w| f.send_flag(w, a, gpu, dst, flag));
+        // (`net`, written out: inlined here, a barrier's flags cost no
+        // call each)
+        self.fidelity.send_flag(&mut self.w, a, gpu, dst, flag);
+        if !self.w.out.is_empty() {
+            self.act_on_told();
+        }
     }
 }

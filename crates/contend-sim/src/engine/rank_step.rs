@@ -152,9 +152,7 @@ impl<Q: Queue<T::Event>, T: FidelityModel> Engine<'_, Q, T> {
             OpRef::Signal { to, phase } => {
                 self.span(a, Some(SpanKind::Barrier));
                 let epoch = self.actors[a].epoch;
-                for to in to {
-                    self.send_flag(a, ActorId(to.0), epoch, phase.0);
-                }
+                self.signal(a, to, epoch, phase.0);
                 false
             }
             OpRef::Fence => {

@@ -101,6 +101,16 @@ impl<Q: EventQueue<Ev<FlowEv>>> Agenda<FlowEv> for FlowAgenda<Q> {
         Some((t, ev))
     }
 
+    /// Batch `b` pops: its flags, in push order, for the engine to land
+    /// each as its own event would have (then [`Agenda::landed_done`]).
+    fn landed(&mut self, b: FlagBatchId) -> Vec<FlagAddr> {
+        self.batches.take(b)
+    }
+
+    fn landed_done(&mut self, b: FlagBatchId, list: Vec<FlagAddr>) {
+        self.batches.give_back(b, list);
+    }
+
     /// Rank `a`'s flags are in: its pending poll (and those pending at the
     /// same time that pop before it) are made real.
     fn flags_in(&mut self, a: ActorId) {
@@ -186,16 +196,6 @@ impl<Q: EventQueue<Ev<FlowEv>>> FlowAgenda<Q> {
         let b = self.batches.open(t, flag);
         self.push(t, Ev::Net(FlowEv::Flags(b)));
         self.batches.pushed(self.pushes);
-    }
-
-    /// Batch `b` pops: its flags, in push order, for `tell` to take each
-    /// as its own event would have landed.
-    pub fn flags_landed(&mut self, b: FlagBatchId, mut tell: impl FnMut(FlagAddr)) {
-        let list = self.batches.take(b);
-        for &f in &list {
-            tell(f);
-        }
-        self.batches.give_back(b, list);
     }
 
     /// Actor `a` polls its flag in remote memory every `rtt` from `now`

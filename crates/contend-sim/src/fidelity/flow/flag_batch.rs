@@ -18,14 +18,8 @@
 //! can fall before it.
 
 use crate::actors::flags::FlagAddr;
-use crate::engine::ids::id;
+pub(crate) use crate::engine::ids::FlagBatchId;
 use contend_topo::Picos;
-
-id!(
-    /// Flags landing together, in the order their pushes came
-    /// ([`FlagBatches`]).
-    FlagBatchId
-);
 
 /// Open batches kept at most: ranks of a barrier sending their flags one
 /// after another, with nothing else pushed in between, would each add

@@ -127,10 +127,21 @@ pub(crate) struct Flow {
     flag_event_each: bool,
     stale_tick_events: bool,
     xfer_done_events: bool,
-    /// Per path: a flag's one-way time along it (`NONE`: not worked out).
-    flag_time: Vec<Picos>,
+    /// Per path: what a flag along it needs (`None`: not worked out).
+    flag_paths: Vec<Option<FlagPath>>,
     /// Per path there: a poll's round trip (there, memory, back).
     poll_rtt: Vec<Picos>,
+}
+
+/// What a flag along a path needs, worked out once per path (a barrier
+/// sends thousands along each; reading the path itself for each cost a
+/// cache miss per flag).
+#[derive(Clone, Copy, Debug)]
+struct FlagPath {
+    /// Its one-way time (store visibility, then the path unloaded).
+    time: Picos,
+    /// The path passes a collapsing port, where the flag counts.
+    collapses: bool,
 }
 
 /// Not worked out yet (in [`Flow`]'s per-path tables).
@@ -171,7 +182,7 @@ impl FidelityModel for Flow {
             flag_event_each: opts.flag_event_each,
             stale_tick_events: opts.stale_tick_events,
             xfer_done_events: opts.xfer_done_events,
-            flag_time: vec![],
+            flag_paths: vec![],
             poll_rtt: vec![],
         }
     }
@@ -223,10 +234,16 @@ impl FidelityModel for Flow {
         flag: FlagAddr,
     ) {
         let path = w.fabric.route(w.topo, gpu, dst);
+        let i = path.ix();
+        if i >= self.flag_paths.len() {
+            self.flag_paths.resize(i + 1, None);
+        }
         let (fabric, p) = (&w.fabric, w.p);
-        let t = per_path(&mut self.flag_time, path.ix(), || {
-            gpu::store_visibility(p) + fabric.one_way(path, TlpKind::Write, p.gpu.flag_bytes)
+        let fp = *self.flag_paths[i].get_or_insert_with(|| FlagPath {
+            time: gpu::store_visibility(p) + fabric.one_way(path, TlpKind::Write, p.gpu.flag_bytes),
+            collapses: !fabric.paths[path].collapse_at.is_empty(),
         });
+        let t = fp.time;
         if self.flag_event_each {
             w.push(w.now + t, Ev::FlagAt(flag));
         } else {
@@ -235,6 +252,9 @@ impl FidelityModel for Flow {
         // A flag is a posted write: a collapsing port it passes counts its
         // source and target for the rule's window from when it gets there,
         // as the TLP fidelity's sightings do; the rates change then (a tick).
+        if !fp.collapses {
+            return;
+        }
         let mut sighted = false;
         for &(pos, source, target) in &w.fabric.paths[path].collapse_at {
             let c = w.fabric.paths[path].chans[pos];
@@ -291,10 +311,7 @@ impl FidelityModel for Flow {
 
     fn handle<Q: Queue<FlowEv>>(&mut self, w: &mut World<'_, FlowAgenda<Q>>, ev: FlowEv) {
         match ev {
-            FlowEv::Flags(b) => {
-                let out = &mut w.out;
-                w.agenda.flags_landed(b, |f| out.push(Outcome::Flag(f)));
-            }
+            FlowEv::Flags(b) => w.tell(Outcome::Flags(b)),
             FlowEv::PollDone(a) => w.tell(Outcome::PolledNow(a)),
             FlowEv::Reflow => {
                 self.flows.pending = None;
