@@ -88,14 +88,7 @@ impl<Q: EventQueue<Ev<FlowEv>>> Agenda<FlowEv> for FlowAgenda<Q> {
         let Some((t, ev)) = self.q.pop() else {
             return self.pop_on();
         };
-        if t > self.polls.earliest() {
-            let hit = self.polls.advance(t, self.watched);
-            self.watched_hit |= hit;
-        }
-        if let (Ev::Net(FlowEv::Tick(n)), Some(live)) = (&ev, self.live_tick)
-            && *n != live
-            && !self.q.is_empty()
-        {
+        if self.popped(t, &ev) {
             return self.pop_on();
         }
         Some((t, ev))
@@ -132,22 +125,26 @@ impl<Q: EventQueue<Ev<FlowEv>>> Agenda<FlowEv> for FlowAgenda<Q> {
 }
 
 impl<Q: EventQueue<Ev<FlowEv>>> FlowAgenda<Q> {
+    /// Event `ev` popped at `t`: the chains' polls go on to `t`; true if it
+    /// is a stale tick to drop. A stale tick does nothing: dropped where an
+    /// event follows it (that one sets the engine's time, no earlier).
+    #[inline(always)]
+    fn popped(&mut self, t: Picos, ev: &Ev<FlowEv>) -> bool {
+        if t > self.polls.earliest() {
+            let hit = self.polls.advance(t, self.watched);
+            self.watched_hit |= hit;
+        }
+        matches!((ev, self.live_tick), (Ev::Net(FlowEv::Tick(n)), Some(live)) if *n != live)
+            && !self.q.is_empty()
+    }
+
     /// The next event after a stale tick dropped, or where the queue is
     /// empty (out of line: neither is the common pop).
     #[inline(never)]
     fn pop_on(&mut self) -> Option<(Picos, Ev<FlowEv>)> {
         loop {
             if let Some((t, ev)) = self.q.pop() {
-                if t > self.polls.earliest() {
-                    let hit = self.polls.advance(t, self.watched);
-                    self.watched_hit |= hit;
-                }
-                // a stale tick does nothing: dropped where an event
-                // follows it (that one sets the engine's time, no earlier)
-                if let (Ev::Net(FlowEv::Tick(n)), Some(live)) = (&ev, self.live_tick)
-                    && *n != live
-                    && !self.q.is_empty()
-                {
+                if self.popped(t, &ev) {
                     continue;
                 }
                 return Some((t, ev));
