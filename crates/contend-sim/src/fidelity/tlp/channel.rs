@@ -3,6 +3,7 @@
 //! DLLP overhead, credits held at the receiver until the packet moves on,
 //! and wake-ups when credit returns unblock a waiting queue.
 
+use super::lane::Lane;
 use super::packet::PktId;
 use super::{Tlp, TlpEv};
 use crate::engine::ids::ChId;
@@ -12,7 +13,6 @@ use crate::model::channel::{ChannelSpec, Serial, StageRule};
 use crate::model::collapse::{Recent, Via};
 use crate::model::cross_socket::CrossState;
 use contend_topo::{Picos, TlpKind};
-use std::collections::VecDeque;
 
 /// What the per-packet path reads of a channel's spec, kept beside its
 /// state (the spec, with its name, is large and read rarely).
@@ -67,7 +67,7 @@ pub(crate) struct Chan {
     /// Picoseconds spent serializing so far.
     pub busy: u64,
     /// Packets waiting, per credit class, in order of readiness.
-    pub q: [VecDeque<Queued>; 3],
+    pub q: [Lane; 3],
     /// Credits for the receiver at the channel's far end.
     pub credits: Credits,
     /// A wake-up already scheduled for this time.
@@ -164,16 +164,7 @@ impl Chan {
     /// back a packet ready before it, as if each joined when ready.
     #[inline]
     fn queue(&mut self, class: Class, e: Queued) {
-        let q = &mut self.q[class];
-        let mut at = q.len();
-        while at > 0 && q[at - 1].ready > e.ready {
-            at -= 1;
-        }
-        if at == q.len() {
-            q.push_back(e);
-        } else {
-            q.insert(at, e);
-        }
+        self.q[class].queue(e);
     }
 }
 

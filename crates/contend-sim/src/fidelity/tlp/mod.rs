@@ -7,6 +7,7 @@
 pub(crate) mod channel;
 mod credits;
 mod issue;
+mod lane;
 pub(crate) mod packet;
 
 use self::channel::Chan;
