@@ -384,8 +384,11 @@ impl Tlp {
 
 /// A packet of `kind` with `data` payload bytes, ready at `ready`, passes
 /// stage `spec` (state `ch`; `spec` is read only for a stage's rule) now. `via`: what the stage's rule sees of the
-/// packet's path. Returns when it leaves.
+/// packet's path. Returns when it leaves. (Always inlined: it runs once
+/// a stage passed, ~950 k times in a one-shot-pull step of 8 layers, and
+/// out of line its call cost ~1 % of a TLP run's instructions.)
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn pass_stage(
     ch: &mut Chan,
     spec: &ChannelSpec,
