@@ -3,7 +3,7 @@
 //! DLLP overhead, credits held at the receiver until the packet moves on,
 //! and wake-ups when credit returns unblock a waiting queue.
 
-use super::lane::Lane;
+use super::lane::Lanes;
 use super::packet::PktId;
 use super::{Tlp, TlpEv};
 use crate::engine::ids::ChId;
@@ -67,7 +67,7 @@ pub(crate) struct Chan {
     /// Picoseconds spent serializing so far.
     pub busy: u64,
     /// Packets waiting, per credit class, in order of readiness.
-    pub q: [Lane; 3],
+    pub q: Lanes,
     /// Credits for the receiver at the channel's far end.
     pub credits: Credits,
     /// A wake-up already scheduled for this time.
@@ -156,7 +156,7 @@ impl Chan {
     }
 
     fn waiting(&self) -> bool {
-        self.q.iter().any(|q| !q.is_empty())
+        self.q.any()
     }
 
     /// Puts a packet in its class's queue in order of readiness: one that
@@ -164,7 +164,7 @@ impl Chan {
     /// back a packet ready before it, as if each joined when ready.
     #[inline]
     fn queue(&mut self, class: Class, e: Queued) {
-        self.q[class].queue(e);
+        self.q.queue(class, e);
     }
 }
 
@@ -189,7 +189,7 @@ impl Tlp {
             // one pass over the three queue heads, read where they are
             // (not copied out first), the loop written out
             let mut look = |class: Class| {
-                let Some(h) = ch.q[class].front() else {
+                let Some(h) = ch.q.front(class) else {
                     return;
                 };
                 if h.ready > free {
@@ -220,7 +220,7 @@ impl Tlp {
                 return;
             };
             let ch = &mut self.chans[c];
-            let e = ch.q[class].pop_front().expect("head exists");
+            let e = ch.q.pop_front(class).expect("head exists");
             self.start(w, c, class, e.pk, e.data, e.ready, free);
         }
     }
