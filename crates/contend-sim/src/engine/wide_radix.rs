@@ -45,8 +45,10 @@ pub struct WideRadixQueue<T> {
     /// `occupied[l]` bit `d` set: bucket (`l`, `d`) is not empty.
     occupied: [[u64; WORDS]; LEVELS],
     zero: VecDeque<T>,
-    /// Bucket (`l`, `d`) at index `l * DIGITS + d`.
-    buckets: Box<[Vec<(u64, T)>]>,
+    /// Bucket (`l`, `d`) at index `l * DIGITS + d`. (An array, not a
+    /// slice: its length is known, so filing by level and digit needs no
+    /// bounds check.)
+    buckets: Box<[Vec<(u64, T)>; LEVELS * DIGITS]>,
     scratch: Vec<(u64, T)>,
 }
 
@@ -58,7 +60,7 @@ impl<T> Default for WideRadixQueue<T> {
             levels: 0,
             occupied: [[0; WORDS]; LEVELS],
             zero: VecDeque::new(),
-            buckets: (0..LEVELS * DIGITS).map(|_| Vec::new()).collect(),
+            buckets: Box::new(std::array::from_fn(|_| Vec::new())),
             scratch: Vec::new(),
         }
     }

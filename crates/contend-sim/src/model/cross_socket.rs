@@ -38,11 +38,37 @@ pub(crate) struct CrossState {
     streams: Sightings<StreamKey>,
     /// Per stream slot: when its cap next allows a packet.
     free: Vec<Picos>,
-    /// The last (streams seen, wire bytes) and its time on the shared
-    /// stage, and the last wire bytes and their time at the stream cap:
-    /// packets come in few sizes, and the division is dear.
-    shared_memo: Option<(usize, u32, Picos)>,
-    cap_memo: Option<(u32, Picos)>,
+    /// The last few (streams seen, wire bytes) and their time on the
+    /// shared stage, and the last few wire bytes and their time at the
+    /// stream cap: packets come in few sizes, and the division (and the
+    /// shared rate's rounding) is dear. (One entry each thrashed: requests
+    /// and completions take turns on a stage.)
+    shared_memo: Memo<(usize, u32)>,
+    cap_memo: Memo<u32>,
+}
+
+/// Entries a [`Memo`] keeps.
+const MEMO: usize = 4;
+
+/// The last few keys looked up and their times (replaced in turn).
+#[derive(Clone, Debug, Default)]
+struct Memo<K> {
+    items: [Option<(K, Picos)>; MEMO],
+    next: usize,
+}
+
+impl<K: Copy + PartialEq> Memo<K> {
+    /// The time remembered for `key`, else `compute`d and remembered.
+    #[inline]
+    fn get(&mut self, key: K, compute: impl FnOnce() -> Picos) -> Picos {
+        if let Some((_, t)) = self.items.iter().flatten().find(|(k, _)| *k == key) {
+            return *t;
+        }
+        let t = compute();
+        self.items[self.next] = Some((key, t));
+        self.next = (self.next + 1) % MEMO;
+        t
+    }
 }
 
 impl CrossState {
@@ -110,24 +136,10 @@ impl CrossSocketRule {
     ) -> (Picos, Picos, bool) {
         let (slot, n) = st.see(key, start, self.window);
         let b = Bytes(wire as u64);
-        let ser = match st.shared_memo {
-            Some((m, w, t)) if (m, w) == (n, wire) => t,
-            _ => {
-                let t = self.rate(n).time_for(b);
-                st.shared_memo = Some((n, wire, t));
-                t
-            }
-        };
+        let ser = st.shared_memo.get((n, wire), || self.rate(n).time_for(b));
         let (through, held) = match self.stream {
             Some(cap) => {
-                let pass = match st.cap_memo {
-                    Some((w, t)) if w == wire => t,
-                    _ => {
-                        let t = cap.time_for(b);
-                        st.cap_memo = Some((wire, t));
-                        t
-                    }
-                };
+                let pass = st.cap_memo.get(wire, || cap.time_for(b));
                 let free = &mut st.free[slot];
                 let held = *free > start;
                 let done = start.max(*free) + pass;

@@ -8,7 +8,8 @@ use crate::model::credit_limits::CreditLimit;
 use contend_topo::Picos;
 use std::collections::VecDeque;
 
-/// "Infinite" credit count: larger than any sum of packets.
+/// "Infinite" credit count: larger than any sum of packets (2^61: a run
+/// would spend it only after ~10^18 packets).
 const INF: i64 = i64::MAX / 4;
 
 /// Credit class of a TLP type: 0 posted, 1 non-posted, 2 completion.
@@ -20,7 +21,8 @@ pub(crate) struct Credits {
     /// (header credits, data bytes) available per class.
     avail: [(i64, i64); 3],
     /// (time it reaches the sender, class, data bytes), sorted by time.
-    returns: VecDeque<(Picos, Class, u32)>,
+    /// (The class in a byte: an entry is 16 bytes, not 24.)
+    returns: VecDeque<(Picos, u8, u32)>,
 }
 
 impl Credits {
@@ -39,8 +41,9 @@ impl Credits {
                 break;
             }
             self.returns.pop_front();
-            self.avail[class].0 += 1;
-            self.avail[class].1 += data as i64;
+            let a = &mut self.avail[class as usize];
+            a.0 += 1;
+            a.1 += data as i64;
         }
     }
 
@@ -51,22 +54,21 @@ impl Credits {
         h >= 1 && d >= data as i64
     }
 
-    /// Spends the credits of one TLP.
+    /// Spends the credits of one TLP. (An infinite count is spent from
+    /// too, without a test: it stays above any sum of packets, so what
+    /// [`allows`](Credits::allows) answers is the same.)
     #[inline]
     pub fn spend(&mut self, class: Class, data: u32) {
         let a = &mut self.avail[class];
-        if a.0 < INF {
-            a.0 -= 1;
-        }
-        if a.1 < INF {
-            a.1 -= data as i64;
-        }
+        a.0 -= 1;
+        a.1 -= data as i64;
     }
 
     /// A return arriving at `t` (kept sorted, after those at the same
     /// time; returns mostly come in time order, and then this appends).
     #[inline(always)]
     pub fn returning(&mut self, t: Picos, class: Class, data: u32) {
+        let class = class as u8;
         if self.returns.back().is_none_or(|r| r.0 <= t) {
             self.returns.push_back((t, class, data));
             return;

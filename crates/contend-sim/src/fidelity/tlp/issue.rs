@@ -31,12 +31,15 @@ impl Tlp {
     /// Issues requests or stores while the group's window allows.
     pub(super) fn issue<A: Agenda<TlpEv>>(&mut self, w: &mut World<'_, A>, g: GroupId) {
         loop {
-            let grp = &w.groups[g];
+            // the group, its store buffer and the picked transfer are each
+            // looked up once per packet (a window's lookup is not free)
+            let grp = &mut w.groups[g];
             if grp.window == 0 {
                 break;
             }
             let n = grp.count as usize;
-            let rr = self.stores[g].rr;
+            let sb = &mut self.stores[g];
+            let rr = sb.rr;
             let mut pick = None;
             for k in 0..n {
                 let x = grp.xfer((rr + k) % n);
@@ -47,27 +50,24 @@ impl Tlp {
                 }
             }
             let Some((x, rr)) = pick else { break };
-            self.stores[g].rr = rr;
-            w.groups[g].window -= 1;
+            sb.rr = rr;
+            grp.window -= 1;
             let xf = &mut w.xfers[x];
             let size = (xf.total - xf.issued).min(xf.req as u64) as u32;
             xf.issued += size as u64;
             let now = w.now;
-            let ready = match w.groups[g].issue_rate {
+            let ready = match grp.issue_rate {
                 // an SM store: issued at the blocks' pace, on the link one
                 // visibility latency later
                 Some(rate) => {
-                    let sb = &mut self.stores[g];
                     sb.next_issue = sb.next_issue.max(now) + rate.time_for(Bytes(size as u64));
                     sb.next_issue + self.visibility
                 }
                 None => now,
             };
-            let xf = &w.xfers[x];
             let done_issuing = xf.issued == xf.total;
             let (dir, path, notify) = (xf.dir, xf.fwd(), xf.notify);
             if done_issuing {
-                let grp = &mut w.groups[g];
                 grp.unissued = grp.unissued.saturating_sub(1);
             }
             let kind = match dir {

@@ -7,6 +7,7 @@
 pub(crate) mod channel;
 mod credits;
 mod issue;
+mod lane;
 pub(crate) mod packet;
 
 use self::channel::Chan;
@@ -15,7 +16,7 @@ use self::packet::PktId;
 use self::packet::{Pkt, PktKind, Pool};
 use crate::actors::flags::{FlagAddr, Waiting};
 use crate::engine::FidelityModel;
-use crate::engine::ids::{ActorId, Arena, ChId, GroupId, Window, XferId};
+use crate::engine::ids::{ActorId, Arena, ChId, GroupId, PathId, Window, XferId};
 use crate::engine::queue::Rebind;
 use crate::engine::{Agenda, Ev, Outcome, Packed, PackedEvent, Queue, World};
 use crate::model::fabric::Fabric;
@@ -101,7 +102,23 @@ pub(crate) struct Tlp {
     fc_coalesce: u32,
     /// Store visibility latency of SM stores and flags.
     visibility: Picos,
+    /// Per request path, once a request has taken it: what its completer
+    /// answers with ([`Tlp::completer`]).
+    completers: Vec<Option<Completer>>,
     opts: TlpOptions,
+}
+
+/// What the completer at the end of a request path answers with: its
+/// memory's latency, and for a read coming back along `back` (the path
+/// back, whose first hop is `back_first`), the completions' payload.
+/// (Looked up once per path, not per request: the lookups read the
+/// topology's node and the paths, and convert the latency from ns.)
+#[derive(Clone, Copy, Debug)]
+struct Completer {
+    latency: Picos,
+    back: PathId,
+    back_first: u32,
+    cpl: u32,
 }
 
 impl FidelityModel for Tlp {
@@ -118,6 +135,7 @@ impl FidelityModel for Tlp {
             fc_delay: p.pcie.fc_update_ns.to_picos(),
             fc_coalesce: p.pcie.fc_coalesce,
             visibility: gpu::store_visibility(p),
+            completers: Vec::new(),
             opts,
         }
     }
@@ -296,8 +314,6 @@ impl Tlp {
     fn mem_done<A: Agenda<TlpEv>>(&mut self, w: &mut World<'_, A>, pk: PktId) {
         let p = &self.pool.pkts[pk];
         let (path, kind, payload) = (p.path, p.kind, p.payload);
-        let completer = w.fabric.paths[path].end;
-        let ready = w.now + gpu::memory_latency(w.topo, w.p, completer);
         match kind {
             PktKind::PollReq {
                 actor,
@@ -305,6 +321,8 @@ impl Tlp {
                 count,
                 back_to,
             } => {
+                let completer = w.fabric.paths[path].end;
+                let ready = w.now + gpu::memory_latency(w.topo, w.p, completer);
                 let seen = w.flags.count(flag) >= count;
                 let back = w.fabric.route(w.topo, completer, back_to);
                 let seq = self.pool.next_seq();
@@ -323,9 +341,13 @@ impl Tlp {
             }
             PktKind::ReadReq { xfer } => {
                 let back = w.xfers[xfer].back();
-                let bp = &w.fabric.paths[back];
-                let cpl = gpu::completion_bytes(w.topo, w.p, completer, bp.mps, bp.rcb);
-                let back_first = bp.first;
+                let Completer {
+                    latency,
+                    back_first,
+                    cpl,
+                    ..
+                } = self.completer(w, path, back);
+                let ready = w.now + latency;
                 let mut left = payload;
                 let mut first = true;
                 while left > 0 {
@@ -350,6 +372,37 @@ impl Tlp {
             }
             _ => unreachable!("only requests reach memory"),
         }
+    }
+
+    /// What the completer of request path `path` answers a read with that
+    /// comes back along `back`: remembered per path (and looked up again
+    /// should a path's reads come back another way).
+    #[inline]
+    fn completer<A: Agenda<TlpEv>>(
+        &mut self,
+        w: &World<'_, A>,
+        path: PathId,
+        back: PathId,
+    ) -> Completer {
+        let i = path.ix();
+        if let Some(Some(c)) = self.completers.get(i)
+            && c.back == back
+        {
+            return *c;
+        }
+        let completer = w.fabric.paths[path].end;
+        let bp = &w.fabric.paths[back];
+        let c = Completer {
+            latency: gpu::memory_latency(w.topo, w.p, completer),
+            back,
+            back_first: bp.first,
+            cpl: gpu::completion_bytes(w.topo, w.p, completer, bp.mps, bp.rcb),
+        };
+        if self.completers.len() <= i {
+            self.completers.resize(i + 1, None);
+        }
+        self.completers[i] = Some(c);
+        c
     }
 }
 
