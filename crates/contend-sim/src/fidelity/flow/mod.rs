@@ -130,7 +130,7 @@ pub(crate) struct Flow {
     /// Per path: what a flag along it needs (`None`: not worked out).
     flag_paths: Vec<Option<FlagPath>>,
     /// Per path there: a poll's round trip (there, memory, back).
-    poll_rtt: Vec<Picos>,
+    poll_rtt: Vec<Option<Picos>>,
 }
 
 /// What a flag along a path needs, worked out once per path (a barrier
@@ -144,19 +144,14 @@ struct FlagPath {
     collapses: bool,
 }
 
-/// Not worked out yet (in [`Flow`]'s per-path tables).
-const NONE: Picos = Picos(u64::MAX);
-
-/// Entry `i` of a per-path table, worked out by `f` the first time.
+/// Entry `i` of a per-path table (`None`: not worked out yet), worked out
+/// by `f` the first time.
 #[inline]
-fn per_path(table: &mut Vec<Picos>, i: usize, f: impl FnOnce() -> Picos) -> Picos {
+fn per_path<T: Copy>(table: &mut Vec<Option<T>>, i: usize, f: impl FnOnce() -> T) -> T {
     if i >= table.len() {
-        table.resize(i + 1, NONE);
+        table.resize(i + 1, None);
     }
-    if table[i] == NONE {
-        table[i] = f();
-    }
-    table[i]
+    *table[i].get_or_insert_with(f)
 }
 
 impl FidelityModel for Flow {
@@ -234,12 +229,8 @@ impl FidelityModel for Flow {
         flag: FlagAddr,
     ) {
         let path = w.fabric.route(w.topo, gpu, dst);
-        let i = path.ix();
-        if i >= self.flag_paths.len() {
-            self.flag_paths.resize(i + 1, None);
-        }
         let (fabric, p) = (&w.fabric, w.p);
-        let fp = *self.flag_paths[i].get_or_insert_with(|| FlagPath {
+        let fp = per_path(&mut self.flag_paths, path.ix(), || FlagPath {
             time: gpu::store_visibility(p) + fabric.one_way(path, TlpKind::Write, p.gpu.flag_bytes),
             collapses: !fabric.paths[path].collapse_at.is_empty(),
         });
@@ -288,7 +279,7 @@ impl FidelityModel for Flow {
         // (a path there is one pair of endpoints: it names the way back)
         let fwd = w.fabric.route(w.topo, gpu, at);
         let rtt = match self.poll_rtt.get(fwd.ix()) {
-            Some(&t) if t != NONE => t,
+            Some(&Some(t)) => t,
             _ => {
                 let back = w.fabric.route(w.topo, at, gpu);
                 let (fabric, topo, p) = (&w.fabric, w.topo, w.p);
